@@ -1,0 +1,66 @@
+import http from 'node:http';
+import express, { type RequestHandler } from 'express';
+import type { Config } from './config';
+import { createGraphQLFace } from './graphql/server';
+import { notFoundRoute, requireJsonBody, restErrorHandler } from './http/errors';
+import { Metrics, requestLog } from './http/observability';
+import { authenticate } from './http/rest';
+import type { Logger } from './logger';
+import { adminRoutes } from './modules/admin/admin.routes';
+import { labelRoutes } from './modules/labels/label.routes';
+import type { Services } from './services';
+
+export interface GatewayApp {
+  app: express.Express;
+  httpServer: http.Server;
+  /** Stops GraphQL (draining requests) and the HTTP server. */
+  stop(): Promise<void>;
+}
+
+/** Builds the Express app: both faces over the same services, health and metrics, one error handler. */
+export async function createApp(config: Config, services: Services, logger: Logger): Promise<GatewayApp> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  const httpServer = http.createServer(app);
+  const metrics = new Metrics();
+
+  app.use(requestLog(logger, metrics));
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await services.db.prisma.$queryRaw`SELECT 1`;
+      res.json({ status: 'ready' });
+    } catch (err) {
+      logger.warn({ err }, 'readiness check failed');
+      res.status(503).json({ status: 'unavailable' });
+    }
+  });
+  app.get('/metrics', (_req, res) => {
+    res.type('text/plain; version=0.0.4').send(metrics.render());
+  });
+
+  const graphql = await createGraphQLFace(config, services, logger, httpServer);
+  app.use('/graphql', ...graphql.middleware);
+
+  const jsonBody: RequestHandler[] = [requireJsonBody, express.json({ limit: config.jsonLimit, strict: true })];
+  const v1 = express.Router();
+  v1.use(authenticate(services));
+  v1.use('/labels', ...jsonBody, labelRoutes(services));
+  v1.use('/', ...jsonBody, adminRoutes(services));
+  app.use('/v1', v1);
+
+  app.use(notFoundRoute);
+  app.use(restErrorHandler(logger));
+
+  return {
+    app,
+    httpServer,
+    async stop() {
+      await graphql.stop();
+      await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,17 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+const KEY_PREFIX = 'gw_';
+
+/** A new API key: 32 random bytes, URL-safe. Only its hash is stored. */
+export function generateApiKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** The visible start of a key, so an operator can tell keys apart without their secret. */
+export function keyPrefix(key: string): string {
+  return key.slice(0, KEY_PREFIX.length + 6);
+}

@@ -1,0 +1,64 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/** Environment variables, parsed and validated once at start-up. */
+const envSchema = z.object({
+  NODE_ENV: z.string().default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z.string().url().optional(),
+  DATA_DIR: z.string().default('./.data'),
+  GATEWAY_BOOTSTRAP_API_KEY: z.string().min(16).optional(),
+  GATEWAY_MASTER_KEY: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  GATEWAY_JOB_POLL_MS: z.coerce.number().int().positive().default(5000),
+  GATEWAY_JOB_LEASE_MS: z.coerce.number().int().positive().default(30000),
+  GATEWAY_OPENAI_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
+  GATEWAY_JSON_LIMIT: z.string().default('1mb'),
+  GATEWAY_UPLOAD_LIMIT_BYTES: z.coerce.number().int().positive().default(512 * 1024 * 1024),
+});
+
+export interface Config {
+  production: boolean;
+  port: number;
+  host: string;
+  /** A Postgres URL, or undefined for the embedded PGlite database. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  /** Where PGlite keeps its files; `memory://` keeps them in memory (tests). */
+  pgliteDir: string;
+  bootstrapApiKey: string | undefined;
+  masterKey: string | undefined;
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  jobPollMs: number;
+  jobLeaseMs: number;
+  providerBaseUrls: { openai: string };
+  jsonLimit: string;
+  uploadLimitBytes: number;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  return {
+    production: e.NODE_ENV === 'production',
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir,
+    pgliteDir: path.join(dataDir, 'pglite'),
+    bootstrapApiKey: e.GATEWAY_BOOTSTRAP_API_KEY,
+    masterKey: e.GATEWAY_MASTER_KEY,
+    logLevel: e.LOG_LEVEL,
+    jobPollMs: e.GATEWAY_JOB_POLL_MS,
+    jobLeaseMs: e.GATEWAY_JOB_LEASE_MS,
+    providerBaseUrls: { openai: e.GATEWAY_OPENAI_BASE_URL },
+    jsonLimit: e.GATEWAY_JSON_LIMIT,
+    uploadLimitBytes: e.GATEWAY_UPLOAD_LIMIT_BYTES,
+  };
+}

@@ -1,0 +1,110 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { PrismaClient } from '../generated/prisma/client';
+import { applyMigrations } from './migrations';
+
+export type { PrismaClient };
+
+export interface DatabaseOptions {
+  /** Postgres connection string; without it the embedded PGlite database is used. */
+  databaseUrl?: string;
+  /** PGlite's directory, or `memory://` for a throw-away database. */
+  pgliteDir: string;
+  /** Called with each SQL statement Prisma sends (statement counting in tests, debug logs). */
+  onQuery?: (sql: string) => void;
+}
+
+export interface Database {
+  kind: 'postgres' | 'pglite';
+  prisma: PrismaClient;
+  /** Applies pending migrations; returns the names applied now. */
+  migrate(log?: (message: string) => void): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openPglite(options);
+}
+
+function newClient(adapter: SqlMigrationAwareDriverAdapterFactory, onQuery?: (sql: string) => void): PrismaClient {
+  if (!onQuery) return new PrismaClient({ adapter });
+  const client = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
+  client.$on('query', (event) => onQuery(event.query));
+  return client;
+}
+
+function openPostgres(url: string, options: DatabaseOptions): Database {
+  const prisma = newClient(new PrismaPg({ connectionString: url }), options.onQuery);
+  return {
+    kind: 'postgres',
+    prisma,
+    // The engine gets its own small pool, closed with the engine's work.
+    migrate: (log) => applyMigrations(new PrismaPg({ connectionString: url, max: 2 }), log),
+    close: () => prisma.$disconnect(),
+  };
+}
+
+async function openPglite(options: DatabaseOptions): Promise<Database> {
+  const inMemory = options.pgliteDir.startsWith('memory://');
+  const releaseLock = inMemory ? () => {} : lockDataDir(options.pgliteDir);
+  try {
+    const pglite = await PGlite.create(options.pgliteDir);
+    const adapter = new PrismaPGlite(pglite);
+    const prisma = newClient(adapter, options.onQuery);
+    return {
+      kind: 'pglite',
+      prisma,
+      migrate: (log) => applyMigrations(adapter, log),
+      close: async () => {
+        await prisma.$disconnect();
+        await pglite.close();
+        releaseLock();
+      },
+    };
+  } catch (err) {
+    releaseLock();
+    throw err;
+  }
+}
+
+export class DatabaseInUseError extends Error {}
+
+/**
+ * PGlite is a single-process database: a second process opening the same directory corrupts it.
+ * A lock file holding the owner's pid turns that into a clear refusal; a stale lock (its process
+ * gone) is taken over.
+ */
+function lockDataDir(dir: string): () => void {
+  fs.mkdirSync(dir, { recursive: true });
+  const lockPath = path.join(path.dirname(dir), `${path.basename(dir)}.lock`);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(lockPath, String(process.pid), { flag: 'wx' });
+      return () => fs.rmSync(lockPath, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const owner = Number(fs.readFileSync(lockPath, 'utf8'));
+      if (owner && owner !== process.pid && isAlive(owner)) {
+        throw new DatabaseInUseError(
+          `The embedded database in ${dir} is in use by process ${owner}. It admits one process at a time: ` +
+            'stop that process first, or use a Postgres server through DATABASE_URL.',
+        );
+      }
+      fs.rmSync(lockPath, { force: true });
+    }
+  }
+  throw new DatabaseInUseError(`Could not lock the embedded database in ${dir}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

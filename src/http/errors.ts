@@ -1,0 +1,58 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { GatewayError, MASKED_INTERNAL, badRequest, errorBody } from '../errors';
+import type { Logger } from '../logger';
+import { RestFieldError, camelToSnake } from './case';
+
+/** Errors raised by express.json() carry a `type`; they are the caller's fault. */
+function fromBodyParser(err: { type?: string; message?: string; status?: number }): GatewayError | null {
+  switch (err.type) {
+    case 'entity.parse.failed':
+      return badRequest(`Malformed JSON body: ${err.message ?? 'could not parse'}`, null, 'invalid_json');
+    case 'entity.too.large':
+      return new GatewayError('payload_too_large', 'Request body too large', { code: 'body_too_large' });
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new GatewayError('unsupported_media_type', err.message ?? 'Unsupported body encoding');
+    default:
+      return err.status && err.status >= 400 && err.status < 500 ? badRequest(err.message ?? 'Bad request') : null;
+  }
+}
+
+/** A service's camelCase field name, spelled as the REST caller sent it. */
+function restSpelling(err: GatewayError): GatewayError {
+  if (!err.param || err instanceof RestFieldError) return err;
+  const snake = err.param.split('.').map(camelToSnake).join('.');
+  if (snake === err.param) return err;
+  const renamed = new GatewayError(err.kind, err.message.split(err.param).join(snake), { param: snake, code: err.code, status: err.status });
+  return renamed;
+}
+
+export function restErrorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    let mapped = err instanceof GatewayError ? err : fromBodyParser(err);
+    if (!mapped) {
+      logger.error({ err, method: req.method, path: req.path }, 'unhandled error');
+      mapped = MASKED_INTERNAL;
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const shown = restSpelling(mapped);
+    res.status(shown.status).json(errorBody(shown));
+  };
+}
+
+export const notFoundRoute: RequestHandler = (req, _res, next) => {
+  next(new GatewayError('not_found', `Unknown route: ${req.method} ${req.path}`, { code: 'unknown_route' }));
+};
+
+/** Bodies are JSON: a body of another type is refused, not ignored. */
+export const requireJsonBody: RequestHandler = (req, _res, next) => {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is('application/json')) {
+    next(new GatewayError('unsupported_media_type', `Content-Type must be application/json (got '${req.headers['content-type'] ?? 'none'}')`, { code: 'unsupported_media_type' }));
+    return;
+  }
+  next();
+};

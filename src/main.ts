@@ -1,0 +1,86 @@
+import 'reflect-metadata';
+import { createApp } from './app';
+import { loadConfig, type Config } from './config';
+import { openDatabase } from './db/database';
+import { createLogger, type Logger } from './logger';
+import { createServices, type Services } from './services';
+
+export interface RunningGateway {
+  url: string;
+  services: Services;
+  stop(): Promise<void>;
+}
+
+/** Start: config → database → migrations → first-run bootstrap → app → listen. */
+export async function startGateway(config: Config, logger: Logger): Promise<RunningGateway> {
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: config.pgliteDir });
+  try {
+    const applied = await db.migrate();
+    logger.info({ database: db.kind, applied }, applied.length ? 'migrations applied' : 'database schema is current');
+    const services = createServices(db, config, logger);
+    await bootstrap(services, config, logger);
+    const gateway = await createApp(config, services, logger);
+    await new Promise<void>((resolve, reject) => {
+      gateway.httpServer.once('error', reject);
+      gateway.httpServer.listen(config.port, config.host, resolve);
+    });
+    const address = gateway.httpServer.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const url = `http://127.0.0.1:${port}`;
+    logger.info({ port, database: db.kind }, `gateway listening on ${url}`);
+    return {
+      url,
+      services,
+      async stop() {
+        await gateway.stop();
+        await db.close();
+      },
+    };
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+}
+
+async function bootstrap(services: Services, config: Config, logger: Logger): Promise<void> {
+  const created = await services.organisations.bootstrap(config.bootstrapApiKey);
+  if (!created) return;
+  const ids = { organisation_id: created.organisation.id, workspace_id: created.workspace.id };
+  if (config.bootstrapApiKey) {
+    logger.info(ids, 'first start: created the default organisation and workspace with GATEWAY_BOOTSTRAP_API_KEY as its key');
+  } else {
+    // Printed once, to the console only (not the JSON log): it is the only copy of the secret.
+    logger.info(ids, 'first start: created the default organisation, workspace and an organisation API key');
+    process.stdout.write(`\nYour organisation API key (shown once, store it now):\n\n  ${created.key}\n\n`);
+  }
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const gateway = await startGateway(config, logger);
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    gateway.stop().then(
+      () => process.exit(0),
+      (err) => {
+        logger.error({ err }, 'error during shutdown');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}
