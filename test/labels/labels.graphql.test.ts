@@ -1,0 +1,101 @@
+import { api, createOrganisation, gql, startTestGateway, type TestGateway } from '../support/gateway';
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startTestGateway();
+});
+afterAll(() => gw.stop());
+
+const LABEL_FIELDS = 'id name description colorCode organisationId workspaceId isUniversal status createdAt lastUpdatedAt';
+const RANDOM_UUID = '3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10';
+
+describe('labels over GraphQL', () => {
+  it('lists the default labels with a total', async () => {
+    const res = await gql(gw, `{ labels { total items { name isUniversal } } }`);
+    expect(res.status).toBe(200);
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.labels.total).toBe(3);
+    expect(res.body.data.labels.items.every((l: any) => l.isUniversal)).toBe(true);
+  });
+
+  it('creates, reads, updates and deletes through the same service as REST', async () => {
+    const created = await gql(gw, `mutation($input: CreateLabelInput!) { createLabel(input: $input) { ${LABEL_FIELDS} } }`, {
+      input: { name: 'gql-label', description: 'from GraphQL', colorCode: '#123456' },
+    });
+    expect(created.body.errors).toBeUndefined();
+    const label = created.body.data.createLabel;
+    expect(label).toMatchObject({ name: 'gql-label', description: 'from GraphQL', colorCode: '#123456', isUniversal: false, status: 'active' });
+
+    // The REST face sees the same object.
+    const rest = await api(gw, 'GET', `/v1/labels/${label.id}`);
+    expect(rest.body).toMatchObject({ id: label.id, name: 'gql-label', color_code: '#123456', created_at: label.createdAt });
+
+    const updated = await gql(gw, `mutation($id: ID!) { updateLabel(id: $id, input: {name: "gql-renamed"}) { name description } }`, { id: label.id });
+    expect(updated.body.data.updateLabel).toEqual({ name: 'gql-renamed', description: 'from GraphQL' });
+
+    const read = await gql(gw, `query($id: ID!) { label(id: $id) { name } }`, { id: label.id });
+    expect(read.body.data.label.name).toBe('gql-renamed');
+
+    const deleted = await gql(gw, `mutation($id: ID!) { deleteLabel(id: $id) }`, { id: label.id });
+    expect(deleted.body.data.deleteLabel).toBe(true);
+    const gone = await gql(gw, `query($id: ID!) { label(id: $id) { name } }`, { id: label.id });
+    expect(gone.body.errors[0].extensions.code).toBe('NOT_FOUND');
+  });
+
+  it('pages and searches', async () => {
+    for (const name of ['gp-a', 'gp-b', 'gp-c']) await gql(gw, `mutation { createLabel(input: {name: "${name}"}) { id } }`);
+    const res = await gql(gw, `{ labels(search: "gp-", page: 1, pageSize: 2) { total items { name } } }`);
+    expect(res.body.data.labels).toEqual({ total: 3, items: [{ name: 'gp-c' }] });
+    const bad = await gql(gw, `{ labels(pageSize: 0) { total } }`);
+    expect(bad.body.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', param: 'pageSize' });
+  });
+
+  it('maps domain errors to extension codes', async () => {
+    const dup = await gql(gw, `mutation { createLabel(input: {name: "production"}) { id } }`);
+    expect(dup.body.errors[0].extensions.code).toBe('CONFLICT');
+    const invalid = await gql(gw, `mutation { createLabel(input: {name: "latest"}) { id } }`);
+    expect(invalid.body.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', param: 'name' });
+    const missing = await gql(gw, `{ label(id: "${RANDOM_UUID}") { id } }`);
+    expect(missing.body.errors[0].extensions.code).toBe('NOT_FOUND');
+    const production = (await gql(gw, `{ labels(search: "production") { items { id } } }`)).body.data.labels.items[0];
+    const protectedDelete = await gql(gw, `mutation { deleteLabel(id: "${production.id}") }`);
+    expect(protectedDelete.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('refuses a missing or unknown key with UNAUTHENTICATED and HTTP 401', async () => {
+    for (const key of [null, 'gw_nope']) {
+      const res = await gql(gw, `{ labels { total } }`, {}, { key });
+      expect(res.status).toBe(401);
+      expect(res.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+      expect(res.body.data).toBeUndefined();
+    }
+  });
+
+  it("does not show another organisation's label", async () => {
+    const other = await createOrganisation(gw, 'GraphQL other org');
+    const theirs = (await gql(other, `mutation { createLabel(input: {name: "theirs"}) { id } }`)).body.data.createLabel.id;
+    const res = await gql(gw, `{ label(id: "${theirs}") { name } }`);
+    expect(res.body.errors[0].extensions.code).toBe('NOT_FOUND');
+    const update = await gql(gw, `mutation { updateLabel(id: "${theirs}", input: {description: "x"}) { id } }`);
+    expect(update.body.errors[0].extensions.code).toBe('NOT_FOUND');
+  });
+
+  it('answers malformed queries and wrong variable types as client errors, never 500', async () => {
+    const parse = await gql(gw, `{ labels { total `);
+    expect(parse.status).toBe(400);
+    expect(parse.body.errors[0].extensions.code).toBe('GRAPHQL_PARSE_FAILED');
+    const unknown = await gql(gw, `{ labels { nope } }`);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    const variables = await gql(gw, `query($p: Int) { labels(pageSize: $p) { total } }`, { p: 'many' });
+    expect(variables.status).toBe(400);
+    expect(variables.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('refuses cross-site simple requests (CSRF prevention)', async () => {
+    const res = await fetch(`${gw.url}/graphql?query=${encodeURIComponent('{ labels { total } }')}`, {
+      headers: { 'x-gateway-api-key': gw.key },
+    });
+    expect(res.status).toBe(400);
+  });
+});
