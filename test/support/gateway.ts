@@ -74,13 +74,13 @@ export async function api<T = any>(
   return { status: res.status, body: parsed as T, headers: res.headers };
 }
 
-/** A GraphQL operation through HTTP. */
-export async function gql<T = any>(
+/** A GraphQL operation through HTTP (its body is `{data, errors}`, loosely typed for assertions). */
+export async function gql(
   gw: { url: string; key: string },
   query: string,
   variables: Record<string, unknown> = {},
   options: { key?: string | null } = {},
-): Promise<ApiResponse<{ data?: T; errors?: Array<{ message: string; extensions?: Record<string, any> }> }>> {
+): Promise<ApiResponse<any>> {
   return api(gw, 'POST', '/graphql', { body: { query, variables }, key: options.key });
 }
 

@@ -1,0 +1,166 @@
+/**
+ * `providerFetch`: the one way adapters talk HTTP to providers. It owns the cross-cutting rules so no
+ * adapter re-implements them: a per-request timeout, bounded retries for idempotent calls only (a
+ * retried POST could create a second job), `Retry-After` honoured, and every failure mapped to a
+ * `GatewayError` of kind 'provider' carrying the provider's status, message and code — with any
+ * credential value scrubbed out, since providers sometimes echo keys back.
+ */
+import { Readable } from 'node:stream';
+import { GatewayError } from '../errors';
+
+export interface HttpPolicy {
+  /** Per-attempt timeout for ordinary calls. */
+  timeoutMs?: number;
+  /** Per-attempt timeout for calls that stream a large body (uploads). */
+  uploadTimeoutMs?: number;
+  /** Extra attempts after the first, for idempotent calls. */
+  retries?: number;
+  /** First back-off step; doubles per attempt. Tests set it near zero. */
+  baseDelayMs?: number;
+  /** Ceiling on any single wait, including one a provider asks for with `Retry-After`. */
+  maxRetryWaitMs?: number;
+}
+
+export const DEFAULT_HTTP_POLICY: Required<HttpPolicy> = {
+  timeoutMs: 30_000,
+  uploadTimeoutMs: 15 * 60_000,
+  retries: 2,
+  baseDelayMs: 250,
+  maxRetryWaitMs: 10_000,
+};
+
+export interface ProviderRequest {
+  /** Names the provider in error messages. */
+  provider: string;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string;
+  headers?: Record<string, string>;
+  /** A JSON body; serialised here, so it can be replayed on retry. */
+  json?: unknown;
+  /** A raw body. A stream can be sent only once, so a request with one is never retried. */
+  body?: string | Buffer | Readable;
+  /** Marks a non-GET call safe to repeat (e.g. a cancel). GETs are always idempotent. */
+  idempotent?: boolean;
+  /** Use the upload timeout instead of the ordinary one. */
+  upload?: boolean;
+  /** Values (credentials) that must never appear in an error message. */
+  redact?: string[];
+  policy?: HttpPolicy;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Sends the request and returns the parsed JSON body (`undefined` when empty). */
+export async function providerFetch<T = unknown>(req: ProviderRequest): Promise<T> {
+  const policy = { ...DEFAULT_HTTP_POLICY, ...req.policy };
+  const retryable = (req.idempotent ?? req.method === 'GET') && !(req.body instanceof Readable);
+  const maxAttempts = retryable ? policy.retries + 1 : 1;
+
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await attemptOnce(req, policy);
+    if (outcome.ok) return outcome.value as T;
+    if (attempt >= maxAttempts || !outcome.retry) throw outcome.error;
+    const backoff = policy.baseDelayMs * 2 ** (attempt - 1);
+    await sleep(Math.min(outcome.retryAfterMs ?? backoff, policy.maxRetryWaitMs));
+  }
+}
+
+type Outcome =
+  | { ok: true; value: unknown }
+  | { ok: false; error: GatewayError; retry: boolean; retryAfterMs?: number };
+
+async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): Promise<Outcome> {
+  const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+  let body: RequestInit['body'];
+  if (req.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(req.json);
+  } else if (req.body !== undefined) {
+    // undici accepts a Node Readable (an async iterable); the DOM typings don't know that.
+    body = req.body as unknown as RequestInit['body'];
+  }
+  const init: RequestInit & { duplex?: 'half' } = {
+    method: req.method,
+    headers,
+    body,
+    signal: AbortSignal.timeout(req.upload ? policy.uploadTimeoutMs : policy.timeoutMs),
+  };
+  if (req.body instanceof Readable) init.duplex = 'half'; // required by fetch for streamed bodies
+
+  // The body is read inside the same try: the timeout covers the whole exchange, not just headers.
+  let status: number;
+  let text: string;
+  let response: Response;
+  try {
+    response = await fetch(req.url, init);
+    status = response.status;
+    text = await response.text();
+  } catch (err) {
+    return transportFailure(req, err);
+  }
+
+  if (status >= 200 && status < 300) {
+    if (text === '') return { ok: true, value: undefined };
+    try {
+      return { ok: true, value: JSON.parse(text) };
+    } catch {
+      const error = new GatewayError('provider', `${req.provider} returned an invalid JSON response`, { status: 502 });
+      return { ok: false, error, retry: false };
+    }
+  }
+
+  const error = httpError(req, status, response.statusText, text);
+  const retry = status === 429 || status >= 500;
+  return { ok: false, error, retry, retryAfterMs: parseRetryAfter(response.headers.get('retry-after')) };
+}
+
+function transportFailure(req: ProviderRequest, err: unknown): Outcome {
+  const e = err as { name?: string; cause?: unknown };
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') {
+    // Not retried: the attempt already used its whole time budget; the caller (or monitor) retries later.
+    const error = new GatewayError('provider', `${req.provider} did not answer in time`, { status: 504 });
+    return { ok: false, error, retry: false };
+  }
+  // Only an error code, never the cause's message: it may embed the URL or request details.
+  const cause = e?.cause as { code?: string; errors?: Array<{ code?: string }> } | undefined;
+  const code = cause?.code ?? cause?.errors?.[0]?.code;
+  const message = `Could not reach ${req.provider}${code ? ` (${code})` : ''}`;
+  return { ok: false, error: new GatewayError('provider', message, { status: 502 }), retry: true };
+}
+
+/** Maps a non-2xx answer, reading the common error body shapes: OpenAI's, Google's, and bare strings. */
+function httpError(req: ProviderRequest, status: number, statusText: string, text: string): GatewayError {
+  let message = statusText || `HTTP ${status}`;
+  let code: string | null = null;
+  let param: string | null = null;
+  try {
+    const parsed = JSON.parse(text) as { error?: unknown; message?: unknown };
+    const inner = parsed?.error;
+    if (typeof inner === 'string') message = inner;
+    else if (inner && typeof inner === 'object') {
+      const o = inner as { message?: unknown; code?: unknown; status?: unknown; param?: unknown };
+      if (typeof o.message === 'string' && o.message) message = o.message;
+      if (typeof o.code === 'string') code = o.code;
+      else if (typeof o.status === 'string') code = o.status;
+      if (typeof o.param === 'string') param = o.param;
+    } else if (typeof parsed?.message === 'string') message = parsed.message;
+  } catch {
+    // Not JSON (an HTML error page, a proxy's text): the status text is all we can trust.
+  }
+  return new GatewayError('provider', redact(message, req.redact), { status, code, param });
+}
+
+function redact(message: string, secrets: string[] = []): string {
+  let out = message;
+  for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join('[redacted]');
+  return out;
+}
+
+/** `Retry-After` is either delta-seconds or an HTTP date; anything else is ignored. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
