@@ -23,7 +23,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     kind: 'postgres',
     databaseUrl: url.toString(),
     pgliteDir: 'memory://',
-    drop: () => adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    drop: async () => {
+      await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
   };
 }
 
