@@ -10,8 +10,14 @@ const root = path.join(__dirname, '..');
 const stub = path.join(root, '.prisma-engine-stub');
 if (!fs.existsSync(stub)) fs.writeFileSync(stub, '');
 
-execFileSync(process.execPath, [require.resolve('prisma/build/index.js'), 'generate'], {
-  cwd: root,
-  stdio: process.argv.includes('--verbose') ? 'inherit' : ['ignore', 'ignore', 'inherit'],
-  env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: stub, PRISMA_HIDE_UPDATE_MESSAGE: '1' },
-});
+try {
+  execFileSync(process.execPath, [require.resolve('prisma/build/index.js'), 'generate'], {
+    cwd: root,
+    stdio: process.argv.includes('--verbose') ? 'inherit' : 'pipe',
+    env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: stub, PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+  });
+} catch (err) {
+  // Quiet on success; on failure show what Prisma said.
+  process.stderr.write(String(err.stdout ?? '') + String(err.stderr ?? ''));
+  process.exit(1);
+}

@@ -1,11 +1,11 @@
 import type { Server } from 'node:http';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { expressMiddleware } from '@as-integrations/express5';
 import cors from 'cors';
-import express, { type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { graphqlUploadExpress } from 'graphql-upload-minimal';
 import type { Config } from '../config';
 import { GatewayError } from '../errors';
@@ -14,24 +14,38 @@ import type { Logger } from '../logger';
 import type { Services } from '../services';
 import { createContext, type GraphQLContext } from './context';
 import { formatGraphQLError, unauthenticatedGraphQLError } from './errors';
-import { buildGatewaySchema } from './schema';
+import { entityCostPlugin, queryLimitsRule } from './limits';
+import { buildServedSchema } from './schema';
 
 export interface GraphQLFace {
-  middleware: RequestHandler[];
+  middleware: (RequestHandler | ErrorRequestHandler)[];
   stop(): Promise<void>;
 }
 
-/** Apollo Server on the type-graphql schema, mounted as Express middleware at /graphql. */
+/**
+ * Apollo Server on the type-graphql schema served as a Federation v2 subgraph, mounted as Express
+ * middleware at /graphql. Query limits (depth, aliases, directives, tokens, cost, page sizes) refuse a
+ * query before any resolver runs; batched requests are refused; production hides introspection, the
+ * Sandbox and field suggestions.
+ */
 export async function createGraphQLFace(config: Config, services: Services, logger: Logger, httpServer: Server): Promise<GraphQLFace> {
+  const limits = config.graphqlLimits;
   const server = new ApolloServer<GraphQLContext>({
-    schema: await buildGatewaySchema(),
+    schema: await buildServedSchema(),
     introspection: !config.production,
     hideSchemaDetailsFromClientErrors: config.production,
     includeStacktraceInErrorResponses: false,
     csrfPrevention: true,
     allowBatchedHttpRequests: false,
-    formatError: formatGraphQLError(logger),
+    // main.ts owns SIGTERM/SIGINT and stops everything in order; Apollo's own handler would race it.
+    stopOnTerminationSignals: false,
+    parseOptions: { maxTokens: limits.maxTokens },
+    validationRules: [queryLimitsRule(limits)],
+    formatError: formatGraphQLError(logger, { hideSuggestions: config.production }),
     plugins: [
+      entityCostPlugin(limits),
+      // Apollo would add federated tracing (ftv1) to a subgraph; no router reports to Apollo Studio here.
+      ApolloServerPluginInlineTraceDisabled(),
       ApolloServerPluginDrainHttpServer({ httpServer }),
       config.production ? ApolloServerPluginLandingPageDisabled() : ApolloServerPluginLandingPageLocalDefault({ embed: true }),
     ],
@@ -50,10 +64,36 @@ export async function createGraphQLFace(config: Config, services: Services, logg
   return {
     middleware: [
       cors<cors.CorsRequest>(),
-      graphqlUploadExpress({ maxFileSize: config.uploadLimitBytes, maxFiles: 1 }),
+      // busboy flags a file on *reaching* maxFileSize: one byte more lets a file of exactly the limit through.
+      graphqlUploadExpress({ maxFileSize: config.uploadLimitBytes + 1, maxFiles: 1 }),
       express.json({ limit: config.jsonLimit }),
+      bodyErrors(config, logger),
       expressMiddleware(server, { context }),
     ],
     stop: () => server.stop(),
+  };
+}
+
+/** Body parser failures as GraphQL errors (not the REST error shape): 400, 413 or 415 with a code. */
+function bodyErrors(config: Config, logger: Logger): ErrorRequestHandler {
+  return (err: { type?: string; status?: number; message?: string }, _req, res, next) => {
+    const answer = (status: number, code: string, message: string) => {
+      res.status(status).json({ errors: [{ message, extensions: { code } }] });
+    };
+    switch (err.type) {
+      case 'entity.too.large':
+        return answer(413, 'PAYLOAD_TOO_LARGE', `Request body larger than ${config.jsonLimit}`);
+      case 'entity.parse.failed':
+        return answer(400, 'BAD_REQUEST', 'Malformed JSON body');
+      case 'encoding.unsupported':
+      case 'charset.unsupported':
+        return answer(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported body encoding or charset');
+      default:
+        // Multipart (upload) errors carry their status: 413 for a file over the limit, 400 otherwise.
+        if (err.status === 413) return answer(413, 'PAYLOAD_TOO_LARGE', err.message ?? 'Request body too large');
+        if (typeof err.status === 'number' && err.status >= 400 && err.status < 500) return answer(err.status, 'BAD_REQUEST', err.message ?? 'Bad request');
+        logger.debug({ err }, 'GraphQL request failed before Apollo');
+        next(err);
+    }
   };
 }
