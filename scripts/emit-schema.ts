@@ -1,9 +1,9 @@
-/** `npm run schema:emit`: writes schema.graphql from the resolvers (a test fails when it is stale). */
+/** `npm run schema:emit`: writes schema.graphql and subgraph.graphql from the resolvers (a test fails when they are stale). */
 import 'reflect-metadata';
-import { schemaFilePath, writeGatewaySdl } from '../src/graphql/sdl';
+import { schemaFilePath, subgraphFilePath, writeGatewaySdl } from '../src/graphql/sdl';
 
 writeGatewaySdl().then(
-  () => console.log(`Wrote ${schemaFilePath()}`),
+  () => console.log(`Wrote ${schemaFilePath()} and ${subgraphFilePath()}`),
   (err) => {
     console.error(err);
     process.exit(1);

@@ -7,7 +7,11 @@ import { Metrics, requestLog } from './http/observability';
 import { authenticate } from './http/rest';
 import type { Logger } from './logger';
 import { adminRoutes } from './modules/admin/admin.routes';
+import { fileRoutes } from './modules/files/file.routes';
+import { fineTuningRoutes } from './modules/fine-tuning/fine-tuning.routes';
+import { integrationRoutes } from './modules/integrations/integration.routes';
 import { labelRoutes } from './modules/labels/label.routes';
+import { partialRoutes } from './modules/partials/partial.routes';
 import type { Services } from './services';
 
 export interface GatewayApp {
@@ -49,6 +53,11 @@ export async function createApp(config: Config, services: Services, logger: Logg
   const v1 = express.Router();
   v1.use(authenticate(services));
   v1.use('/labels', ...jsonBody, labelRoutes(services));
+  v1.use('/integrations', ...jsonBody, integrationRoutes(services));
+  // Multipart uploads: no JSON body parser (the route streams the body itself).
+  v1.use('/files', fileRoutes(services));
+  v1.use('/fine_tuning/jobs', ...jsonBody, fineTuningRoutes(services));
+  v1.use('/prompts/partials', ...jsonBody, partialRoutes(services));
   v1.use('/', ...jsonBody, adminRoutes(services));
   app.use('/v1', v1);
 

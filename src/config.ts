@@ -1,5 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { decodeMasterKey, MASTER_KEY_FORMAT_HINT } from './crypto/secret-box';
+import type { QueryLimits } from './graphql/limits';
 
 /** Environment variables, parsed and validated once at start-up. */
 const envSchema = z.object({
@@ -9,13 +11,24 @@ const envSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
   DATA_DIR: z.string().default('./.data'),
   GATEWAY_BOOTSTRAP_API_KEY: z.string().min(16).optional(),
-  GATEWAY_MASTER_KEY: z.string().optional(),
+  // Never quoted in the message: it is a secret.
+  GATEWAY_MASTER_KEY: z
+    .string()
+    .refine((v) => decodeMasterKey(v) !== null, { message: `must be ${MASTER_KEY_FORMAT_HINT}` })
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   GATEWAY_JOB_POLL_MS: z.coerce.number().int().positive().default(5000),
   GATEWAY_JOB_LEASE_MS: z.coerce.number().int().positive().default(30000),
   GATEWAY_OPENAI_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
   GATEWAY_JSON_LIMIT: z.string().default('1mb'),
   GATEWAY_UPLOAD_LIMIT_BYTES: z.coerce.number().int().positive().default(512 * 1024 * 1024),
+  // GraphQL query limits (src/graphql/limits.ts).
+  GATEWAY_GRAPHQL_MAX_DEPTH: z.coerce.number().int().positive().default(10),
+  GATEWAY_GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(0).default(15),
+  GATEWAY_GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().min(0).default(10),
+  GATEWAY_GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().default(5000),
+  GATEWAY_GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(10_000),
+  GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE: z.coerce.number().int().positive().default(50),
 });
 
 export interface Config {
@@ -27,6 +40,8 @@ export interface Config {
   dataDir: string;
   /** Where PGlite keeps its files; `memory://` keeps them in memory (tests). */
   pgliteDir: string;
+  /** Where the local file store keeps uploaded files (and their temporary files). */
+  filesDir: string;
   bootstrapApiKey: string | undefined;
   masterKey: string | undefined;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -35,7 +50,11 @@ export interface Config {
   providerBaseUrls: { openai: string };
   jsonLimit: string;
   uploadLimitBytes: number;
+  graphqlLimits: QueryLimits;
 }
+
+/** The page size cap of every list input (REST and GraphQL); not configurable, the services enforce it. */
+export const MAX_PAGE_SIZE = 100;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
@@ -52,6 +71,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     dataDir,
     pgliteDir: path.join(dataDir, 'pglite'),
+    filesDir: path.join(dataDir, 'files'),
     bootstrapApiKey: e.GATEWAY_BOOTSTRAP_API_KEY,
     masterKey: e.GATEWAY_MASTER_KEY,
     logLevel: e.LOG_LEVEL,
@@ -60,5 +80,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providerBaseUrls: { openai: e.GATEWAY_OPENAI_BASE_URL },
     jsonLimit: e.GATEWAY_JSON_LIMIT,
     uploadLimitBytes: e.GATEWAY_UPLOAD_LIMIT_BYTES,
+    graphqlLimits: {
+      maxDepth: e.GATEWAY_GRAPHQL_MAX_DEPTH,
+      maxAliases: e.GATEWAY_GRAPHQL_MAX_ALIASES,
+      maxDirectives: e.GATEWAY_GRAPHQL_MAX_DIRECTIVES,
+      maxTokens: e.GATEWAY_GRAPHQL_MAX_TOKENS,
+      maxCost: e.GATEWAY_GRAPHQL_MAX_COST,
+      maxPageSize: MAX_PAGE_SIZE,
+      defaultListSize: e.GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE,
+    },
   };
 }

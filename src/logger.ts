@@ -2,9 +2,12 @@ import pino, { type Logger } from 'pino';
 
 export type { Logger };
 
-/** JSON logs. Secrets are redacted by path, so a header or credential never reaches a log line. */
-export function createLogger(level: string): Logger {
-  return pino({
+/**
+ * JSON logs. Secrets are redacted by path, so a header or credential never reaches a log line.
+ * `destination` defaults to stdout (tests pass a stream to read what was logged).
+ */
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level,
     base: undefined,
     redact: {
@@ -19,5 +22,6 @@ export function createLogger(level: string): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

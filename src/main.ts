@@ -3,17 +3,20 @@ import { createApp } from './app';
 import { loadConfig, type Config } from './config';
 import { openDatabase } from './db/database';
 import { createLogger, type Logger } from './logger';
+import { JobMonitor } from './modules/fine-tuning/job-monitor';
 import { createServices, type Services } from './services';
 
 export interface RunningGateway {
   url: string;
   services: Services;
+  /** The background job monitor (hosted fine-tuning jobs), running once the app listens. */
+  monitor: JobMonitor;
   stop(): Promise<void>;
 }
 
 /** Start: config → database → migrations → first-run bootstrap → app → listen. */
-export async function startGateway(config: Config, logger: Logger): Promise<RunningGateway> {
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: config.pgliteDir });
+export async function startGateway(config: Config, logger: Logger, options: { onQuery?: (sql: string) => void } = {}): Promise<RunningGateway> {
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: config.pgliteDir, onQuery: options.onQuery });
   try {
     const applied = await db.migrate();
     logger.info({ database: db.kind, applied }, applied.length ? 'migrations applied' : 'database schema is current');
@@ -28,10 +31,18 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `http://127.0.0.1:${port}`;
     logger.info({ port, database: db.kind }, `gateway listening on ${url}`);
+    const monitor = new JobMonitor(services.fineTuningJobs, services.fineTuning, services.files, logger, {
+      pollMs: config.jobPollMs,
+      leaseMs: config.jobLeaseMs,
+    });
+    monitor.start();
     return {
       url,
       services,
+      monitor,
       async stop() {
+        // The monitor first: its steps in flight finish (and release their leases) while the database is open.
+        await monitor.stop();
         await gateway.stop();
         await db.close();
       },

@@ -3,6 +3,7 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { ArgumentValidationError } from 'type-graphql';
 import { GatewayError, MASKED_INTERNAL } from '../errors';
 import type { Logger } from '../logger';
+import { LIMIT_CODES, QueryLimitError, tokenLimitOf } from './limits';
 
 /** Codes that Apollo and graphql-js give to the caller's mistakes; kept as they are. */
 const CLIENT_CODES = new Set([
@@ -18,8 +19,20 @@ const CLIENT_CODES = new Set([
   'NOT_FOUND',
   'CONFLICT',
   'PROVIDER_ERROR',
-  'QUERY_TOO_COMPLEX',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  ...Object.values(LIMIT_CODES),
 ]);
+
+/** graphql-js's "Did you mean …?" hints name fields and enum values: hidden in production. */
+const SUGGESTION = / ?Did you mean(.+?)\?$/;
+
+/** The limit error behind an error: Apollo wraps validation errors (and gives them its own code). */
+function limitError(error: unknown): QueryLimitError | null {
+  if (error instanceof QueryLimitError) return error;
+  if (error instanceof GraphQLError && error.originalError instanceof QueryLimitError) return error.originalError;
+  return null;
+}
 
 function fromGatewayError(formatted: GraphQLFormattedError, err: GatewayError): GraphQLFormattedError {
   return {
@@ -31,8 +44,56 @@ function fromGatewayError(formatted: GraphQLFormattedError, err: GatewayError): 
 }
 
 /** The GraphQL face's error mapper: domain errors to `extensions.code`, unknown errors logged and masked. */
-export function formatGraphQLError(logger: Logger) {
+export function formatGraphQLError(logger: Logger, options: { hideSuggestions?: boolean } = {}) {
+  const format = mapError(logger);
+  if (!options.hideSuggestions) return format;
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const shown = format(formatted, error);
+    return SUGGESTION.test(shown.message) ? { ...shown, message: shown.message.replace(SUGGESTION, '') } : shown;
+  };
+}
+
+const VARIABLE_VALUE = /^(Variable "\$[^"]+") got invalid value /;
+
+/** Messages of the errors behind `error`, innermost last. */
+function causeMessages(error: unknown): string[] {
+  const out: string[] = [];
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; depth++) {
+    out.push(e.message);
+    e = (e as { originalError?: unknown }).originalError;
+  }
+  return out;
+}
+
+/**
+ * graphql-js words a bad variable as `Variable "$input" got invalid value <the whole value> at
+ * "input.slug"; <reason>`, quoting what the caller sent, which may hold secrets (integration
+ * credentials). The value is dropped; the variable, the path and the reason stay.
+ */
+function withoutVariableValue(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+  const head = VARIABLE_VALUE.exec(formatted.message);
+  if (!head) return formatted;
+  const reason = causeMessages(error).find((m) => m !== formatted.message && formatted.message.endsWith(`; ${m}`));
+  let message = `${head[1]} got an invalid value`;
+  if (reason !== undefined) {
+    const before = formatted.message.slice(0, formatted.message.length - reason.length - 2);
+    const at = / at "([^"]+)"$/.exec(before);
+    message += `${at ? ` at "${at[1]}"` : ''}: ${reason}`;
+  }
+  return { ...formatted, message };
+}
+
+function mapError(logger: Logger) {
+  return (unredacted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const formatted = withoutVariableValue(unredacted, error);
+    const limit = limitError(error);
+    if (limit) {
+      const { http: _status, ...extensions } = limit.extensions;
+      return { message: limit.message, locations: formatted.locations, extensions };
+    }
+    // graphql-js's `maxTokens` stops the parser with a syntax error: a limit like the others.
+    const maxTokens = formatted.extensions?.code === 'GRAPHQL_PARSE_FAILED' ? tokenLimitOf(formatted.message) : null;
+    if (maxTokens !== null) return { message: `Query has more than ${maxTokens} tokens`, extensions: { code: LIMIT_CODES.tokens, maxTokens } };
     const original = unwrapResolverError(error);
     if (original instanceof GatewayError) {
       if (original.kind === 'internal') logger.error({ err: original }, 'internal error in GraphQL resolver');

@@ -1,10 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { lexicographicSortSchema, printSchema } from 'graphql';
+import { graphql, lexicographicSortSchema, printSchema } from 'graphql';
 import { projectRoot } from '../db/migrations';
-import { buildGatewaySchema } from './schema';
+import { buildGatewaySchema, buildServedSchema } from './schema';
 
+/** The client-facing SDL (codegen reads it): the API without the federation plumbing. */
 export const schemaFilePath = () => path.join(projectRoot(), 'schema.graphql');
+/** The Federation v2 subgraph SDL, as `{ _service { sdl } }` answers it (for supergraph tooling). */
+export const subgraphFilePath = () => path.join(projectRoot(), 'subgraph.graphql');
 
 const HEADER = '# Generated from the type-graphql resolvers by `npm run schema:emit`. Do not edit by hand.\n\n';
 
@@ -13,6 +16,15 @@ export async function printGatewaySdl(): Promise<string> {
   return HEADER + printSchema(lexicographicSortSchema(await buildGatewaySchema())) + '\n';
 }
 
+/** The subgraph SDL the served schema reports in `_service { sdl }`. */
+export async function printSubgraphSdl(): Promise<string> {
+  const result = await graphql({ schema: await buildServedSchema(), source: '{ _service { sdl } }' });
+  const sdl = (result.data?._service as { sdl?: unknown } | undefined)?.sdl;
+  if (typeof sdl !== 'string') throw new Error(`_service { sdl } failed: ${JSON.stringify(result.errors)}`);
+  return sdl;
+}
+
 export async function writeGatewaySdl(): Promise<void> {
   fs.writeFileSync(schemaFilePath(), await printGatewaySdl());
+  fs.writeFileSync(subgraphFilePath(), HEADER + (await printSubgraphSdl()) + '\n');
 }

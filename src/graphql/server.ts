@@ -14,7 +14,7 @@ import type { Logger } from '../logger';
 import type { Services } from '../services';
 import { createContext, type GraphQLContext } from './context';
 import { formatGraphQLError, unauthenticatedGraphQLError } from './errors';
-import { entityCostPlugin, queryLimitsRule } from './limits';
+import { entityCostPlugin, knownOperationTypesRule, queryLimitsRule } from './limits';
 import { buildServedSchema } from './schema';
 
 export interface GraphQLFace {
@@ -40,7 +40,7 @@ export async function createGraphQLFace(config: Config, services: Services, logg
     // main.ts owns SIGTERM/SIGINT and stops everything in order; Apollo's own handler would race it.
     stopOnTerminationSignals: false,
     parseOptions: { maxTokens: limits.maxTokens },
-    validationRules: [queryLimitsRule(limits)],
+    validationRules: [knownOperationTypesRule, queryLimitsRule(limits)],
     formatError: formatGraphQLError(logger, { hideSuggestions: config.production }),
     plugins: [
       entityCostPlugin(limits),

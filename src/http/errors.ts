@@ -7,7 +7,7 @@ import { RestFieldError, camelToSnake } from './case';
 function fromBodyParser(err: { type?: string; message?: string; status?: number }): GatewayError | null {
   switch (err.type) {
     case 'entity.parse.failed':
-      return badRequest(`Malformed JSON body: ${err.message ?? 'could not parse'}`, null, 'invalid_json');
+      return badRequest(`Malformed JSON body: ${withoutSourceExcerpt(err.message)}`, null, 'invalid_json');
     case 'entity.too.large':
       return new GatewayError('payload_too_large', 'Request body too large', { code: 'body_too_large' });
     case 'encoding.unsupported':
@@ -16,6 +16,16 @@ function fromBodyParser(err: { type?: string; message?: string; status?: number 
     default:
       return err.status && err.status >= 400 && err.status < 500 ? badRequest(err.message ?? 'Bad request') : null;
   }
+}
+
+/**
+ * V8's JSON.parse messages can quote the body (`Unexpected token 's', ..."api_key": sk-secr"...`),
+ * and a body may hold secrets (integration credentials): the quoted excerpt is never echoed.
+ */
+function withoutSourceExcerpt(message: string | undefined): string {
+  if (!message) return 'could not parse';
+  const cut = message.replace(/,\s*(\.\.\.)?".*$/s, '').replace(/^Unexpected token '.*?'/s, 'Unexpected token');
+  return cut.trim() || 'could not parse';
 }
 
 /** A service's camelCase field name, spelled as the REST caller sent it. */

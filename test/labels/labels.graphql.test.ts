@@ -1,4 +1,6 @@
+import { CreateLabelDocument, DeleteLabelDocument, LabelDocument, LabelsDocument, UpdateLabelDocument } from '../graphql/generated/operations';
 import { api, createOrganisation, gql, startTestGateway, type TestGateway } from '../support/gateway';
+import { data, run } from '../support/graphql';
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -6,48 +8,43 @@ beforeAll(async () => {
 });
 afterAll(() => gw.stop());
 
-const LABEL_FIELDS = 'id name description colorCode organisationId workspaceId isUniversal status createdAt lastUpdatedAt';
 const RANDOM_UUID = '3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10';
 
 describe('labels over GraphQL', () => {
   it('lists the default labels with a total', async () => {
-    const res = await gql(gw, `{ labels { total items { name isUniversal } } }`);
-    expect(res.status).toBe(200);
-    expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.labels.total).toBe(3);
-    expect(res.body.data.labels.items.every((l: any) => l.isUniversal)).toBe(true);
+    const { labels } = await data(gw, LabelsDocument, {});
+    expect(labels.total).toBe(3);
+    expect(labels.items.every((l) => l.isUniversal)).toBe(true);
   });
 
   it('creates, reads, updates and deletes through the same service as REST', async () => {
-    const created = await gql(gw, `mutation($input: CreateLabelInput!) { createLabel(input: $input) { ${LABEL_FIELDS} } }`, {
-      input: { name: 'gql-label', description: 'from GraphQL', colorCode: '#123456' },
-    });
+    const created = await run(gw, CreateLabelDocument, { input: { name: 'gql-label', description: 'from GraphQL', colorCode: '#123456' } });
+    expect(created.status).toBe(200);
     expect(created.body.errors).toBeUndefined();
-    const label = created.body.data.createLabel;
+    const label = created.body.data!.createLabel;
     expect(label).toMatchObject({ name: 'gql-label', description: 'from GraphQL', colorCode: '#123456', isUniversal: false, status: 'active' });
 
     // The REST face sees the same object.
     const rest = await api(gw, 'GET', `/v1/labels/${label.id}`);
     expect(rest.body).toMatchObject({ id: label.id, name: 'gql-label', color_code: '#123456', created_at: label.createdAt });
 
-    const updated = await gql(gw, `mutation($id: ID!) { updateLabel(id: $id, input: {name: "gql-renamed"}) { name description } }`, { id: label.id });
-    expect(updated.body.data.updateLabel).toEqual({ name: 'gql-renamed', description: 'from GraphQL' });
+    const updated = await data(gw, UpdateLabelDocument, { id: label.id, input: { name: 'gql-renamed' } });
+    expect(updated.updateLabel).toMatchObject({ name: 'gql-renamed', description: 'from GraphQL' });
 
-    const read = await gql(gw, `query($id: ID!) { label(id: $id) { name } }`, { id: label.id });
-    expect(read.body.data.label.name).toBe('gql-renamed');
+    const read = await data(gw, LabelDocument, { id: label.id });
+    expect(read.label.name).toBe('gql-renamed');
 
-    const deleted = await gql(gw, `mutation($id: ID!) { deleteLabel(id: $id) }`, { id: label.id });
-    expect(deleted.body.data.deleteLabel).toBe(true);
-    const gone = await gql(gw, `query($id: ID!) { label(id: $id) { name } }`, { id: label.id });
-    expect(gone.body.errors[0].extensions.code).toBe('NOT_FOUND');
+    expect((await data(gw, DeleteLabelDocument, { id: label.id })).deleteLabel).toBe(true);
+    const gone = await run(gw, LabelDocument, { id: label.id });
+    expect(gone.body.errors?.[0].extensions?.code).toBe('NOT_FOUND');
   });
 
   it('pages and searches', async () => {
-    for (const name of ['gp-a', 'gp-b', 'gp-c']) await gql(gw, `mutation { createLabel(input: {name: "${name}"}) { id } }`);
-    const res = await gql(gw, `{ labels(search: "gp-", page: 1, pageSize: 2) { total items { name } } }`);
-    expect(res.body.data.labels).toEqual({ total: 3, items: [{ name: 'gp-c' }] });
-    const bad = await gql(gw, `{ labels(pageSize: 0) { total } }`);
-    expect(bad.body.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', param: 'pageSize' });
+    for (const name of ['gp-a', 'gp-b', 'gp-c']) await data(gw, CreateLabelDocument, { input: { name } });
+    const { labels } = await data(gw, LabelsDocument, { search: 'gp-', page: 1, pageSize: 2 });
+    expect({ total: labels.total, names: labels.items.map((l) => l.name) }).toEqual({ total: 3, names: ['gp-c'] });
+    const bad = await run(gw, LabelsDocument, { pageSize: 0 });
+    expect(bad.body.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', param: 'pageSize' });
   });
 
   it('maps domain errors to extension codes', async () => {

@@ -15,10 +15,17 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
-/** A gateway on port 0 over a fresh database, bootstrapped with a known organisation key. */
-export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
-  const database = await createTestDatabase();
-  const key = `gw_test_${randomBytes(16).toString('hex')}`;
+/**
+ * A gateway on port 0 over a fresh database, bootstrapped with a known organisation key.
+ * `options.onQuery` receives every SQL statement Prisma sends (statement counting).
+ */
+export async function startTestGateway(env: Record<string, string> = {}, options: { onQuery?: (sql: string) => void } = {}): Promise<TestGateway> {
+  const { reuseDatabase, ...overrides } = env;
+  env = overrides;
+  const database: TestDatabase = reuseDatabase
+    ? { kind: env.DATABASE_URL ? 'postgres' : 'pglite', databaseUrl: env.DATABASE_URL, pgliteDir: '', drop: async () => {} }
+    : await createTestDatabase();
+  const key = env.GATEWAY_BOOTSTRAP_API_KEY ?? `gw_test_${randomBytes(16).toString('hex')}`;
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -27,8 +34,8 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
     ...env,
   });
-  config.pgliteDir = database.pgliteDir;
-  const gateway = await startGateway(config, createLogger(config.logLevel));
+  if (database.pgliteDir) config.pgliteDir = database.pgliteDir;
+  const gateway = await startGateway(config, createLogger(config.logLevel), { onQuery: options.onQuery });
   return {
     url: gateway.url,
     key,

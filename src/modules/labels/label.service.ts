@@ -45,6 +45,12 @@ export class LabelService {
     return label;
   }
 
+  /** The labels of the scope with these ids; malformed, unknown and other tenants' ids are left out. */
+  async findMany(scope: Scope, ids: readonly string[]): Promise<Label[]> {
+    const valid = ids.filter(isUuid);
+    return valid.length ? this.labels.findManyByIds(scope, valid) : [];
+  }
+
   async update(scope: Scope, id: string, input: Unvalidated<UpdateLabelInput>): Promise<Label> {
     const data = parseInput(updateLabelSchema, input);
     const label = await this.get(scope, id);

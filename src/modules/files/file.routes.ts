@@ -1,0 +1,124 @@
+import { pipeline } from 'node:stream/promises';
+import { Router, type RequestHandler } from 'express';
+import { GatewayError } from '../../errors';
+import { receiveMultipartUpload } from '../../http/multipart';
+import { json, pathParam, queryObject, queryParam, scopeOf } from '../../http/rest';
+import type { Services } from '../../services';
+import { toDeletedFileJson, toFileJson, toFileListJson } from './file.mapper';
+import type { GatewayFile } from './file.repository';
+
+const SCOPE_PARAMS = ['workspace_id', 'organisation_id'] as const;
+export const PROVIDER_HEADER = 'x-gateway-provider';
+
+/**
+ * Client mode (a provider named per request, api.md §5) is not implemented yet: refusing it
+ * beats silently hosting a file the caller meant to send to their provider.
+ */
+const refuseClientMode: RequestHandler = (req, _res, next) => {
+  if (req.headers[PROVIDER_HEADER] === undefined) {
+    next();
+    return;
+  }
+  req.resume(); // let an upload's body drain so the client reads the answer
+  next(
+    new GatewayError(
+      'unsupported',
+      `Client mode ('${PROVIDER_HEADER}' header) is not supported for files yet: omit the header to use files hosted by the gateway`,
+      { param: PROVIDER_HEADER, code: 'client_mode_unsupported' },
+    ),
+  );
+};
+
+/** Datasets are JSON Lines; anything else is opaque bytes. */
+function contentTypeOf(file: GatewayFile): string {
+  return file.purpose === 'fine-tune' || file.filename.toLowerCase().endsWith('.jsonl') ? 'application/jsonl' : 'application/octet-stream';
+}
+
+/** RFC 6266 / 5987: an ASCII fallback plus the exact UTF-8 name. */
+function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+export function fileRoutes(services: Services): Router {
+  const router = Router();
+  const { files } = services;
+  router.use(refuseClientMode);
+
+  router.post(
+    '/',
+    json(async (req, res) => {
+      let scope;
+      try {
+        queryObject(req, SCOPE_PARAMS);
+        // Checked before the upload streams in, from the query (or the key's own workspace);
+        // a `workspace_id` form field, known only at the end, may still name another.
+        scope = await scopeOf(services, req, res);
+      } catch (err) {
+        req.resume();
+        throw err;
+      }
+      const { fields, file: staged } = await receiveMultipartUpload(req, {
+        maxFileBytes: files.maxUploadBytes,
+        allowedFields: ['purpose', 'workspace_id'],
+        onFile: ({ filename, stream }) => files.stage({ filename, stream }),
+        onDiscard: (staged) => files.discard(staged),
+      });
+      try {
+        if (fields.workspace_id !== undefined && queryParam(req, 'workspace_id') === undefined) {
+          scope = await scopeOf(services, req, res, fields.workspace_id);
+        }
+      } catch (err) {
+        await files.discard(staged);
+        throw err;
+      }
+      return toFileJson(await files.commit(scope, staged, fields.purpose));
+    }),
+  );
+
+  router.get(
+    '/',
+    json(async (req, res) => {
+      const { workspace_id: _w, organisation_id: _o, ...filter } = queryObject(req, [...SCOPE_PARAMS, 'purpose', 'limit', 'order', 'after']);
+      const scope = await scopeOf(services, req, res);
+      return toFileListJson(await files.list(scope, filter));
+    }),
+  );
+
+  router.get(
+    '/:fileId',
+    json(async (req, res) => {
+      queryObject(req, SCOPE_PARAMS);
+      const scope = await scopeOf(services, req, res);
+      return toFileJson(await files.get(scope, pathParam(req, 'fileId')));
+    }),
+  );
+
+  router.get('/:fileId/content', async (req, res) => {
+    queryObject(req, SCOPE_PARAMS);
+    const scope = await scopeOf(services, req, res);
+    const { file, stream } = await files.download(scope, pathParam(req, 'fileId'));
+    res.status(200);
+    res.setHeader('content-type', contentTypeOf(file));
+    res.setHeader('content-length', String(file.bytes));
+    res.setHeader('content-disposition', contentDisposition(file.filename));
+    try {
+      await pipeline(stream, res);
+    } catch {
+      // The client went away, or the store failed mid-way: the status line is gone, so the
+      // connection is cut rather than ending a response that looks complete.
+      res.destroy();
+    }
+  });
+
+  router.delete(
+    '/:fileId',
+    json(async (req, res) => {
+      queryObject(req, SCOPE_PARAMS);
+      const scope = await scopeOf(services, req, res);
+      return toDeletedFileJson(await files.delete(scope, pathParam(req, 'fileId')));
+    }),
+  );
+
+  return router;
+}

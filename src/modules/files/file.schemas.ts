@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { intInRange } from '../../validation/parse';
+
+/**
+ * The purposes a gateway-hosted file may have: api.md §4 (`fine-tune`, `batch`) plus the other
+ * values OpenAI's SDKs send on upload. `fine-tune` files are validated as datasets.
+ */
+export const FILE_PURPOSES = ['fine-tune', 'batch', 'assistants', 'vision', 'user_data', 'evals'] as const;
+export type FilePurpose = (typeof FILE_PURPOSES)[number];
+
+export const filePurpose = z.enum(FILE_PURPOSES, {
+  errorMap: (issue) => ({
+    message:
+      issue.code === 'invalid_type' && issue.received === 'undefined'
+        ? `purpose is required (one of ${FILE_PURPOSES.join(', ')})`
+        : `purpose must be one of ${FILE_PURPOSES.join(', ')}`,
+  }),
+});
+
+export const MAX_FILENAME_LENGTH = 255;
+
+export const DEFAULT_LIST_LIMIT = 10_000;
+export const MAX_LIST_LIMIT = 10_000;
+
+export const listFilesSchema = z
+  .object({
+    purpose: filePurpose.optional(),
+    limit: intInRange('limit', 1, MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
+    order: z.enum(['asc', 'desc'], { errorMap: () => ({ message: 'order must be "asc" or "desc"' }) }).default('desc'),
+    after: z.string().min(1, 'after must be a file id').optional(),
+  })
+  .strict();
+
+export type ListFilesInput = z.input<typeof listFilesSchema>;

@@ -1,0 +1,203 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { Scope } from '../../auth/scope';
+import { badRequest, conflict, GatewayError, notFound } from '../../errors';
+import type { Logger } from '../../logger';
+import type { FileStore } from '../../storage/file-store';
+import { isUuid, parseInput, type Unvalidated } from '../../validation/parse';
+import { assertValidDataset, createDatasetValidator, type DatasetReport } from './dataset-validator';
+import { FileRepository, isForeignKeyViolation, type GatewayFile } from './file.repository';
+import { filePurpose, listFilesSchema, MAX_FILENAME_LENGTH, type FilePurpose, type ListFilesInput } from './file.schemas';
+
+export type { GatewayFile };
+
+export interface UploadInput {
+  filename: string;
+  /** Validated here; an unknown purpose is a 400 before any byte is stored. */
+  purpose: string;
+  /** The content. The service reads it to the end on success and stops reading on failure; it never destroys it. */
+  stream: NodeJS.ReadableStream;
+}
+
+/**
+ * An upload whose bytes are stored but not yet recorded: the first half of an upload whose
+ * purpose is not known while the content streams in (multipart clients may send `purpose` after
+ * the file). `commit` records it or `discard` removes it; nothing else may be done with it.
+ */
+export interface StagedFile {
+  readonly id: string;
+  readonly storageKey: string;
+  readonly filename: string;
+  readonly bytes: number;
+  readonly sha256: string;
+  /** The dataset check, or null when the purpose was known (and not `fine-tune`) while staging. */
+  readonly dataset: DatasetReport | null;
+}
+
+export interface StageInput {
+  filename: string;
+  stream: NodeJS.ReadableStream;
+  /** When already known: a purpose other than `fine-tune` skips the dataset check. */
+  purpose?: FilePurpose;
+}
+
+export interface FileServiceOptions {
+  /** Largest accepted upload (config.uploadLimitBytes); beyond it `payload_too_large` (413). */
+  maxUploadBytes: number;
+}
+
+export interface FilePage {
+  items: GatewayFile[];
+  hasMore: boolean;
+}
+
+/** Gateway-hosted files: bytes in a FileStore, metadata in the database. */
+export class FileService {
+  constructor(
+    private readonly files: FileRepository,
+    private readonly store: FileStore,
+    private readonly options: FileServiceOptions,
+    private readonly logger: Pick<Logger, 'warn'>,
+  ) {}
+
+  get maxUploadBytes(): number {
+    return this.options.maxUploadBytes;
+  }
+
+  /** Stores, checks and records an upload; nothing is kept when any step fails. */
+  async upload(scope: Scope, input: UploadInput): Promise<GatewayFile> {
+    const purpose = checkPurpose(input.purpose);
+    const staged = await this.stage({ filename: input.filename, stream: input.stream, purpose });
+    return this.commit(scope, staged, purpose);
+  }
+
+  /**
+   * Streams the content into the store, counting and hashing it and (unless the purpose is known
+   * not to need it) checking it as a fine-tune dataset on the way. Never buffers the whole file.
+   */
+  async stage(input: StageInput): Promise<StagedFile> {
+    const filename = checkFilename(input.filename);
+    const id = randomUUID();
+    const storageKey = id;
+    const validator = input.purpose === undefined || input.purpose === 'fine-tune' ? createDatasetValidator() : null;
+    // put() attaches to the stream synchronously, before the 'data' listener below sets it flowing.
+    const stored = this.store.put(storageKey, input.stream, { maxBytes: this.options.maxUploadBytes });
+    if (validator) {
+      const feed = (chunk: Buffer | string) => validator.write(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+      input.stream.on('data', feed);
+      void stored.finally(() => input.stream.removeListener('data', feed)).catch(() => undefined);
+    }
+    const { bytes, sha256 } = await stored;
+    return { id, storageKey, filename, bytes, sha256, dataset: validator ? validator.finish() : null };
+  }
+
+  /** Records a staged upload under `purpose`, or removes its bytes and throws why it was refused. */
+  async commit(scope: Scope, staged: StagedFile, purpose: unknown): Promise<GatewayFile> {
+    try {
+      const checked = checkPurpose(purpose);
+      if (staged.bytes === 0) throw badRequest('The file is empty', 'file', 'empty_file');
+      if (checked === 'fine-tune') {
+        if (!staged.dataset) throw new Error('A fine-tune upload was staged without its dataset check');
+        assertValidDataset(staged.dataset);
+      }
+      return await this.files.create(scope, {
+        id: staged.id,
+        filename: staged.filename,
+        purpose: checked,
+        bytes: staged.bytes,
+        sha256: staged.sha256,
+        storageKey: staged.storageKey,
+      });
+    } catch (err) {
+      await this.discard(staged);
+      throw err;
+    }
+  }
+
+  /** Removes a staged upload's bytes. Idempotent. */
+  async discard(staged: StagedFile): Promise<void> {
+    try {
+      await this.store.delete(staged.storageKey);
+    } catch (err) {
+      this.logger.warn({ err, storageKey: staged.storageKey }, 'could not remove the bytes of a refused upload');
+    }
+  }
+
+  async list(scope: Scope, input: Unvalidated<ListFilesInput> = {}): Promise<FilePage> {
+    const { purpose, limit, order, after } = parseInput(listFilesSchema, input);
+    let cursor: { createdAt: Date; id: string } | undefined;
+    if (after !== undefined) {
+      const file = isUuid(after) ? await this.files.findById(scope, after) : null;
+      if (!file) throw badRequest(`after: no file with id '${after}'`, 'after', 'invalid_cursor');
+      cursor = { createdAt: file.createdAt, id: file.id };
+    }
+    const rows = await this.files.page(scope, { purpose, order, after: cursor, take: limit + 1 });
+    return { items: rows.slice(0, limit), hasMore: rows.length > limit };
+  }
+
+  async get(scope: Scope, id: string): Promise<GatewayFile> {
+    const file = isUuid(id) ? await this.files.findById(scope, id) : null;
+    if (!file) throw notFound('File', id);
+    return file;
+  }
+
+  /** The files of the scope among `ids` (unknown ids are left out), for DataLoaders. */
+  findMany(scope: Scope, ids: readonly string[]): Promise<GatewayFile[]> {
+    const valid = ids.filter(isUuid);
+    return valid.length ? this.files.findManyByIds(scope, valid) : Promise.resolve([]);
+  }
+
+  /** The file's content as a stream (the caller consumes or destroys it). */
+  async openContent(scope: Scope, id: string): Promise<NodeJS.ReadableStream> {
+    return (await this.download(scope, id)).stream;
+  }
+
+  /** The file and its content, for answers that need both (length and type headers). */
+  async download(scope: Scope, id: string): Promise<{ file: GatewayFile; stream: NodeJS.ReadableStream }> {
+    const file = await this.get(scope, id);
+    try {
+      return { file, stream: await this.store.open(file.storageKey) };
+    } catch (err) {
+      if (err instanceof GatewayError && err.kind === 'not_found') {
+        this.logger.warn({ fileId: file.id, storageKey: file.storageKey }, 'a recorded file has no stored content');
+        throw notFound('File content', id);
+      }
+      throw err;
+    }
+  }
+
+  /** Deletes the record, then the bytes (a failure there leaves only unreachable bytes, logged). */
+  async delete(scope: Scope, id: string): Promise<GatewayFile> {
+    let file: GatewayFile | null = null;
+    if (isUuid(id)) {
+      try {
+        file = await this.files.delete(scope, id);
+      } catch (err) {
+        if (isForeignKeyViolation(err)) throw conflict(`File '${id}' is used by a fine-tuning job and cannot be deleted`, 'file_id', 'file_in_use');
+        throw err;
+      }
+    }
+    if (!file) throw notFound('File', id);
+    try {
+      await this.store.delete(file.storageKey);
+    } catch (err) {
+      this.logger.warn({ err, fileId: file.id, storageKey: file.storageKey }, 'deleted a file record but could not remove its bytes');
+    }
+    return file;
+  }
+}
+
+const purposeField = z.object({ purpose: filePurpose });
+
+/** 400 naming `purpose` when it is missing or not one of FILE_PURPOSES. */
+export function checkPurpose(purpose: unknown): FilePurpose {
+  return parseInput(purposeField, { purpose }).purpose;
+}
+
+/** The name without any directory part (some clients send a path), 'file' when there is none. */
+function checkFilename(raw: string): string {
+  const filename = raw.split(/[/\\]/).pop()!.trim() || 'file';
+  if (filename.length > MAX_FILENAME_LENGTH) throw badRequest(`The filename must be at most ${MAX_FILENAME_LENGTH} characters`, 'file', 'invalid_filename');
+  if (/[\u0000-\u001f\u007f]/.test(filename)) throw badRequest('The filename must not contain control characters', 'file', 'invalid_filename');
+  return filename;
+}

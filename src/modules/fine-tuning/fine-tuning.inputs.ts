@@ -1,0 +1,49 @@
+import { GraphQLJSON } from 'graphql-scalars';
+import { Field, Float, ID, InputType, Int } from 'type-graphql';
+import { FineTuningMethodTypeEnum } from './fine-tuning.types';
+
+@InputType('FineTuningHyperparametersInput', { description: 'Leave a value out (or null) for "auto": the provider chooses.' })
+export class FineTuningHyperparametersInputType {
+  @Field(() => Int, { nullable: true, description: '1..50.' }) nEpochs?: number | null;
+  @Field(() => Int, { nullable: true, description: '1..256.' }) batchSize?: number | null;
+  @Field(() => Float, { nullable: true, description: 'Above 0, at most 10.' }) learningRateMultiplier?: number | null;
+  @Field(() => Float, { nullable: true, description: 'DPO only; above 0, at most 2.' }) beta?: number | null;
+}
+
+@InputType('FineTuningMethodInput')
+export class FineTuningMethodInputType {
+  @Field(() => FineTuningMethodTypeEnum) type!: FineTuningMethodTypeEnum;
+  @Field(() => FineTuningHyperparametersInputType, { nullable: true }) hyperparameters?: FineTuningHyperparametersInputType | null;
+}
+
+@InputType('FineTuningProviderOptionsInput', { description: "Provider-specific job settings (REST: provider_options)." })
+export class FineTuningProviderOptionsInputType {
+  @Field({ nullable: true, description: "The provider's own model id, when it differs from `model`." }) model?: string;
+  @Field({ nullable: true }) roleArn?: string;
+  @Field({ nullable: true }) jobName?: string;
+  @Field({ nullable: true }) outputFile?: string;
+  @Field({ nullable: true }) trainingType?: string;
+}
+
+@InputType('CreateFineTuningJobInput')
+export class CreateFineTuningJobInputType {
+  @Field({ description: 'The base model to fine-tune.' }) model!: string;
+  @Field(() => ID, { description: 'A gateway file id (purpose FINE_TUNE) of the workspace.' }) trainingFile!: string;
+  @Field(() => ID, { nullable: true }) validationFile?: string;
+  @Field({ nullable: true, description: '1..64 characters, added to the fine-tuned model name.' }) suffix?: string;
+  @Field(() => Int, { nullable: true }) seed?: number;
+  @Field(() => FineTuningMethodInputType, { nullable: true }) method?: FineTuningMethodInputType;
+  @Field(() => GraphQLJSON, { nullable: true, description: 'Up to 16 string key-value pairs.' }) metadata?: unknown;
+  @Field({
+    nullable: true,
+    description: 'The stored integration to run the job with, as "@slug" (REST: gateway_options["x-gateway-provider"]).',
+  })
+  integration?: string;
+  @Field(() => GraphQLJSON, {
+    nullable: true,
+    description: 'Further provider settings with their REST keys, e.g. {"x-gateway-openai-project": "…"}; may also hold "x-gateway-provider".',
+  })
+  gatewayOptions?: unknown;
+  @Field(() => FineTuningProviderOptionsInputType, { nullable: true }) providerOptions?: FineTuningProviderOptionsInputType;
+  @Field({ nullable: true, description: 'Workspace UUID or slug (organisation keys).' }) workspaceId?: string;
+}

@@ -1,0 +1,98 @@
+import { GraphQLJSON, GraphQLJSONObject, GraphQLSafeInt } from 'graphql-scalars';
+import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Entity, loadByIds } from '../../graphql/entity';
+import { toCheckpointType, toEventType, toJobType } from './fine-tuning.mapper';
+
+/** The REST status values; GraphQL names are the same upper-cased (api.md §8's rule for enums). */
+export enum FineTuningJobStatusEnum {
+  VALIDATING_FILES = 'validating_files',
+  QUEUED = 'queued',
+  RUNNING = 'running',
+  SUCCEEDED = 'succeeded',
+  FAILED = 'failed',
+  CANCELLED = 'cancelled',
+}
+
+export enum FineTuningMethodTypeEnum {
+  SUPERVISED = 'supervised',
+  DPO = 'dpo',
+}
+
+registerEnumType(FineTuningJobStatusEnum, { name: 'FineTuningJobStatus' });
+registerEnumType(FineTuningMethodTypeEnum, { name: 'FineTuningMethodType' });
+
+@ObjectType('FineTuningHyperparameters', { description: 'A null value means "auto": the provider chooses.' })
+export class FineTuningHyperparametersType {
+  @Field(() => Int, { nullable: true }) nEpochs!: number | null;
+  @Field(() => Int, { nullable: true }) batchSize!: number | null;
+  @Field(() => Float, { nullable: true }) learningRateMultiplier!: number | null;
+  @Field(() => Float, { nullable: true, description: 'DPO only.' }) beta!: number | null;
+}
+
+@ObjectType('FineTuningMethod')
+export class FineTuningMethodType {
+  @Field(() => FineTuningMethodTypeEnum) type!: FineTuningMethodTypeEnum;
+  @Field(() => FineTuningHyperparametersType) hyperparameters!: FineTuningHyperparametersType;
+}
+
+@ObjectType('FineTuningJobError')
+export class FineTuningJobErrorType {
+  @Field() code!: string;
+  @Field() message!: string;
+  @Field(() => String, { nullable: true }) param!: string | null;
+}
+
+@Entity(loadByIds((scope, ids, ctx) => ctx.services.fineTuning.findMany(scope, ids), toJobType))
+@ObjectType('FineTuningJob', { description: 'A hosted fine-tuning job, run at a provider with a stored integration and monitored by the gateway.' })
+export class FineTuningJobType {
+  @Field(() => ID) id!: string;
+  @Field(() => FineTuningJobStatusEnum) status!: FineTuningJobStatusEnum;
+  @Field({ description: 'The base model, as given at creation.' }) model!: string;
+  @Field(() => String, { nullable: true, description: 'Set once the job has succeeded.' }) fineTunedModel!: string | null;
+  @Field(() => ID) organisationId!: string;
+  @Field(() => ID) workspaceId!: string;
+  @Field({ description: 'The provider running the job, e.g. `openai`.' }) provider!: string;
+  @Field({ description: 'The stored integration whose credentials run the job, as `@slug`.' }) integration!: string;
+  @Field(() => ID, { description: 'The gateway file id of the training data (see `trainingFile`).' }) trainingFileId!: string;
+  @Field(() => ID, { nullable: true }) validationFileId!: string | null;
+  @Field(() => String, { nullable: true }) suffix!: string | null;
+  @Field(() => Int, { nullable: true }) seed!: number | null;
+  @Field(() => FineTuningMethodType) method!: FineTuningMethodType;
+  @Field(() => FineTuningHyperparametersType) hyperparameters!: FineTuningHyperparametersType;
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Up to 16 string key-value pairs.' }) metadata!: Record<string, string> | null;
+  @Field(() => FineTuningJobErrorType, { nullable: true, description: 'Why the job failed.' }) error!: FineTuningJobErrorType | null;
+  @Field(() => GraphQLSafeInt, { nullable: true }) trainedTokens!: number | null;
+  @Field(() => [String], { description: "The provider's result file ids." }) resultFiles!: string[];
+  @Field() createdAt!: Date;
+  @Field(() => Date, { nullable: true }) finishedAt!: Date | null;
+  @Field(() => Date, { nullable: true }) estimatedFinish!: Date | null;
+}
+
+@ObjectType('FineTuningJobPage')
+export class FineTuningJobPageType {
+  @Field(() => [FineTuningJobType]) items!: FineTuningJobType[];
+  @Field() hasMore!: boolean;
+}
+
+@Entity(loadByIds((scope, ids, ctx) => ctx.services.fineTuning.eventsByIds(scope, ids), toEventType))
+@ObjectType('FineTuningJobEvent', { description: "A job event: the provider's, or a status change the gateway recorded." })
+export class FineTuningJobEventType {
+  @Field(() => ID) id!: string;
+  @Field(() => ID) fineTuningJobId!: string;
+  @Field() createdAt!: Date;
+  @Field({ description: '`info`, `warn` or `error`.' }) level!: string;
+  @Field() message!: string;
+  @Field(() => String, { nullable: true, description: '`message` or `metrics`.' }) type!: string | null;
+  @Field(() => GraphQLJSON, { nullable: true }) data!: unknown;
+}
+
+@Entity(loadByIds((scope, ids, ctx) => ctx.services.fineTuning.checkpointsByIds(scope, ids), toCheckpointType))
+@ObjectType('FineTuningJobCheckpoint', { description: 'A model checkpoint the provider reported, ready to use.' })
+export class FineTuningJobCheckpointType {
+  @Field(() => ID) id!: string;
+  @Field(() => ID) fineTuningJobId!: string;
+  @Field() createdAt!: Date;
+  @Field() fineTunedModelCheckpoint!: string;
+  @Field(() => Int) stepNumber!: number;
+  @Field(() => GraphQLJSONObject) metrics!: Record<string, number>;
+}

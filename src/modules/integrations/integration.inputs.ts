@@ -1,0 +1,16 @@
+import { GraphQLJSON } from 'graphql-scalars';
+import { Field, InputType } from 'type-graphql';
+
+@InputType('CreateIntegrationInput')
+export class CreateIntegrationInputType {
+  @Field({ description: 'Unique per workspace; referenced as "@slug".' }) slug!: string;
+  @Field({ description: 'openai, azure-openai, bedrock, vertex-ai, fireworks-ai or together-ai.' }) provider!: string;
+  @Field({ nullable: true, description: 'Defaults to the slug.' }) name?: string;
+  // JSON rather than JSONObject: a scalar that refused a value would quote it in the error, and
+  // this one holds secrets. The service checks the shape with messages that name keys only.
+  @Field(() => GraphQLJSON, { description: 'Secrets, e.g. {"api_key": "..."} for openai. Stored encrypted, never returned.' })
+  credentials!: unknown;
+  @Field(() => GraphQLJSON, { nullable: true, description: 'Non-secret settings, e.g. {"organization": "..."} for openai.' })
+  options?: unknown;
+  @Field({ nullable: true, description: 'Workspace UUID or slug (organisation keys).' }) workspaceId?: string;
+}

@@ -1,0 +1,46 @@
+import type { Integration } from '../../generated/prisma/client';
+import type { IntegrationType } from './integration.types';
+
+/** Options as stored: a flat object of strings (the column is JSON). */
+export function optionsOf(row: Integration): Record<string, string> {
+  const value = row.options;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
+  const out: Record<string, string> = {};
+  for (const [key, v] of Object.entries(value)) if (typeof v === 'string') out[key] = v;
+  return out;
+}
+
+const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/** The REST integration object. Credentials are never part of it, not even masked. */
+export function toIntegrationJson(row: Integration) {
+  return {
+    id: row.id,
+    object: 'integration' as const,
+    slug: row.slug,
+    provider: row.provider,
+    name: row.name,
+    options: optionsOf(row),
+    organisation_id: row.organisationId,
+    workspace_id: row.workspaceId,
+    created_at: unixSeconds(row.createdAt),
+  };
+}
+
+export function toDeletedIntegrationJson(row: Integration) {
+  return { id: row.id, object: 'integration' as const, deleted: true as const };
+}
+
+/** The GraphQL integration object, likewise without credentials. */
+export function toIntegrationType(row: Integration): IntegrationType {
+  return {
+    id: row.id,
+    slug: row.slug,
+    provider: row.provider,
+    name: row.name,
+    options: optionsOf(row),
+    organisationId: row.organisationId,
+    workspaceId: row.workspaceId,
+    createdAt: row.createdAt,
+  };
+}

@@ -1,0 +1,43 @@
+import type { Scope } from '../../auth/scope';
+import type { PrismaClient } from '../../db/database';
+import type { Integration } from '../../generated/prisma/client';
+
+const inScope = (scope: Scope) => ({ organisationId: scope.organisationId, workspaceId: scope.workspaceId });
+
+export interface NewIntegrationRow {
+  id: string;
+  slug: string;
+  provider: string;
+  name: string;
+  encryptedCredentials: string;
+  options: Record<string, string>;
+}
+
+/** Integration rows, always within one organisation's workspace. */
+export class IntegrationRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  findBySlug(scope: Scope, slug: string): Promise<Integration | null> {
+    return this.prisma.integration.findFirst({ where: { ...inScope(scope), slug } });
+  }
+
+  findManyByIds(scope: Scope, ids: readonly string[]): Promise<Integration[]> {
+    return this.prisma.integration.findMany({ where: { ...inScope(scope), id: { in: [...ids] } } });
+  }
+
+  list(scope: Scope): Promise<Integration[]> {
+    return this.prisma.integration.findMany({ where: inScope(scope), orderBy: [{ createdAt: 'asc' }, { slug: 'asc' }] });
+  }
+
+  create(scope: Scope, data: NewIntegrationRow): Promise<Integration> {
+    return this.prisma.integration.create({ data: { ...inScope(scope), ...data } });
+  }
+
+  /** The deleted row, or null when the scope has no integration with that slug. */
+  async deleteBySlug(scope: Scope, slug: string): Promise<Integration | null> {
+    const row = await this.findBySlug(scope, slug);
+    if (!row) return null;
+    const { count } = await this.prisma.integration.deleteMany({ where: { ...inScope(scope), id: row.id } });
+    return count > 0 ? row : null;
+  }
+}

@@ -1,0 +1,85 @@
+import { Router } from 'express';
+import { camelizeKeys } from '../../http/case';
+import { json, pathParam, queryObject, scopeOf } from '../../http/rest';
+import type { Services } from '../../services';
+import { toPartialJson, toPartialSummaryJson, toPartialVersionJson } from './partial.mapper';
+
+const SCOPE_PARAMS = ['workspace_id', 'organisation_id'] as const;
+
+/** REST face of prompt partials, mounted at /v1/prompts/partials. `{idOrSlug}`: a UUID is an id, anything else a slug. */
+export function partialRoutes(services: Services): Router {
+  const router = Router();
+  const { partials } = services;
+
+  router.post(
+    '/',
+    json(async (req, res) => {
+      queryObject(req, SCOPE_PARAMS);
+      const body = camelizeKeys(req.body);
+      const scope = await scopeOf(services, req, res, body.workspaceId);
+      const { partial, version } = await partials.create(scope, body);
+      return { id: partial.id, slug: partial.slug, version_id: version.id };
+    }),
+  );
+
+  router.get(
+    '/',
+    json(async (req, res) => {
+      const { workspace_id: _w, organisation_id: _o, ...filter } = queryObject(req, [...SCOPE_PARAMS, 'collection_id', 'status']);
+      const scope = await scopeOf(services, req, res);
+      return (await partials.list(scope, camelizeKeys(filter, 'query'))).map(toPartialSummaryJson);
+    }),
+  );
+
+  router.get(
+    '/:idOrSlug',
+    json(async (req, res) => {
+      queryObject(req, SCOPE_PARAMS);
+      const scope = await scopeOf(services, req, res);
+      const { partial, version } = await partials.get(scope, pathParam(req, 'idOrSlug'));
+      return toPartialJson(partial, version);
+    }),
+  );
+
+  router.put(
+    '/:idOrSlug',
+    json(async (req, res) => {
+      queryObject(req, SCOPE_PARAMS);
+      const scope = await scopeOf(services, req, res);
+      const { version } = await partials.update(scope, pathParam(req, 'idOrSlug'), camelizeKeys(req.body));
+      return { prompt_partial_version_id: version.id };
+    }),
+  );
+
+  router.delete(
+    '/:idOrSlug',
+    json(async (req, res) => {
+      queryObject(req, SCOPE_PARAMS);
+      const scope = await scopeOf(services, req, res);
+      await partials.delete(scope, pathParam(req, 'idOrSlug'));
+      return {};
+    }),
+  );
+
+  router.get(
+    '/:idOrSlug/versions',
+    json(async (req, res) => {
+      queryObject(req, SCOPE_PARAMS);
+      const scope = await scopeOf(services, req, res);
+      const { partial, versions } = await partials.versions(scope, pathParam(req, 'idOrSlug'));
+      return versions.map((version) => toPartialVersionJson(partial, version));
+    }),
+  );
+
+  router.put(
+    '/:idOrSlug/makeDefault',
+    json(async (req, res) => {
+      queryObject(req, SCOPE_PARAMS);
+      const scope = await scopeOf(services, req, res);
+      await partials.makeDefault(scope, pathParam(req, 'idOrSlug'), camelizeKeys(req.body));
+      return {};
+    }),
+  );
+
+  return router;
+}

@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import 'reflect-metadata';
+import { loadConfig } from '../../src/config';
+import { createLogger } from '../../src/logger';
+import { startGateway, type RunningGateway } from '../../src/main';
+import type { FakeOpenAI } from '../fakes/openai-server';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { api } from '../support/gateway';
+
+/** A fixed master key (hex) so several gateway processes share the integration secrets. */
+export const MASTER_KEY = randomBytes(32).toString('hex');
+
+export interface HostedGateway {
+  url: string;
+  key: string;
+  gateway: RunningGateway;
+  database: TestDatabase;
+  /** Every log line the gateway wrote (pino JSON, LOG_LEVEL=debug). */
+  logs: string[];
+  /** Stops the gateway (not the database, which the caller may share). */
+  stop(): Promise<void>;
+}
+
+/**
+ * A gateway whose providers are the fake OpenAI server, with a fast job monitor (50 ms polls) and
+ * its logs captured. Several may share one database and DATA_DIR, as replicas behind a load balancer
+ * share Postgres and a file store.
+ */
+export async function startHostedGateway(options: {
+  fake: FakeOpenAI;
+  database: TestDatabase;
+  dataDir: string;
+  key: string;
+  env?: Record<string, string>;
+  /** Receives every SQL statement (batching checks). */
+  onQuery?: (sql: string) => void;
+}): Promise<HostedGateway> {
+  const logs: string[] = [];
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'debug',
+    DATA_DIR: options.dataDir,
+    GATEWAY_MASTER_KEY: MASTER_KEY,
+    GATEWAY_BOOTSTRAP_API_KEY: options.key,
+    GATEWAY_OPENAI_BASE_URL: options.fake.url,
+    GATEWAY_JOB_POLL_MS: '50',
+    ...(options.database.databaseUrl ? { DATABASE_URL: options.database.databaseUrl } : {}),
+    ...options.env,
+  });
+  config.pgliteDir = options.database.pgliteDir;
+  const logger = createLogger(config.logLevel, { write: (line: string) => void logs.push(line) });
+  const gateway = await startGateway(config, logger, { onQuery: options.onQuery });
+  return { url: gateway.url, key: options.key, gateway, database: options.database, logs, stop: () => gateway.stop() };
+}
+
+export async function tempDir(prefix: string): Promise<{ dir: string; remove(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export const newKey = () => `gw_test_${randomBytes(16).toString('hex')}`;
+
+export { createTestDatabase };
+
+/** Raw response bodies the SDK received, to check what the gateway sent back. */
+export function sdk(gw: { url: string; key: string }, seen: string[] = []): OpenAI {
+  return new OpenAI({
+    apiKey: 'unused',
+    baseURL: gw.url + '/v1',
+    defaultHeaders: { 'x-gateway-api-key': gw.key },
+    maxRetries: 0,
+    fetch: async (url, init) => {
+      const res = await fetch(url, init);
+      seen.push(await res.clone().text());
+      return res;
+    },
+  });
+}
+
+export const example = (n: number) =>
+  JSON.stringify({
+    messages: [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: `Question ${n}` },
+      { role: 'assistant', content: `Answer ${n}` },
+    ],
+  });
+
+export const dataset = (examples = 12) => Array.from({ length: examples }, (_, i) => example(i + 1)).join('\n') + '\n';
+
+/** A stored OpenAI integration whose key the fake accepts. */
+export async function createIntegration(gw: { url: string; key: string }, slug: string, apiKey: string, key?: string) {
+  const res = await api(gw, 'POST', '/v1/integrations', {
+    body: { slug, provider: 'openai', name: slug, credentials: { api_key: apiKey }, options: {} },
+    key,
+  });
+  if (res.status !== 200) throw new Error(`integration not created: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** Polls until `check` returns a value (not undefined) or the time is up. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Every row of every table of the public schema, as text (to prove a secret is not stored in clear). */
+export async function databaseText(gw: HostedGateway): Promise<string> {
+  const prisma = gw.gateway.services.db.prisma;
+  const tables = await prisma.$queryRawUnsafe<{ table_name: string }[]>(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
+  );
+  const parts: string[] = [];
+  for (const { table_name } of tables) {
+    const rows = await prisma.$queryRawUnsafe<{ row: string }[]>(`SELECT row_to_json(t)::text AS row FROM "${table_name}" t`);
+    parts.push(...rows.map((r) => r.row));
+  }
+  return parts.join('\n');
+}

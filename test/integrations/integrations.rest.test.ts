@@ -1,0 +1,175 @@
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { api, createOrganisation, startTestGateway, type TestGateway } from '../support/gateway';
+import { tempDataDir } from '../files/helpers';
+
+let gw: TestGateway;
+let data: { dir: string; remove(): Promise<void> };
+
+beforeAll(async () => {
+  data = await tempDataDir('gw-integrations-');
+  gw = await startTestGateway({ DATA_DIR: data.dir });
+});
+afterAll(async () => {
+  await gw.stop();
+  await data.remove();
+});
+
+const SECRET = 'sk-live-SECRET-4f1d8a2b9c7e6d5f';
+
+function expectError(res: { status: number; body: any }, status: number, type: string, param?: string | null) {
+  expect(res.status).toBe(status);
+  expect(Object.keys(res.body.error)).toEqual(['message', 'type', 'param', 'code']);
+  expect(res.body.error.type).toBe(type);
+  if (param !== undefined) expect(res.body.error.param).toBe(param);
+}
+
+/** Everything the database holds about integrations, as text. */
+async function integrationTableText(): Promise<string> {
+  const rows = await gw.gateway.services.db.prisma.$queryRawUnsafe<Record<string, unknown>[]>('SELECT * FROM integrations');
+  return JSON.stringify(rows);
+}
+
+describe('integrations over REST', () => {
+  it('creates, lists, reads and deletes an integration; credentials are never returned', async () => {
+    const created = await api(gw, 'POST', '/v1/integrations', {
+      body: { slug: 'my-openai', provider: 'openai', name: 'Team OpenAI', credentials: { api_key: SECRET }, options: { organization: 'org-123' } },
+    });
+    expect(created.status).toBe(200);
+    expect(created.body).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      object: 'integration',
+      slug: 'my-openai',
+      provider: 'openai',
+      name: 'Team OpenAI',
+      options: { organization: 'org-123' },
+      organisation_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      workspace_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      created_at: expect.any(Number),
+    });
+    expect(Math.abs(created.body.created_at - Date.now() / 1000)).toBeLessThan(60);
+
+    const one = await api(gw, 'GET', '/v1/integrations/my-openai');
+    expect(one.body).toEqual(created.body);
+    expect((await api(gw, 'GET', '/v1/integrations/@my-openai')).body).toEqual(created.body);
+    const list = await api(gw, 'GET', '/v1/integrations');
+    expect(list.body).toEqual({ object: 'list', data: [created.body] });
+    for (const res of [created, one, list]) expect(JSON.stringify(res.body)).not.toContain(SECRET);
+
+    const deleted = await api(gw, 'DELETE', '/v1/integrations/my-openai');
+    expect(deleted.body).toEqual({ id: created.body.id, object: 'integration', deleted: true });
+    expectError(await api(gw, 'GET', '/v1/integrations/my-openai'), 404, 'not_found_error');
+    expectError(await api(gw, 'DELETE', '/v1/integrations/my-openai'), 404, 'not_found_error');
+  });
+
+  it('stores credentials encrypted, and resolve() gives them back for the fine-tuning module', async () => {
+    const created = await api(gw, 'POST', '/v1/integrations', {
+      body: { slug: 'enc-test', provider: 'openai', credentials: { api_key: SECRET }, options: { project: 'proj_1' } },
+    });
+    expect(created.status).toBe(200);
+    expect(created.body.name).toBe('enc-test');
+
+    const text = await integrationTableText();
+    expect(text).toContain('enc-test');
+    expect(text).not.toContain(SECRET);
+    expect(text).not.toContain(Buffer.from(SECRET).toString('base64'));
+    expect(text).not.toContain(Buffer.from(SECRET).toString('hex'));
+    const [row] = await gw.gateway.services.db.prisma.$queryRawUnsafe<{ encrypted_credentials: string }[]>(
+      "SELECT encrypted_credentials FROM integrations WHERE slug = 'enc-test'",
+    );
+    expect(row.encrypted_credentials).toMatch(/^v1\.[\w-]+\.[\w-]+\.[\w-]+\.[\w-]+$/);
+
+    const scope = await gw.gateway.services.workspaces.resolveScope(await gw.gateway.services.apiKeys.authenticate(gw.key));
+    const resolved = await gw.gateway.services.integrations.resolve(scope, '@enc-test');
+    expect(resolved).toEqual({ provider: 'openai', credentials: { apiKey: SECRET }, options: { project: 'proj_1' }, slug: 'enc-test' });
+    expect(await gw.gateway.services.integrations.resolve(scope, 'enc-test')).toEqual(resolved);
+    await expect(gw.gateway.services.integrations.resolve(scope, '@missing')).rejects.toMatchObject({ kind: 'not_found' });
+    for (const bad of ['@', '', '@Bad Slug', 'sk-proj abc']) {
+      await expect(gw.gateway.services.integrations.resolve(scope, bad)).rejects.toMatchObject({ kind: 'invalid_request', code: 'invalid_integration_ref' });
+    }
+
+    // Each sealing uses a fresh IV: the same secret twice gives different ciphertexts.
+    await api(gw, 'POST', '/v1/integrations', { body: { slug: 'enc-test-2', provider: 'openai', credentials: { api_key: SECRET } } });
+    const rows = await gw.gateway.services.db.prisma.$queryRawUnsafe<{ encrypted_credentials: string }[]>(
+      "SELECT encrypted_credentials FROM integrations WHERE slug IN ('enc-test', 'enc-test-2')",
+    );
+    expect(new Set(rows.map((r) => r.encrypted_credentials.split('.')[2])).size).toBe(2);
+  });
+
+  it('validates credentials per provider, never echoing a value', async () => {
+    const post = (body: Record<string, unknown>) => api(gw, 'POST', '/v1/integrations', { body });
+    const base = { slug: 'checked', provider: 'openai' };
+
+    const missing = await post({ ...base, credentials: {} });
+    expectError(missing, 400, 'invalid_request_error', 'credentials.api_key');
+    expectError(await post({ ...base }), 400, 'invalid_request_error', 'credentials.api_key');
+    expectError(await post({ ...base, credentials: SECRET }), 400, 'invalid_request_error', 'credentials');
+    const unknown = await post({ ...base, credentials: { api_key: SECRET, password: SECRET } });
+    expectError(unknown, 400, 'invalid_request_error', 'credentials.password');
+    const notString = await post({ ...base, credentials: { api_key: 12345 } });
+    expectError(notString, 400, 'invalid_request_error', 'credentials.api_key');
+    expectError(await post({ ...base, credentials: { api_key: SECRET }, options: { region: 'x' } }), 400, 'invalid_request_error', 'options.region');
+    expectError(await post({ ...base, credentials: { api_key: SECRET }, options: { organization: 5 } }), 400, 'invalid_request_error', 'options.organization');
+    expectError(await post({ ...base, provider: 'openrouter', credentials: { api_key: SECRET } }), 400, 'invalid_request_error', 'provider');
+    expectError(await post({ ...base, provider: 'bedrock', credentials: { access_key_id: 'AKIA' } }), 400, 'invalid_request_error', 'credentials.secret_access_key');
+    expectError(
+      await post({ ...base, provider: 'bedrock', credentials: { access_key_id: 'AKIA', secret_access_key: SECRET } }),
+      400,
+      'invalid_request_error',
+      'options.region',
+    );
+    expectError(await post({ slug: 'Not A Slug', provider: 'openai', credentials: { api_key: SECRET } }), 400, 'invalid_request_error', 'slug');
+    expectError(await post({ provider: 'openai', credentials: { api_key: SECRET } }), 400, 'invalid_request_error', 'slug');
+    expectError(await post({ ...base, credentials: { api_key: SECRET }, id: 'mine' }), 400, 'invalid_request_error', 'id');
+    expectError(await post({ ...base, credentials: { api_key: SECRET }, createdAt: 1 }), 400, 'invalid_request_error', 'createdAt');
+    // A body that is not valid JSON: the parser's message must not quote it.
+    const malformed = await api(gw, 'POST', '/v1/integrations', {
+      rawBody: `{"slug": "x", "credentials": {"api_key": ${SECRET}}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expectError(malformed, 400, 'invalid_request_error');
+
+    for (const res of [missing, unknown, notString, malformed]) expect(JSON.stringify(res.body)).not.toContain(SECRET.slice(3));
+
+    const bedrock = await post({
+      slug: 'aws',
+      provider: 'bedrock',
+      credentials: { access_key_id: 'AKIAEXAMPLE', secret_access_key: SECRET },
+      options: { region: 'eu-west-1', role_arn: 'arn:aws:iam::1:role/ft' },
+    });
+    expect(bedrock.status).toBe(200);
+    expect(bedrock.body.options).toEqual({ region: 'eu-west-1', role_arn: 'arn:aws:iam::1:role/ft' });
+    expect(JSON.stringify(bedrock.body)).not.toContain('AKIAEXAMPLE');
+  });
+
+  it('keeps slugs unique per workspace (409)', async () => {
+    const body = { slug: 'dup', provider: 'together-ai', credentials: { api_key: SECRET } };
+    expect((await api(gw, 'POST', '/v1/integrations', { body })).status).toBe(200);
+    const again = await api(gw, 'POST', '/v1/integrations', { body });
+    expectError(again, 409, 'conflict_error', 'slug');
+    expect(JSON.stringify(again.body)).not.toContain(SECRET);
+
+    // Another workspace of the organisation may use the same slug.
+    expect((await api(gw, 'POST', '/v1/admin/workspaces', { body: { name: 'Other', slug: 'other-ws' } })).status).toBe(200);
+    const elsewhere = await api(gw, 'POST', '/v1/integrations', { body: { ...body, workspace_id: 'other-ws' } });
+    expect(elsewhere.status).toBe(200);
+    expect((await api(gw, 'GET', '/v1/integrations?workspace_id=other-ws')).body.data.map((i: any) => i.slug)).toEqual(['dup']);
+  });
+
+  it("another organisation's integration answers 404 and cannot be resolved", async () => {
+    await api(gw, 'POST', '/v1/integrations', { body: { slug: 'private', provider: 'openai', credentials: { api_key: SECRET } } });
+    const other = await createOrganisation(gw);
+    expectError(await api(other, 'GET', '/v1/integrations/private'), 404, 'not_found_error');
+    expectError(await api(other, 'DELETE', '/v1/integrations/private'), 404, 'not_found_error');
+    expect((await api(other, 'GET', '/v1/integrations')).body).toEqual({ object: 'list', data: [] });
+    const otherScope = { organisationId: other.organisationId, workspaceId: other.workspaceId };
+    await expect(gw.gateway.services.integrations.resolve(otherScope, '@private')).rejects.toMatchObject({ kind: 'not_found' });
+    expect((await api(gw, 'GET', '/v1/integrations/private')).status).toBe(200);
+  });
+
+  it('generated a master key into DATA_DIR (mode 0600) since GATEWAY_MASTER_KEY is unset', async () => {
+    const file = join(data.dir, 'master.key');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(Buffer.from((await readFile(file, 'utf8')).trim(), 'base64')).toHaveLength(32);
+  });
+});

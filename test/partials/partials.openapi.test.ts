@@ -1,0 +1,103 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Ajv, { type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import YAML from 'yaml';
+import { projectRoot } from '../../src/db/migrations';
+import { api, startTestGateway, type TestGateway } from '../support/gateway';
+
+/**
+ * REST responses of the partials routes validate against the reference OpenAPI subset
+ * (`../shared/reference/openapi-subset.yaml`, beside the repository): the component schemas
+ * PromptPartial, PromptPartialSummary, PromptPartialVersion, ErrorResponse, and each operation's
+ * documented 200 body.
+ */
+const SPEC = path.join(projectRoot(), '..', 'shared', 'reference', 'openapi-subset.yaml');
+const doc = YAML.parse(fs.readFileSync(SPEC, 'utf8'), { maxAliasCount: -1 });
+const ajv = new Ajv({ strict: false, allErrors: true });
+addFormats(ajv);
+ajv.addSchema({ $id: 'openapi.json', components: doc.components });
+
+const component = (name: string) => ({ validate: ajv.getSchema(`openapi.json#/components/schemas/${name}`)!, schema: doc.components.schemas[name] });
+
+function okBody(route: string, method: string): { validate: ValidateFunction; schema: any } {
+  const schema = doc.paths[route][method].responses['200'].content['application/json'].schema;
+  // The operation's schema refers to components of the document: point its refs at the added document.
+  const rooted = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi.json#/components/'));
+  return { validate: ajv.compile(rooted), schema };
+}
+
+/** Valid against the schema, and with exactly the properties the schema names (nothing missing, nothing extra). */
+function expectConforms(body: unknown, { validate, schema }: { validate: ValidateFunction; schema: any }) {
+  const valid = validate(body);
+  expect(validate.errors ?? []).toEqual([]);
+  expect(valid).toBe(true);
+  if (schema?.type === 'object' && schema.properties) {
+    expect(Object.keys(body as object).sort()).toEqual(Object.keys(schema.properties).sort());
+  }
+}
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startTestGateway();
+});
+afterAll(() => gw.stop());
+
+describe('prompt partials REST responses against the reference OpenAPI subset', () => {
+  it('has the schemas it validates against', () => {
+    for (const name of ['PromptPartial', 'PromptPartialSummary', 'PromptPartialVersion', 'ErrorResponse']) expect(component(name).validate).toBeDefined();
+  });
+
+  it('every operation answers in the documented shape', async () => {
+    const created = await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'Spec check', string: 'Hello', version_description: 'first' } });
+    expect(created.status).toBe(200);
+    expectConforms(created.body, okBody('/prompts/partials', 'post'));
+    const id = created.body.id;
+
+    const updated = await api(gw, 'PUT', `/v1/prompts/partials/${id}`, { body: { string: 'Hello again', description: 'second' } });
+    expect(updated.status).toBe(200);
+    expectConforms(updated.body, okBody('/prompts/partials/{promptPartialId}', 'put'));
+
+    const made = await api(gw, 'PUT', `/v1/prompts/partials/${id}/makeDefault`, { body: { version: 2 } });
+    expect(made.status).toBe(200);
+    expectConforms(made.body, okBody('/prompts/partials/{promptPartialId}/makeDefault', 'put'));
+
+    for (const ref of [id, created.body.slug]) {
+      const got = await api(gw, 'GET', `/v1/prompts/partials/${ref}`);
+      expect(got.status).toBe(200);
+      expectConforms(got.body, component('PromptPartial'));
+      expect(got.body.version).toBe(2);
+    }
+
+    const list = await api(gw, 'GET', '/v1/prompts/partials');
+    expect(list.status).toBe(200);
+    expectConforms(list.body, okBody('/prompts/partials', 'get'));
+    expect(list.body.length).toBeGreaterThan(0);
+    for (const summary of list.body) expectConforms(summary, component('PromptPartialSummary'));
+
+    await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'Spec archived', string: 'x' } });
+    await api(gw, 'PUT', '/v1/prompts/partials/spec-archived', { body: { status: 'archived' } });
+    const archived = await api(gw, 'GET', '/v1/prompts/partials?status=archived');
+    expect(archived.body).toHaveLength(1);
+    for (const summary of archived.body) expectConforms(summary, component('PromptPartialSummary'));
+
+    const versions = await api(gw, 'GET', `/v1/prompts/partials/${id}/versions`);
+    expect(versions.status).toBe(200);
+    expectConforms(versions.body, okBody('/prompts/partials/{promptPartialId}/versions', 'get'));
+    expect(versions.body).toHaveLength(2);
+    for (const version of versions.body) expectConforms(version, component('PromptPartialVersion'));
+
+    const deleted = await api(gw, 'DELETE', `/v1/prompts/partials/${id}`);
+    expect(deleted.status).toBe(200);
+    expectConforms(deleted.body, okBody('/prompts/partials/{promptPartialId}', 'delete'));
+  });
+
+  it('errors use the documented error body', async () => {
+    const missing = await api(gw, 'GET', '/v1/prompts/partials/no-such-partial');
+    expect(missing.status).toBe(404);
+    expectConforms(missing.body, component('ErrorResponse'));
+    const invalid = await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'x' } });
+    expect(invalid.status).toBe(400);
+    expectConforms(invalid.body, component('ErrorResponse'));
+  });
+});
