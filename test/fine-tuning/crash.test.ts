@@ -1,0 +1,99 @@
+/**
+ * A gateway process killed with SIGKILL in the middle of hosted jobs: its leases expire and another
+ * process finishes every job, submitting none of them twice.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { toFile } from 'openai';
+import { projectRoot } from '../../src/db/migrations';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import { api } from '../support/gateway';
+import { MASTER_KEY, createIntegration, createTestDatabase, dataset, eventually, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from './harness';
+
+const POSTGRES = process.env.TEST_DATABASE_URL;
+const JOBS = 20;
+const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
+const LEASE_MS = '1000';
+
+/** The gateway as its own OS process (`src/main.ts`), resolving with its URL once it listens. */
+function spawnGateway(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
+    cwd: projectRoot(),
+    env: { ...process.env, NODE_OPTIONS: '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /gateway listening on (http:\/\/[\d.:]+)/.exec(output);
+      if (match) resolve({ child, url: match[1] });
+    });
+    child.once('exit', (code) => reject(new Error(`gateway process exited with ${code} before listening`)));
+  });
+}
+
+const name = 'a gateway process killed mid-run (SIGKILL) leaves no job stuck and none submitted twice';
+const runIfPostgres = POSTGRES ? it : it.skip;
+
+runIfPostgres(POSTGRES ? name : `${name} — skipped: needs Postgres (set TEST_DATABASE_URL); the embedded PGlite admits one process`, async () => {
+  const fake: FakeOpenAI = await startFakeOpenAI({ apiKey: SECRET });
+  const data = await tempDir('gw-ft-crash-');
+  const database = await createTestDatabase();
+  const key = newKey();
+  let victim: ChildProcess | undefined;
+  let survivor: HostedGateway | undefined;
+  try {
+    const spawned = await spawnGateway({
+      DATABASE_URL: database.databaseUrl!,
+      DATA_DIR: data.dir,
+      GATEWAY_MASTER_KEY: MASTER_KEY,
+      GATEWAY_BOOTSTRAP_API_KEY: key,
+      GATEWAY_OPENAI_BASE_URL: fake.url,
+      GATEWAY_JOB_POLL_MS: '50',
+      GATEWAY_JOB_LEASE_MS: LEASE_MS,
+    });
+    victim = spawned.child;
+    const doomed = { url: spawned.url, key };
+
+    await createIntegration(doomed, 'crash-openai', SECRET);
+    const file = await sdk(doomed).files.create({ file: await toFile(Buffer.from(dataset()), 'train.jsonl'), purpose: 'fine-tune' });
+    const ids: string[] = [];
+    for (let i = 0; i < JOBS; i++) {
+      const res = await api(doomed, 'POST', '/v1/fine_tuning/jobs', {
+        body: { model: 'gpt-4o-mini', training_file: file.id, suffix: `crash-${i}`, gateway_options: { 'x-gateway-provider': '@crash-openai' } },
+      });
+      expect(res.status).toBe(200);
+      ids.push(res.body.id);
+    }
+
+    // Kill it while it is working: some jobs submitted, not all of them finished.
+    await eventually(async () => (fake.state.createJobCalls >= 3 ? true : undefined), 30_000, 5);
+    victim.kill('SIGKILL');
+    await new Promise((resolve) => victim!.once('exit', resolve));
+    const submittedBeforeKill = fake.state.createJobCalls;
+
+    survivor = await startHostedGateway({ fake, database, dataDir: data.dir, key, env: { GATEWAY_JOB_LEASE_MS: LEASE_MS } });
+    const prisma = survivor.gateway.services.db.prisma;
+    const unfinishedAtTakeover = await prisma.fineTuningJob.count({ where: { id: { in: ids }, status: { not: 'succeeded' } } });
+
+    await eventually(
+      async () => ((await prisma.fineTuningJob.count({ where: { id: { in: ids }, status: 'succeeded' } })) === JOBS ? true : undefined),
+      40_000,
+      100,
+    );
+
+    expect(submittedBeforeKill).toBeLessThan(JOBS + 1);
+    expect(unfinishedAtTakeover).toBeGreaterThan(0);
+    expect(fake.state.createJobCalls).toBe(JOBS);
+    const submittedFor = [...fake.state.jobs.values()].map((j) => j.metadata?.gateway_job_id).sort();
+    expect(submittedFor).toEqual([...ids].sort());
+    expect(await prisma.fineTuningJob.count({ where: { leaseOwner: { not: null } } })).toBe(0);
+  } finally {
+    if (victim && victim.exitCode === null && victim.signalCode === null) victim.kill('SIGKILL');
+    await survivor?.stop();
+    await database.drop();
+    await fake.close();
+    await data.remove();
+  }
+});
