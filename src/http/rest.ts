@@ -40,6 +40,15 @@ export function queryObject(req: Request, names: readonly string[]): Record<stri
   return out;
 }
 
+/** The query parameters every tenant-scoped route accepts. */
+export const SCOPE_PARAMS = ['workspace_id', 'organisation_id'] as const;
+
+/** The scope of a request that takes no query parameters besides SCOPE_PARAMS (others are 400). */
+export function requestScope(services: Services, req: Request, res: Response, bodyWorkspace?: unknown): Promise<Scope> {
+  queryObject(req, SCOPE_PARAMS);
+  return scopeOf(services, req, res, bodyWorkspace);
+}
+
 /** The tenant scope of a request: `workspace_id` from the query or the body, `organisation_id` from the query. */
 export function scopeOf(services: Services, req: Request, res: Response, bodyWorkspace?: unknown): Promise<Scope> {
   const fromBody = typeof bodyWorkspace === 'string' ? bodyWorkspace : undefined;

@@ -2,12 +2,11 @@ import { pipeline } from 'node:stream/promises';
 import { Router, type RequestHandler } from 'express';
 import { GatewayError } from '../../errors';
 import { receiveMultipartUpload } from '../../http/multipart';
-import { json, pathParam, queryObject, queryParam, scopeOf } from '../../http/rest';
+import { json, pathParam, queryObject, queryParam, requestScope, SCOPE_PARAMS, scopeOf } from '../../http/rest';
 import type { Services } from '../../services';
 import { toDeletedFileJson, toFileJson, toFileListJson } from './file.mapper';
 import type { GatewayFile } from './file.repository';
 
-const SCOPE_PARAMS = ['workspace_id', 'organisation_id'] as const;
 export const PROVIDER_HEADER = 'x-gateway-provider';
 
 /**
@@ -50,10 +49,9 @@ export function fileRoutes(services: Services): Router {
     json(async (req, res) => {
       let scope;
       try {
-        queryObject(req, SCOPE_PARAMS);
         // Checked before the upload streams in, from the query (or the key's own workspace);
         // a `workspace_id` form field, known only at the end, may still name another.
-        scope = await scopeOf(services, req, res);
+        scope = await requestScope(services, req, res);
       } catch (err) {
         req.resume();
         throw err;
@@ -88,15 +86,13 @@ export function fileRoutes(services: Services): Router {
   router.get(
     '/:fileId',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
-      const scope = await scopeOf(services, req, res);
+      const scope = await requestScope(services, req, res);
       return toFileJson(await files.get(scope, pathParam(req, 'fileId')));
     }),
   );
 
   router.get('/:fileId/content', async (req, res) => {
-    queryObject(req, SCOPE_PARAMS);
-    const scope = await scopeOf(services, req, res);
+    const scope = await requestScope(services, req, res);
     const { file, stream } = await files.download(scope, pathParam(req, 'fileId'));
     res.status(200);
     res.setHeader('content-type', contentTypeOf(file));
@@ -114,8 +110,7 @@ export function fileRoutes(services: Services): Router {
   router.delete(
     '/:fileId',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
-      const scope = await scopeOf(services, req, res);
+      const scope = await requestScope(services, req, res);
       return toDeletedFileJson(await files.delete(scope, pathParam(req, 'fileId')));
     }),
   );

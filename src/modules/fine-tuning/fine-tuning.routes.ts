@@ -1,11 +1,10 @@
 import { Router, type RequestHandler } from 'express';
 import { badRequest } from '../../errors';
 import { camelizeKeys } from '../../http/case';
-import { json, pathParam, queryObject, scopeOf } from '../../http/rest';
+import { json, pathParam, queryObject, requestScope, SCOPE_PARAMS, scopeOf } from '../../http/rest';
 import type { Services } from '../../services';
 import { toCheckpointListJson, toEventListJson, toJobJson, toJobListJson } from './fine-tuning.mapper';
 
-const SCOPE_PARAMS = ['workspace_id', 'organisation_id'] as const;
 const PAGE_PARAMS = [...SCOPE_PARAMS, 'after', 'limit'] as const;
 
 /**
@@ -40,9 +39,8 @@ export function fineTuningRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
       const body = camelizeKeys(req.body);
-      const scope = await scopeOf(services, req, res, body.workspaceId);
+      const scope = await requestScope(services, req, res, body.workspaceId);
       return toJobJson(await fineTuning.create(scope, body));
     }),
   );
@@ -59,8 +57,7 @@ export function fineTuningRoutes(services: Services): Router {
   router.get(
     '/:jobId',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
-      const scope = await scopeOf(services, req, res);
+      const scope = await requestScope(services, req, res);
       return toJobJson(await fineTuning.get(scope, pathParam(req, 'jobId')));
     }),
   );
@@ -68,12 +65,10 @@ export function fineTuningRoutes(services: Services): Router {
   router.post(
     '/:jobId/cancel',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
-      const body = camelizeKeys(req.body);
-      const { workspaceId, ...rest } = body;
+      const { workspaceId, ...rest } = camelizeKeys(req.body);
       const unknown = Object.keys(rest)[0];
       if (unknown !== undefined) throw badRequest(`Unknown field '${unknown}'`, unknown);
-      const scope = await scopeOf(services, req, res, workspaceId);
+      const scope = await requestScope(services, req, res, workspaceId);
       return toJobJson(await fineTuning.cancel(scope, pathParam(req, 'jobId')));
     }),
   );

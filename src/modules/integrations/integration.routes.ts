@@ -1,10 +1,8 @@
 import { Router } from 'express';
 import { camelizeKeys } from '../../http/case';
-import { json, pathParam, queryObject, scopeOf } from '../../http/rest';
+import { json, pathParam, requestScope } from '../../http/rest';
 import type { Services } from '../../services';
 import { toDeletedIntegrationJson, toIntegrationJson } from './integration.mapper';
-
-const SCOPE_PARAMS = ['workspace_id', 'organisation_id'] as const;
 
 export function integrationRoutes(services: Services): Router {
   const router = Router();
@@ -13,10 +11,9 @@ export function integrationRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
       // Top-level keys only: credential and option keys are kept as the caller spelled them.
       const body = camelizeKeys(req.body);
-      const scope = await scopeOf(services, req, res, body.workspaceId);
+      const scope = await requestScope(services, req, res, body.workspaceId);
       return toIntegrationJson(await integrations.create(scope, body));
     }),
   );
@@ -24,8 +21,7 @@ export function integrationRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
-      const scope = await scopeOf(services, req, res);
+      const scope = await requestScope(services, req, res);
       return { object: 'list', data: (await integrations.list(scope)).map(toIntegrationJson) };
     }),
   );
@@ -33,8 +29,7 @@ export function integrationRoutes(services: Services): Router {
   router.get(
     '/:slug',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
-      const scope = await scopeOf(services, req, res);
+      const scope = await requestScope(services, req, res);
       return toIntegrationJson(await integrations.get(scope, pathParam(req, 'slug')));
     }),
   );
@@ -42,8 +37,7 @@ export function integrationRoutes(services: Services): Router {
   router.delete(
     '/:slug',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
-      const scope = await scopeOf(services, req, res);
+      const scope = await requestScope(services, req, res);
       return toDeletedIntegrationJson(await integrations.delete(scope, pathParam(req, 'slug')));
     }),
   );

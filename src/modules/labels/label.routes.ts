@@ -1,10 +1,8 @@
 import { Router } from 'express';
 import { camelizeKeys } from '../../http/case';
-import { json, pathParam, queryObject, scopeOf } from '../../http/rest';
+import { json, pathParam, queryObject, requestScope, SCOPE_PARAMS, scopeOf } from '../../http/rest';
 import type { Services } from '../../services';
 import { toLabelJson } from './label.mapper';
-
-const SCOPE_PARAMS = ['workspace_id', 'organisation_id'] as const;
 
 export function labelRoutes(services: Services): Router {
   const router = Router();
@@ -33,8 +31,7 @@ export function labelRoutes(services: Services): Router {
   router.get(
     '/:labelId',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
-      const scope = await scopeOf(services, req, res);
+      const scope = await requestScope(services, req, res);
       return toLabelJson(await labels.get(scope, pathParam(req, 'labelId')));
     }),
   );
@@ -42,8 +39,7 @@ export function labelRoutes(services: Services): Router {
   router.put(
     '/:labelId',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
-      const scope = await scopeOf(services, req, res);
+      const scope = await requestScope(services, req, res);
       await labels.update(scope, pathParam(req, 'labelId'), camelizeKeys(req.body));
       return {};
     }),
@@ -52,8 +48,7 @@ export function labelRoutes(services: Services): Router {
   router.delete(
     '/:labelId',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
-      const scope = await scopeOf(services, req, res);
+      const scope = await requestScope(services, req, res);
       await labels.delete(scope, pathParam(req, 'labelId'));
       return {};
     }),

@@ -1,10 +1,8 @@
 import { Router } from 'express';
 import { camelizeKeys } from '../../http/case';
-import { json, pathParam, queryObject, scopeOf } from '../../http/rest';
+import { json, pathParam, queryObject, requestScope, SCOPE_PARAMS, scopeOf } from '../../http/rest';
 import type { Services } from '../../services';
 import { toPartialJson, toPartialSummaryJson, toPartialVersionJson } from './partial.mapper';
-
-const SCOPE_PARAMS = ['workspace_id', 'organisation_id'] as const;
 
 /** REST face of prompt partials, mounted at /v1/prompts/partials. `{idOrSlug}`: a UUID is an id, anything else a slug. */
 export function partialRoutes(services: Services): Router {
@@ -14,9 +12,8 @@ export function partialRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
       const body = camelizeKeys(req.body);
-      const scope = await scopeOf(services, req, res, body.workspaceId);
+      const scope = await requestScope(services, req, res, body.workspaceId);
       const { partial, version } = await partials.create(scope, body);
       return { id: partial.id, slug: partial.slug, version_id: version.id };
     }),
@@ -34,8 +31,7 @@ export function partialRoutes(services: Services): Router {
   router.get(
     '/:idOrSlug',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
-      const scope = await scopeOf(services, req, res);
+      const scope = await requestScope(services, req, res);
       const { partial, version } = await partials.get(scope, pathParam(req, 'idOrSlug'));
       return toPartialJson(partial, version);
     }),
@@ -44,8 +40,7 @@ export function partialRoutes(services: Services): Router {
   router.put(
     '/:idOrSlug',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
-      const scope = await scopeOf(services, req, res);
+      const scope = await requestScope(services, req, res);
       const { version } = await partials.update(scope, pathParam(req, 'idOrSlug'), camelizeKeys(req.body));
       return { prompt_partial_version_id: version.id };
     }),
@@ -54,8 +49,7 @@ export function partialRoutes(services: Services): Router {
   router.delete(
     '/:idOrSlug',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
-      const scope = await scopeOf(services, req, res);
+      const scope = await requestScope(services, req, res);
       await partials.delete(scope, pathParam(req, 'idOrSlug'));
       return {};
     }),
@@ -64,8 +58,7 @@ export function partialRoutes(services: Services): Router {
   router.get(
     '/:idOrSlug/versions',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
-      const scope = await scopeOf(services, req, res);
+      const scope = await requestScope(services, req, res);
       const { partial, versions } = await partials.versions(scope, pathParam(req, 'idOrSlug'));
       return versions.map((version) => toPartialVersionJson(partial, version));
     }),
@@ -74,8 +67,7 @@ export function partialRoutes(services: Services): Router {
   router.put(
     '/:idOrSlug/makeDefault',
     json(async (req, res) => {
-      queryObject(req, SCOPE_PARAMS);
-      const scope = await scopeOf(services, req, res);
+      const scope = await requestScope(services, req, res);
       await partials.makeDefault(scope, pathParam(req, 'idOrSlug'), camelizeKeys(req.body));
       return {};
     }),
