@@ -54,6 +54,8 @@ describe('labels over GraphQL', () => {
     expect(invalid.body.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', param: 'name' });
     const missing = await gql(gw, `{ label(id: "${RANDOM_UUID}") { id } }`);
     expect(missing.body.errors[0].extensions.code).toBe('NOT_FOUND');
+    const malformed = await gql(gw, `{ label(id: "not-a-uuid") { id } }`);
+    expect(malformed.body.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', param: 'id' });
     const production = (await gql(gw, `{ labels(search: "production") { items { id } } }`)).body.data.labels.items[0];
     const protectedDelete = await gql(gw, `mutation { deleteLabel(id: "${production.id}") }`);
     expect(protectedDelete.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');

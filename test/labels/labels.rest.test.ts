@@ -116,7 +116,9 @@ describe('labels over REST', () => {
   });
 
   it('answers bad input with 400 in the error shape, never 500', async () => {
-    expectError(await api(gw, 'GET', '/v1/labels/not-a-uuid'), 404, 'not_found_error', null);
+    expectError(await api(gw, 'GET', '/v1/labels/not-a-uuid'), 400, 'invalid_request_error', 'id');
+    expectError(await api(gw, 'PUT', '/v1/labels/1234', { body: { description: 'x' } }), 400, 'invalid_request_error', 'id');
+    expectError(await api(gw, 'DELETE', `/v1/labels/${RANDOM_UUID}x`), 400, 'invalid_request_error', 'id');
     expectError(await api(gw, 'POST', '/v1/labels', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request_error', null);
     expectError(await api(gw, 'POST', '/v1/labels', { rawBody: '["a"]', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request_error', null);
     expectError(await api(gw, 'POST', '/v1/labels', { rawBody: 'name=x', headers: { 'content-type': 'text/plain' } }), 415, 'invalid_request_error', null);

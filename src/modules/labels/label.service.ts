@@ -40,7 +40,8 @@ export class LabelService {
   }
 
   async get(scope: Scope, id: string): Promise<Label> {
-    const label = isUuid(id) ? await this.labels.findById(scope, id) : null;
+    if (!isUuid(id)) throw badRequest(`Label id must be a UUID (got '${id}')`, 'id', 'invalid_id');
+    const label = await this.labels.findById(scope, id);
     if (!label) throw notFound('Label', id);
     return label;
   }
@@ -64,7 +65,7 @@ export class LabelService {
 
   async delete(scope: Scope, id: string): Promise<void> {
     const label = await this.get(scope, id);
-    if (label.isUniversal) throw badRequest(`The default label '${label.name}' cannot be deleted`, 'labelId', 'default_label');
+    if (label.isUniversal) throw badRequest(`The default label '${label.name}' cannot be deleted`, 'id', 'default_label');
     if (!(await this.labels.delete(scope, id))) throw notFound('Label', id);
   }
 
