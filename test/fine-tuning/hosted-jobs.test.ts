@@ -412,6 +412,7 @@ describe('GraphQL', () => {
     // One query for the events and one for the checkpoints of all five jobs (DataLoader batches).
     expect(queries.filter((q) => q.includes('fine_tuning_job_events') && q.includes('row_number')).length).toBe(1);
     expect(queries.filter((q) => q.includes('fine_tuning_job_checkpoints') && q.includes('row_number')).length).toBe(1);
+    expect(queries.filter((q) => /FROM "public"\."files"/.test(q)).length).toBe(1);
 
     const one = await gql(`query($id: ID!) { fineTuningJob(id: $id) { id status hyperparameters { nEpochs } } }`, { id: job.id });
     expect(one.body.data.fineTuningJob).toMatchObject({ id: job.id, status: 'SUCCEEDED' });

@@ -1,5 +1,4 @@
 import type DataLoader from 'dataloader';
-import { orNull } from '../../graphql/entity';
 import { scopedLoader, type ScopedKey } from '../../graphql/scoped-loader';
 import type { FineTuningJobCheckpoint, FineTuningJobEvent } from '../../generated/prisma/client';
 import type { GatewayFile } from '../files/file.repository';
@@ -27,7 +26,7 @@ export function createFineTuningLoaders(services: Services) {
   return {
     /** Key: a file id; value: the file, or null when it is gone (jobs keep their file ids). */
     fileById: scopedLoader<GatewayFile | null>(
-      async (scope, ids) => new Map(await Promise.all(ids.map(async (id) => [id, await orNull(files.get(scope, id))] as const))),
+      async (scope, ids) => new Map((await files.findMany(scope, ids)).map((file) => [file.id, file])),
       () => null,
     ),
     /** Key: a job id; value: its newest `limit` events, newest first. */
