@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import 'reflect-metadata';
 import { loadConfig, type Config } from '../../src/config';
 import { createLogger } from '../../src/logger';
@@ -17,7 +20,9 @@ export interface TestGateway {
 
 /**
  * A gateway on port 0 over a fresh database, bootstrapped with a known organisation key.
- * `options.onQuery` receives every SQL statement Prisma sends (statement counting).
+ * `options.onQuery` receives every SQL statement Prisma sends (statement counting). Without a
+ * DATA_DIR in env it gets a temporary one (files, master key), removed on stop, so tests never touch
+ * the project's ./.data.
  */
 export async function startTestGateway(env: Record<string, string> = {}, options: { onQuery?: (sql: string) => void } = {}): Promise<TestGateway> {
   const { reuseDatabase, ...overrides } = env;
@@ -26,7 +31,9 @@ export async function startTestGateway(env: Record<string, string> = {}, options
     ? { kind: env.DATABASE_URL ? 'postgres' : 'pglite', databaseUrl: env.DATABASE_URL, pgliteDir: '', drop: async () => {} }
     : await createTestDatabase();
   const key = env.GATEWAY_BOOTSTRAP_API_KEY ?? `gw_test_${randomBytes(16).toString('hex')}`;
+  const ownDataDir = env.DATA_DIR ? undefined : mkdtempSync(join(tmpdir(), 'gw-test-'));
   const config = loadConfig({
+    ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}),
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
@@ -45,6 +52,7 @@ export async function startTestGateway(env: Record<string, string> = {}, options
     async stop() {
       await gateway.stop();
       await database.drop();
+      if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
     },
   };
 }
