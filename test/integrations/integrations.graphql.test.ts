@@ -1,17 +1,10 @@
 import { api, createOrganisation, gql, startTestGateway, type TestGateway } from '../support/gateway';
-import { tempDataDir } from '../files/helpers';
 
 let gw: TestGateway;
-let data: { dir: string; remove(): Promise<void> };
-
 beforeAll(async () => {
-  data = await tempDataDir('gw-integrations-');
-  gw = await startTestGateway({ DATA_DIR: data.dir });
+  gw = await startTestGateway();
 });
-afterAll(async () => {
-  await gw.stop();
-  await data.remove();
-});
+afterAll(() => gw.stop());
 
 const SECRET = 'sk-gql-SECRET-0a9b8c7d6e5f4a3b';
 const FIELDS = 'id slug provider name options organisationId workspaceId createdAt';

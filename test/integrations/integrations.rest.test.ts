@@ -1,19 +1,12 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { api, createOrganisation, startTestGateway, type TestGateway } from '../support/gateway';
-import { tempDataDir } from '../files/helpers';
 
 let gw: TestGateway;
-let data: { dir: string; remove(): Promise<void> };
-
 beforeAll(async () => {
-  data = await tempDataDir('gw-integrations-');
-  gw = await startTestGateway({ DATA_DIR: data.dir });
+  gw = await startTestGateway();
 });
-afterAll(async () => {
-  await gw.stop();
-  await data.remove();
-});
+afterAll(() => gw.stop());
 
 const SECRET = 'sk-live-SECRET-4f1d8a2b9c7e6d5f';
 
@@ -168,7 +161,7 @@ describe('integrations over REST', () => {
   });
 
   it('generated a master key into DATA_DIR (mode 0600) since GATEWAY_MASTER_KEY is unset', async () => {
-    const file = join(data.dir, 'master.key');
+    const file = join(gw.config.dataDir, 'master.key');
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect(Buffer.from((await readFile(file, 'utf8')).trim(), 'base64')).toHaveLength(32);
   });
