@@ -1,7 +1,6 @@
+import { cursorListJson, unixSeconds, type Page } from '../../http/openai-shapes';
 import type { GatewayFile } from './file.repository';
 import type { FilePurposeEnum, FileType } from './file.types';
-
-const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 /** OpenAI's file object (what the official SDKs parse). */
 export function toFileJson(file: GatewayFile) {
@@ -22,16 +21,7 @@ export function toDeletedFileJson(file: GatewayFile) {
 }
 
 /** The list answer of GET /v1/files. */
-export function toFileListJson(page: { items: GatewayFile[]; hasMore: boolean }) {
-  const data = page.items.map(toFileJson);
-  return {
-    object: 'list' as const,
-    data,
-    first_id: data.length ? data[0].id : null,
-    last_id: data.length ? data[data.length - 1].id : null,
-    has_more: page.hasMore,
-  };
-}
+export const toFileListJson = (page: Page<GatewayFile>) => cursorListJson(page, toFileJson);
 
 /** The GraphQL file object. */
 export function toFileType(file: GatewayFile): FileType {

@@ -1,4 +1,5 @@
 import type { FineTuningJob, FineTuningJobCheckpoint, FineTuningJobEvent } from '../../generated/prisma/client';
+import { cursorListJson, listJson, unixOrNull, unixSeconds, type Page } from '../../http/openai-shapes';
 import type {
   FineTuningHyperparametersType,
   FineTuningJobCheckpointType,
@@ -9,8 +10,6 @@ import type {
   FineTuningMethodTypeEnum,
 } from './fine-tuning.types';
 
-const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
-const unixOrNull = (date: Date | null) => (date ? unixSeconds(date) : null);
 
 type Hyperparameters = Record<string, unknown>;
 
@@ -69,9 +68,7 @@ export function toJobJson(job: FineTuningJob) {
   };
 }
 
-export function toJobListJson(page: { items: FineTuningJob[]; hasMore: boolean }) {
-  return { object: 'list' as const, data: page.items.map(toJobJson), has_more: page.hasMore };
-}
+export const toJobListJson = (page: Page<FineTuningJob>) => listJson(page, toJobJson);
 
 export function toEventJson(event: FineTuningJobEvent) {
   return {
@@ -85,9 +82,7 @@ export function toEventJson(event: FineTuningJobEvent) {
   };
 }
 
-export function toEventListJson(page: { items: FineTuningJobEvent[]; hasMore: boolean }) {
-  return { object: 'list' as const, data: page.items.map(toEventJson), has_more: page.hasMore };
-}
+export const toEventListJson = (page: Page<FineTuningJobEvent>) => listJson(page, toEventJson);
 
 export function toCheckpointJson(checkpoint: FineTuningJobCheckpoint) {
   return {
@@ -101,10 +96,7 @@ export function toCheckpointJson(checkpoint: FineTuningJobCheckpoint) {
   };
 }
 
-export function toCheckpointListJson(page: { items: FineTuningJobCheckpoint[]; hasMore: boolean }) {
-  const data = page.items.map(toCheckpointJson);
-  return { object: 'list' as const, data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.hasMore };
-}
+export const toCheckpointListJson = (page: Page<FineTuningJobCheckpoint>) => cursorListJson(page, toCheckpointJson);
 
 const numberOrNull = (value: unknown) => (typeof value === 'number' ? value : null);
 

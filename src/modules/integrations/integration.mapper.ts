@@ -1,4 +1,5 @@
 import type { Integration } from '../../generated/prisma/client';
+import { unixSeconds } from '../../http/openai-shapes';
 import type { IntegrationType } from './integration.types';
 
 /** Options as stored: a flat object of strings (the column is JSON). */
@@ -9,8 +10,6 @@ export function optionsOf(row: Integration): Record<string, string> {
   for (const [key, v] of Object.entries(value)) if (typeof v === 'string') out[key] = v;
   return out;
 }
-
-const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 /** The REST integration object. Credentials are never part of it, not even masked. */
 export function toIntegrationJson(row: Integration) {
