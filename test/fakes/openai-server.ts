@@ -8,8 +8,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import busboy from 'busboy';
+import { FakeHttpError, readJsonObject, startFakeServer, type RecordedRequest } from './kit';
 
 export interface FakeFile {
   id: string;
@@ -72,24 +72,6 @@ export interface FakeOpenAIOptions {
   stepsPerPoll?: number;
 }
 
-export interface FailOptions {
-  /** How many matching requests fail (default 1). */
-  times?: number;
-  /** Sent as the `Retry-After` header. */
-  retryAfter?: string;
-  /** Replaces the default error message. */
-  message?: string;
-}
-
-/** A pending failNext (has `status`) or delayNext (has `delayMs`). */
-interface Injection extends FailOptions {
-  method: string;
-  pathPrefix: string;
-  times: number;
-  status?: number;
-  delayMs?: number;
-}
-
 const NEXT: Partial<Record<FakeJob['status'], FakeJob['status']>> = {
   validating_files: 'queued',
   queued: 'running',
@@ -105,18 +87,17 @@ const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 const now = () => Math.floor(Date.now() / 1000);
 const newId = (prefix: string) => `${prefix}-${randomBytes(12).toString('hex')}`;
 
-/** Thrown by route handlers; becomes OpenAI's `{error: {message, type, param, code}}` body. */
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly param: string | null = null,
-    readonly code: string | null = null,
-    readonly type = 'invalid_request_error',
-  ) {
-    super(message);
+/** OpenAI's `{error: {message, type, param, code}}`, as FakeHttpError details. */
+class HttpError extends FakeHttpError {
+  constructor(status: number, message: string, param: string | null = null, code: string | null = null, type = 'invalid_request_error') {
+    super(status, message, { param, code, type });
   }
 }
+
+const renderError = (e: FakeHttpError) => ({
+  status: e.status,
+  body: { error: { message: e.message, type: e.details.type ?? 'invalid_request_error', param: e.details.param ?? null, code: e.details.code ?? null } },
+});
 
 export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
   const apiKey = opts.apiKey ?? 'sk-test-fake';
@@ -127,10 +108,9 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     events: new Map<string, FakeEvent[]>(), // per job, oldest first
     checkpoints: new Map<string, FakeCheckpoint[]>(), // per job, oldest first
     createJobCalls: 0,
-    requests: [] as Array<{ method: string; path: string; headers: http.IncomingHttpHeaders }>,
+    /** Every request the fake received (filled by the kit). */
+    requests: [] as RecordedRequest[],
   };
-  const injections: Injection[] = [];
-  const timers = new Set<NodeJS.Timeout>();
 
   const addEvent = (job: FakeJob, message: string) =>
     state.events.get(job.id)!.push({
@@ -317,91 +297,35 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     });
   }
 
-  async function readJson(req: http.IncomingMessage): Promise<Record<string, unknown>> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    try {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      if (body && typeof body === 'object' && !Array.isArray(body)) return body;
-    } catch {
-      // fall through to the 400 below
-    }
-    throw new HttpError(400, 'We could not parse the JSON body of your request.', null);
-  }
+  const readJson = (req: http.IncomingMessage) => readJsonObject(req, () => new HttpError(400, 'We could not parse the JSON body of your request.', null));
 
-  function takeInjection(method: string, path: string, kind: 'fail' | 'delay'): Injection | undefined {
-    const found = injections.find(
-      (i) => i.method === method && path.startsWith(i.pathPrefix) && (kind === 'delay') === (i.delayMs !== undefined),
-    );
-    if (found && --found.times <= 0) injections.splice(injections.indexOf(found), 1);
-    return found;
-  }
-
-  function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-    if (res.destroyed) return;
-    res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(JSON.stringify(body));
-  }
-
-  const sendError = (res: http.ServerResponse, e: HttpError, headers?: Record<string, string>) =>
-    send(res, e.status, { error: { message: e.message, type: e.type, param: e.param, code: e.code } }, headers);
-
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse) {
-    const url = new URL(req.url ?? '/', 'http://fake');
-    const method = req.method ?? 'GET';
-    state.requests.push({ method, path: url.pathname, headers: req.headers });
-
-    const delay = takeInjection(method, url.pathname, 'delay');
-    if (delay) await new Promise<void>((r) => timers.add(setTimeout(r, delay.delayMs)));
-
-    const failure = takeInjection(method, url.pathname, 'fail');
-    if (failure) {
-      req.resume(); // drain the body so the client is not left mid-upload
-      const status = failure.status!;
-      const [type, code] = status === 429 ? ['requests', 'rate_limit_exceeded'] : ['server_error', null];
-      const message = failure.message ?? (status === 429 ? 'Rate limit reached' : 'The server had an error');
-      const headers: Record<string, string> = {};
-      if (failure.retryAfter !== undefined) headers['retry-after'] = failure.retryAfter;
-      return sendError(res, new HttpError(status, message, null, code, type), headers);
-    }
-
-    const auth = req.headers.authorization ?? '';
-    if (auth !== `Bearer ${apiKey}`) {
-      req.resume();
-      const given = auth.replace(/^Bearer /, '');
-      const masked = given.length > 8 ? `${given.slice(0, 4)}****${given.slice(-4)}` : '****';
-      return sendError(res, new HttpError(401, `Incorrect API key provided: ${masked}.`, null, 'invalid_api_key'));
-    }
-
-    try {
-      send(res, 200, await route(req, url.pathname, url.searchParams));
-    } catch (e) {
-      req.resume();
-      const unexpected = new HttpError(500, 'The server had an error', null, null, 'server_error');
-      sendError(res, e instanceof HttpError ? e : unexpected);
-    }
-  }
-
-  const server = http.createServer((req, res) => void handle(req, res));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const server = await startFakeServer({
+    renderError,
+    injectedError: (status, o) =>
+      status === 429
+        ? new HttpError(429, o.message ?? 'Rate limit reached', null, 'rate_limit_exceeded', 'requests')
+        : new HttpError(status, o.message ?? 'The server had an error', null, null, 'server_error'),
+    async route(req, _res, url) {
+      const auth = req.headers.authorization ?? '';
+      if (auth !== `Bearer ${apiKey}`) {
+        req.resume();
+        const given = auth.replace(/^Bearer /, '');
+        const masked = given.length > 8 ? `${given.slice(0, 4)}****${given.slice(-4)}` : '****';
+        throw new HttpError(401, `Incorrect API key provided: ${masked}.`, null, 'invalid_api_key');
+      }
+      return { status: 200, body: await route(req, url.pathname, url.searchParams) };
+    },
+  });
+  state.requests = server.requests;
 
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `${server.origin}/v1`,
     state,
     /** The next `times` (default 1) requests matching method and path prefix (e.g. `/v1/fine_tuning/jobs`) fail. */
-    failNext(method: string, pathPrefix: string, status: number, o: FailOptions = {}) {
-      injections.push({ ...o, method: method.toUpperCase(), pathPrefix, status, times: o.times ?? 1 });
-    },
+    failNext: server.failNext,
     /** The next `times` (default 1) matching requests are answered only after `ms`. */
-    delayNext(method: string, pathPrefix: string, ms: number, times = 1) {
-      injections.push({ method: method.toUpperCase(), pathPrefix, delayMs: ms, times });
-    },
-    async close() {
-      for (const t of timers) clearTimeout(t);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    delayNext: server.delayNext,
+    close: server.close,
   };
 }
 
