@@ -176,15 +176,4 @@ export async function readJsonObject(req: http.IncomingMessage, invalid: () => F
   throw invalid();
 }
 
-/** Writes server-sent events one by one, as a provider streams them; `[DONE]` is up to the caller. */
-export async function sendEvents(res: http.ServerResponse, events: string[], options: { delayMs?: number; headers?: Record<string, string> } = {}): Promise<void> {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...options.headers });
-  for (const data of events) {
-    if (res.destroyed) return;
-    res.write(`data: ${data}\n\n`);
-    if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
-  }
-  res.end();
-}
-
 export const unixNow = () => Math.floor(Date.now() / 1000);
