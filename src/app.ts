@@ -4,9 +4,13 @@ import type { Config } from './config';
 import { createGraphQLFace } from './graphql/server';
 import { notFoundRoute, requireJsonBody, restErrorHandler } from './http/errors';
 import { Metrics, requestLog } from './http/observability';
-import { authenticate } from './http/rest';
+import { API_KEY_HEADER, authenticate } from './http/rest';
+import { buildServedSchema } from './graphql/schema';
+import { createAppContext } from './context';
+import { GRAPHQL_MODULES } from './modules/graphql-modules';
 import type { Logger } from './logger';
 import { adminRoutes } from './modules/admin/admin.routes';
+import { clientModeFileRoutes, clientModeJobRoutes } from './modules/client-mode/client-mode.routes';
 import { fileRoutes } from './modules/files/file.routes';
 import { fineTuningRoutes } from './modules/fine-tuning/fine-tuning.routes';
 import { integrationRoutes } from './modules/integrations/integration.routes';
@@ -46,7 +50,13 @@ export async function createApp(config: Config, services: Services, logger: Logg
     res.type('text/plain; version=0.0.4').send(metrics.render());
   });
 
-  const graphql = await createGraphQLFace(config, services, logger, httpServer);
+  const graphql = await createGraphQLFace({
+    config,
+    logger,
+    httpServer,
+    schema: await buildServedSchema(GRAPHQL_MODULES),
+    context: async (req) => createAppContext(services, await services.apiKeys.authenticate(req.header(API_KEY_HEADER))),
+  });
   app.use('/graphql', ...graphql.middleware);
 
   const jsonBody: RequestHandler[] = [requireJsonBody, express.json({ limit: config.jsonLimit, strict: true })];
@@ -55,8 +65,9 @@ export async function createApp(config: Config, services: Services, logger: Logg
   v1.use('/labels', ...jsonBody, labelRoutes(services));
   v1.use('/integrations', ...jsonBody, integrationRoutes(services));
   // Multipart uploads: no JSON body parser (the route streams the body itself).
-  v1.use('/files', fileRoutes(services));
-  v1.use('/fine_tuning/jobs', ...jsonBody, fineTuningRoutes(services));
+  // Requests naming a provider (`x-gateway-provider`) are client mode; the others reach the hosted routes.
+  v1.use('/files', clientModeFileRoutes(services), fileRoutes(services));
+  v1.use('/fine_tuning/jobs', ...jsonBody, clientModeJobRoutes(services), fineTuningRoutes(services));
   v1.use('/prompts/partials', ...jsonBody, partialRoutes(services));
   v1.use('/', ...jsonBody, adminRoutes(services));
   app.use('/v1', v1);

@@ -19,7 +19,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   GATEWAY_JOB_POLL_MS: z.coerce.number().int().positive().default(5000),
   GATEWAY_JOB_LEASE_MS: z.coerce.number().int().positive().default(30000),
-  GATEWAY_OPENAI_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
+  GATEWAY_PROVIDER_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   GATEWAY_JSON_LIMIT: z.string().default('1mb'),
   GATEWAY_UPLOAD_LIMIT_BYTES: z.coerce.number().int().positive().default(512 * 1024 * 1024),
   // GraphQL query limits (src/graphql/limits.ts).
@@ -47,7 +47,13 @@ export interface Config {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   jobPollMs: number;
   jobLeaseMs: number;
-  providerBaseUrls: { openai: string };
+  /**
+   * Provider endpoint overrides (`GATEWAY_OPENAI_BASE_URL`, `GATEWAY_AZURE_OPENAI_BASE_URL`, …): every
+   * `GATEWAY_*_URL` variable, checked to be an http(s) URL. Each provider module names the ones it reads.
+   */
+  providerEndpoints: Record<string, string>;
+  /** A provider call (or the wait for its first byte) taking longer answers 504. */
+  providerTimeoutMs: number;
   jsonLimit: string;
   uploadLimitBytes: number;
   graphqlLimits: QueryLimits;
@@ -77,7 +83,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     jobPollMs: e.GATEWAY_JOB_POLL_MS,
     jobLeaseMs: e.GATEWAY_JOB_LEASE_MS,
-    providerBaseUrls: { openai: e.GATEWAY_OPENAI_BASE_URL },
+    providerEndpoints: endpointOverrides(env),
+    providerTimeoutMs: e.GATEWAY_PROVIDER_TIMEOUT_MS,
     jsonLimit: e.GATEWAY_JSON_LIMIT,
     uploadLimitBytes: e.GATEWAY_UPLOAD_LIMIT_BYTES,
     graphqlLimits: {
@@ -90,4 +97,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       defaultListSize: e.GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE,
     },
   };
+}
+
+/** `GATEWAY_*_URL` variables: provider endpoints. Settings from requests never reach a URL but through these. */
+function endpointOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!/^GATEWAY_[A-Z0-9_]+_URL$/.test(name) || value === undefined || value === '') continue;
+    if (!/^https?:\/\/[^\s]+$/.test(value)) throw new Error(`Invalid configuration: ${name}: must be an http(s) URL`);
+    out[name] = value;
+  }
+  return out;
 }

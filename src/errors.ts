@@ -36,9 +36,20 @@ const KINDS: Record<ErrorKind, KindInfo> = {
   internal: { status: 500, type: 'server_error', graphqlCode: 'INTERNAL_SERVER_ERROR' },
 };
 
+/** Where in an input a problem is: field names in the services' (camelCase) spelling, array indexes as numbers. */
+export type FieldPath = readonly (string | number)[];
+
 export interface ErrorDetails {
-  /** The offending input field, in the caller's naming. */
+  /**
+   * The offending input field, in the services' spelling; each face renders it in its own (REST
+   * `method.supervised.hyperparameters.n_epochs`, GraphQL `method.hyperparameters.nEpochs`). A string
+   * is a one-field path.
+   */
+  path?: FieldPath | string | null;
+  /** The field exactly as the caller spelled it, for errors raised at a face's own edge; shown as it is. */
   param?: string | null;
+  /** The message is a reason about the field (`must not be empty`): faces prefix it with the field's name. */
+  aboutField?: boolean;
   /** A machine-readable code, e.g. `label_name_taken`. */
   code?: string | null;
   /** Overrides the kind's status (provider errors carry the provider's status). */
@@ -46,7 +57,9 @@ export interface ErrorDetails {
 }
 
 export class GatewayError extends Error {
+  readonly path: FieldPath | null;
   readonly param: string | null;
+  readonly aboutField: boolean;
   readonly code: string | null;
   readonly status: number;
 
@@ -57,7 +70,9 @@ export class GatewayError extends Error {
   ) {
     super(message);
     this.name = 'GatewayError';
+    this.path = typeof details.path === 'string' ? [details.path] : (details.path ?? null);
     this.param = details.param ?? null;
+    this.aboutField = details.aboutField ?? false;
     this.code = details.code ?? null;
     this.status = details.status ?? KINDS[kind].status;
   }
@@ -70,38 +85,50 @@ export class GatewayError extends Error {
     return KINDS[this.kind].graphqlCode;
   }
 
-  /** The same error with `param` renamed, e.g. from a camelCase field to its REST spelling. */
-  withParam(param: string | null): GatewayError {
-    return new GatewayError(this.kind, this.message, { param, code: this.code, status: this.status });
+  /** The same error about another field (a face renaming its own arguments, see graphql/field-names.ts). */
+  atPath(path: FieldPath): GatewayError {
+    const { kind, message, param, aboutField, code, status } = this;
+    return new GatewayError(kind, message, { path, param, aboutField, code, status });
+  }
+
+  /** The parameter and message as a face shows them, given how it spells a path. */
+  render(spell: (path: FieldPath) => string): { param: string | null; message: string } {
+    const param = this.param ?? (this.path?.length ? spell(this.path) : null);
+    return { param, message: this.aboutField && param ? `${param}: ${this.message}` : this.message };
   }
 }
 
-export const badRequest = (message: string, param?: string | null, code?: string) =>
-  new GatewayError('invalid_request', message, { param, code });
+export const badRequest = (message: string, path?: FieldPath | string | null, code?: string) =>
+  new GatewayError('invalid_request', message, { path, code });
+
+/** A field of the input is wrong: `reason` says how (`must not be empty`); faces name the field. */
+export const invalidField = (path: FieldPath | string, reason: string, code = 'invalid_request') =>
+  new GatewayError('invalid_request', reason, { path, code, aboutField: true });
 
 export const notFound = (what: string, id?: string) =>
   new GatewayError('not_found', id === undefined ? `${what} not found` : `${what} '${id}' not found`, {
     code: 'not_found',
   });
 
-export const conflict = (message: string, param?: string, code?: string) =>
-  new GatewayError('conflict', message, { param, code });
+export const conflict = (message: string, path?: FieldPath | string, code?: string) =>
+  new GatewayError('conflict', message, { path, code });
 
 export const forbidden = (message: string) => new GatewayError('forbidden', message);
 
 export const unauthenticated = (message: string) =>
   new GatewayError('unauthenticated', message, { code: 'invalid_api_key' });
 
-export const unsupported = (message: string, param?: string) =>
-  new GatewayError('unsupported', message, { param, code: 'unsupported_operation' });
+export const unsupported = (message: string, path?: FieldPath | string) =>
+  new GatewayError('unsupported', message, { path, code: 'unsupported_operation' });
 
 /** The error body every REST response uses (OpenAI's shape, so SDKs parse it). */
 export interface ErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 
-export function errorBody(err: GatewayError): ErrorBody {
-  return { error: { message: err.message, type: err.type, param: err.param, code: err.code } };
+export function errorBody(err: GatewayError, spell: (path: FieldPath) => string): ErrorBody {
+  const { param, message } = err.render(spell);
+  return { error: { message, type: err.type, param, code: err.code } };
 }
 
 export const MASKED_INTERNAL = new GatewayError('internal', 'Internal server error', { code: 'internal_error' });

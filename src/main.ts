@@ -31,10 +31,11 @@ export async function startGateway(config: Config, logger: Logger, options: { on
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `http://127.0.0.1:${port}`;
     logger.info({ port, database: db.kind }, `gateway listening on ${url}`);
-    const monitor = new JobMonitor(services.fineTuningJobs, services.fineTuning, services.files, logger, {
-      pollMs: config.jobPollMs,
-      leaseMs: config.jobLeaseMs,
-    });
+    const monitor = new JobMonitor(
+      { jobs: services.fineTuningJobs, leases: services.jobLeases, service: services.fineTuning, files: services.files, cancellation: services.jobCancellation },
+      logger,
+      { pollMs: config.jobPollMs, leaseMs: config.jobLeaseMs },
+    );
     monitor.start();
     return {
       url,

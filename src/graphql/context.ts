@@ -1,41 +1,36 @@
-import type { Caller, Scope } from '../auth/scope';
-import { createFineTuningLoaders, type FineTuningLoaders } from '../modules/fine-tuning/fine-tuning.loaders';
-import { createPartialLoaders, type PartialLoaders } from '../modules/partials/partial.loaders';
-import type { Services } from '../services';
+import type { Scope } from '../auth/scope';
 
-/** Per-request GraphQL context: the caller, the services, and request-scoped helpers. */
-export interface GraphQLContext {
-  caller: Caller;
-  services: Services;
-  /** The tenant scope for an optional workspace UUID or slug (see WorkspaceService.resolveScope). */
+/**
+ * Per-request values built on first use and shared by every resolver of the request: DataLoader
+ * groups, entity loaders. Keyed by the function that builds them, so a module needs no registration
+ * to have request-scoped loaders, and no two modules can collide.
+ */
+export class RequestCache<C> {
+  private readonly values = new Map<(ctx: C) => unknown, unknown>();
+
+  constructor(private readonly ctx: () => C) {}
+
+  get<T>(create: (ctx: C) => T): T {
+    if (!this.values.has(create)) this.values.set(create, create(this.ctx()));
+    return this.values.get(create) as T;
+  }
+}
+
+/** What the GraphQL infrastructure needs of a request's context; the application's context extends it. */
+export interface TenantContext<C = unknown> {
+  /** The tenant scope for an optional workspace UUID or slug, resolved once per request and reference. */
   scope(workspaceRef?: string | null): Promise<Scope>;
-  /** Per-request DataLoaders, one group per domain; their keys include the scope. */
-  loaders: Loaders;
+  /** Request-scoped loaders (see {@link RequestCache}). */
+  loaders: RequestCache<C>;
 }
 
-export interface Loaders {
-  partials: PartialLoaders;
-  fineTuning: FineTuningLoaders;
-}
-
-export function createContext(services: Services, caller: Caller): GraphQLContext {
+/** Memoises scope resolution per workspace reference for one request. */
+export function scopeResolver(resolve: (workspaceRef?: string | null) => Promise<Scope>): TenantContext['scope'] {
   const scopes = new Map<string, Promise<Scope>>();
-  const loaders: Loaders = {
-    partials: createPartialLoaders(services),
-    fineTuning: createFineTuningLoaders(services),
-  };
-  return {
-    caller,
-    services,
-    loaders,
-    scope(workspaceRef) {
-      const key = workspaceRef ?? '';
-      let scope = scopes.get(key);
-      if (!scope) {
-        scope = services.workspaces.resolveScope(caller, workspaceRef);
-        scopes.set(key, scope);
-      }
-      return scope;
-    },
+  return (workspaceRef) => {
+    const key = workspaceRef ?? '';
+    let scope = scopes.get(key);
+    if (!scope) scopes.set(key, (scope = resolve(workspaceRef)));
+    return scope;
   };
 }

@@ -3,7 +3,7 @@ import { isObjectType, type GraphQLSchema } from 'graphql';
 import { Directive, getMetadataStorage } from 'type-graphql';
 import type { Scope } from '../auth/scope';
 import { GatewayError } from '../errors';
-import type { GraphQLContext } from './context';
+import type { TenantContext } from './context';
 
 /**
  * Federation entities. A type opts in with one decorator on its type-graphql class, naming how its
@@ -27,21 +27,30 @@ export const ENTITY_KEY_FIELD = 'id';
  * Loads the entities with these ids for the caller, aligned with `ids`: null (or undefined) for an id
  * that does not exist in the caller's scope.
  */
-export type EntityLoader<T> = (ids: readonly string[], ctx: GraphQLContext) => Promise<ReadonlyArray<T | null | undefined>>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each entity names its application context; the registry is context-agnostic
+type AnyContext = TenantContext<any>;
+
+export type EntityLoader<T, C extends AnyContext = AnyContext> = (ids: readonly string[], ctx: C) => Promise<ReadonlyArray<T | null | undefined>>;
 
 interface EntityRegistration {
   target: Function;
-  load: EntityLoader<unknown>;
+  /** Builds the request's DataLoader for this type (one per request, see RequestCache). A method: its context parameter is the entity's own. */
+  loader(ctx: AnyContext): DataLoader<string, unknown>;
 }
 
 const registrations: EntityRegistration[] = [];
 
 /** Marks a type-graphql `@ObjectType` class as a federation entity keyed by `id`. */
-export function Entity<T>(load: EntityLoader<T>): ClassDecorator {
-  const key = Directive(`@key(fields: "${ENTITY_KEY_FIELD}")`) as ClassDecorator;
+export function Entity<T, C extends AnyContext>(load: EntityLoader<T, C>): ClassDecorator {
+  const key = Directive(`@key(fields: "${ENTITY_KEY_FIELD}")`);
+  const loader = (ctx: C) =>
+    new DataLoader<string, unknown>(async (ids) => {
+      const found = await load(ids, ctx);
+      return ids.map((_, i) => found[i] ?? null);
+    });
   return (target) => {
     key(target);
-    registrations.push({ target, load: load as EntityLoader<unknown> });
+    registrations.push({ target, loader });
   };
 }
 
@@ -49,13 +58,13 @@ export function Entity<T>(load: EntityLoader<T>): ClassDecorator {
  * The scope entity references resolve in: the caller's default scope, exactly as a query without
  * `workspaceId` (a workspace key: its workspace; an organisation key: its `default` workspace).
  */
-export const entityScope = (ctx: GraphQLContext): Promise<Scope> => ctx.scope();
+export const entityScope = (ctx: AnyContext): Promise<Scope> => ctx.scope();
 
 /** An entity loader over a batched "rows of the scope with these ids" service method. */
-export function loadByIds<R extends { id: string }, T>(
-  findMany: (scope: Scope, ids: string[], ctx: GraphQLContext) => Promise<R[]>,
+export function loadByIds<R extends { id: string }, T, C extends AnyContext>(
+  findMany: (scope: Scope, ids: string[], ctx: C) => Promise<R[]>,
   toType: (row: R) => T,
-): EntityLoader<T> {
+): EntityLoader<T, C> {
   return async (ids, ctx) => {
     const rows = await findMany(await entityScope(ctx), [...ids], ctx);
     const byId = new Map(rows.map((row) => [row.id, row]));
@@ -70,7 +79,7 @@ export function loadByIds<R extends { id: string }, T>(
  * An entity loader over a single-object lookup (a service `get` or a request DataLoader's `load`):
  * "not found" and "forbidden" become null.
  */
-export function loadEachById<T>(get: (scope: Scope, id: string, ctx: GraphQLContext) => Promise<T>): EntityLoader<T> {
+export function loadEachById<T, C extends AnyContext>(get: (scope: Scope, id: string, ctx: C) => Promise<T>): EntityLoader<T, C> {
   return async (ids, ctx) => {
     const scope = await entityScope(ctx);
     return Promise.all(ids.map((id) => orNull(get(scope, id, ctx))));
@@ -89,37 +98,22 @@ export async function orNull<T>(value: Promise<T>): Promise<T | null> {
 export interface EntityDefinition {
   typeName: string;
   /** `__resolveReference` for the subgraph's resolver map. */
-  resolveReference(reference: Record<string, unknown>, ctx: GraphQLContext): Promise<unknown> | null;
-}
-
-const loaders = new WeakMap<object, Map<string, DataLoader<string, unknown>>>();
-
-function requestLoader(ctx: GraphQLContext, typeName: string, load: EntityLoader<unknown>): DataLoader<string, unknown> {
-  let perRequest = loaders.get(ctx);
-  if (!perRequest) loaders.set(ctx, (perRequest = new Map()));
-  let loader = perRequest.get(typeName);
-  if (!loader) {
-    loader = new DataLoader<string, unknown>(async (ids) => {
-      const found = await load(ids, ctx);
-      return ids.map((_, i) => found[i] ?? null);
-    });
-    perRequest.set(typeName, loader);
-  }
-  return loader;
+  resolveReference(reference: Record<string, unknown>, ctx: AnyContext): Promise<unknown> | null;
 }
 
 /** The entities of a built schema: the registered classes whose object type it contains. */
 export function schemaEntities(schema: GraphQLSchema): EntityDefinition[] {
   const objectTypes = getMetadataStorage().objectTypes;
   const found = new Map<string, EntityDefinition>();
-  for (const { target, load } of registrations) {
+  for (const registration of registrations) {
+    const { target } = registration;
     const typeName = objectTypes.find((meta) => meta.target === target)?.name;
     if (!typeName || !isObjectType(schema.getType(typeName))) continue;
     found.set(typeName, {
       typeName,
       resolveReference(reference, ctx) {
         const id = reference[ENTITY_KEY_FIELD];
-        return typeof id === 'string' ? requestLoader(ctx, typeName, load).load(id) : null;
+        return typeof id === 'string' ? ctx.loaders.get(registration.loader).load(id) : null;
       },
     });
   }

@@ -3,6 +3,7 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { ArgumentValidationError } from 'type-graphql';
 import { GatewayError, MASKED_INTERNAL } from '../errors';
 import type { Logger } from '../logger';
+import { graphqlPath } from './field-names';
 import { LIMIT_CODES, QueryLimitError, tokenLimitOf } from './limits';
 
 /** Codes that Apollo and graphql-js give to the caller's mistakes; kept as they are. */
@@ -35,11 +36,12 @@ function limitError(error: unknown): QueryLimitError | null {
 }
 
 function fromGatewayError(formatted: GraphQLFormattedError, err: GatewayError): GraphQLFormattedError {
+  const { param, message } = err.render(graphqlPath);
   return {
-    message: err.message,
+    message,
     locations: formatted.locations,
     path: formatted.path,
-    extensions: { code: err.graphqlCode, param: err.param, errorCode: err.code, status: err.status },
+    extensions: { code: err.graphqlCode, param, errorCode: err.code, status: err.status },
   };
 }
 

@@ -2,29 +2,37 @@ import 'reflect-metadata';
 import type { GraphQLSchema } from 'graphql';
 import { buildSchema } from 'type-graphql';
 import { toSubgraphSchema } from './federation';
-import { FileResolver } from '../modules/files/file.resolver';
-import { FineTuningJobResolver } from '../modules/fine-tuning/fine-tuning.resolver';
-import { IntegrationResolver } from '../modules/integrations/integration.resolver';
-import { LabelResolver } from '../modules/labels/label.resolver';
-import { PromptPartialResolver } from '../modules/partials/partial.resolver';
 
-/** Every resolver of the GraphQL face; a new domain adds its resolver here. */
-export const RESOLVERS = [LabelResolver, PromptPartialResolver, FileResolver, IntegrationResolver, FineTuningJobResolver] as const;
+/** What a domain module contributes to the GraphQL face: its resolvers (its loaders live in the request cache). */
+export interface GraphQLModule {
+  resolvers: readonly Function[];
+}
 
-let cached: Promise<GraphQLSchema> | undefined;
-let served: Promise<GraphQLSchema> | undefined;
+const built = new WeakMap<readonly GraphQLModule[], { api: Promise<GraphQLSchema>; served?: Promise<GraphQLSchema> }>();
+
+function entry(modules: readonly GraphQLModule[]) {
+  let found = built.get(modules);
+  if (!found) {
+    const [first, ...rest] = modules.flatMap((m) => m.resolvers);
+    if (!first) throw new Error('The GraphQL face needs at least one resolver');
+    // `skipCheck`: entity types carry `@key`, which only the subgraph schema defines.
+    const api = buildSchema({ resolvers: [first, ...rest], validate: true, skipCheck: true });
+    built.set(modules, (found = { api }));
+  }
+  return found;
+}
 
 /**
- * The type-graphql schema, the client-facing API (built once per process: type-graphql's metadata is
- * global). `skipCheck`: entity types carry `@key`, which only the subgraph schema defines.
+ * The type-graphql schema of these modules, the client-facing API (built once per module list:
+ * type-graphql's metadata is global to the process).
  */
-export function buildGatewaySchema(): Promise<GraphQLSchema> {
-  cached ??= buildSchema({ resolvers: RESOLVERS as unknown as [Function, ...Function[]], validate: true, skipCheck: true });
-  return cached;
+export function buildGatewaySchema(modules: readonly GraphQLModule[]): Promise<GraphQLSchema> {
+  return entry(modules).api;
 }
 
 /** The schema Apollo serves: the API above as a Federation v2 subgraph (`_service`, `_entities`). */
-export function buildServedSchema(): Promise<GraphQLSchema> {
-  served ??= buildGatewaySchema().then(toSubgraphSchema);
-  return served;
+export function buildServedSchema(modules: readonly GraphQLModule[]): Promise<GraphQLSchema> {
+  const found = entry(modules);
+  found.served ??= found.api.then(toSubgraphSchema);
+  return found.served;
 }

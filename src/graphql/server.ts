@@ -7,15 +7,12 @@ import { expressMiddleware } from '@as-integrations/express5';
 import cors from 'cors';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { graphqlUploadExpress } from 'graphql-upload-minimal';
+import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config';
 import { GatewayError } from '../errors';
-import { API_KEY_HEADER } from '../http/rest';
 import type { Logger } from '../logger';
-import type { Services } from '../services';
-import { createContext, type GraphQLContext } from './context';
 import { formatGraphQLError, unauthenticatedGraphQLError } from './errors';
 import { entityCostPlugin, knownOperationTypesRule, queryLimitsRule } from './limits';
-import { buildServedSchema } from './schema';
 
 export interface GraphQLFace {
   middleware: (RequestHandler | ErrorRequestHandler)[];
@@ -28,10 +25,20 @@ export interface GraphQLFace {
  * query before any resolver runs; batched requests are refused; production hides introspection, the
  * Sandbox and field suggestions.
  */
-export async function createGraphQLFace(config: Config, services: Services, logger: Logger, httpServer: Server): Promise<GraphQLFace> {
+export interface GraphQLFaceOptions<C extends object> {
+  config: Config;
+  logger: Logger;
+  httpServer: Server;
+  /** The served (subgraph) schema. */
+  schema: GraphQLSchema;
+  /** The context of a request; a GatewayError thrown here (an unknown API key) answers as UNAUTHENTICATED. */
+  context: (req: express.Request) => Promise<C>;
+}
+
+export async function createGraphQLFace<C extends object>({ config, logger, httpServer, schema, context: contextOf }: GraphQLFaceOptions<C>): Promise<GraphQLFace> {
   const limits = config.graphqlLimits;
-  const server = new ApolloServer<GraphQLContext>({
-    schema: await buildServedSchema(),
+  const server = new ApolloServer<C>({
+    schema,
     introspection: !config.production,
     hideSchemaDetailsFromClientErrors: config.production,
     includeStacktraceInErrorResponses: false,
@@ -54,7 +61,7 @@ export async function createGraphQLFace(config: Config, services: Services, logg
 
   const context = async ({ req }: { req: express.Request }) => {
     try {
-      return createContext(services, await services.apiKeys.authenticate(req.header(API_KEY_HEADER)));
+      return await contextOf(req);
     } catch (err) {
       if (err instanceof GatewayError) throw unauthenticatedGraphQLError(err);
       throw err;

@@ -1,27 +1,51 @@
-import { GatewayError, badRequest } from '../errors';
+import { badRequest, GatewayError, type FieldPath } from '../errors';
+import { untrustedInput, type Untrusted } from '../validation/parse';
 
-/** REST speaks snake_case, the services camelCase. */
-export const snakeToCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-export const camelToSnake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/** REST speaks snake_case, the services camelCase; this is the one place that converts between them. */
+const snakeToCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+const camelToSnake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /**
- * A REST body or query with its top-level keys in camelCase. A camelCase key sent over REST is not
- * a REST field name, so it is refused rather than silently accepted.
+ * Fields whose values are maps with caller-chosen keys (metadata, provider credentials and
+ * settings): their keys are data, not field names, and keep their spelling both ways.
  */
-export function camelizeKeys(input: unknown, what = 'body'): Record<string, unknown> {
-  if (input === undefined || input === null) return {};
-  if (typeof input !== 'object' || Array.isArray(input)) throw badRequest(`The request ${what} must be a JSON object`, null);
+const MAP_FIELDS = new Set(['metadata', 'credentials', 'options', 'gatewayOptions']);
+
+/**
+ * A REST body or query as a service's raw input: keys converted to camelCase at every depth except
+ * inside map fields. A camelCase key is not a REST field name, so it is refused rather than silently
+ * accepted under another spelling.
+ */
+export function fromRest(value: unknown, what = 'body'): Untrusted {
+  if (value === undefined || value === null) return untrustedInput({});
+  if (typeof value !== 'object' || Array.isArray(value)) throw badRequest(`The request ${what} must be a JSON object`, null);
+  return untrustedInput(camelize(value, []));
+}
+
+function camelize(value: unknown, path: string[]): unknown {
+  if (Array.isArray(value)) return value.map((item) => camelize(item, path));
+  if (value === null || typeof value !== 'object') return value;
+  if (MAP_FIELDS.has(path[path.length - 1])) return value;
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(input)) {
-    if (/[A-Z]/.test(key)) throw new RestFieldError(key);
-    out[snakeToCamel(key)] = value;
+  for (const [key, item] of Object.entries(value)) {
+    if (/[A-Z]/.test(key)) {
+      const param = [...path.map(camelToSnake), key].join('.');
+      throw new GatewayError('invalid_request', 'is not a known field', { param, aboutField: true, code: 'invalid_request' });
+    }
+    const camel = snakeToCamel(key);
+    out[camel] = camelize(item, [...path, camel]);
   }
   return out;
 }
 
-/** An error about a field exactly as the REST caller spelled it: not re-spelled by the error mapper. */
-export class RestFieldError extends GatewayError {
-  constructor(key: string) {
-    super('invalid_request', `Unknown field '${key}'`, { param: key, code: 'invalid_request' });
+/** A service's field path as a REST caller names it: `method.supervised.hyperparameters.n_epochs`. */
+export function restPath(path: FieldPath): string {
+  const out: string[] = [];
+  let inMap = false;
+  for (const segment of path) {
+    if (typeof segment === 'number') out.push(String(segment));
+    else out.push(inMap ? segment : camelToSnake(segment));
+    inMap = typeof segment === 'string' && !inMap && MAP_FIELDS.has(segment);
   }
+  return out.join('.');
 }

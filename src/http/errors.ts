@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { GatewayError, MASKED_INTERNAL, badRequest, errorBody } from '../errors';
 import type { Logger } from '../logger';
-import { RestFieldError, camelToSnake } from './case';
+import { restPath } from './case';
 
 /** Errors raised by express.json() carry a `type`; they are the caller's fault. */
 function fromBodyParser(err: { type?: string; message?: string; status?: number }): GatewayError | null {
@@ -28,15 +28,6 @@ function withoutSourceExcerpt(message: string | undefined): string {
   return cut.trim() || 'could not parse';
 }
 
-/** A service's camelCase field name, spelled as the REST caller sent it. */
-function restSpelling(err: GatewayError): GatewayError {
-  if (!err.param || err instanceof RestFieldError) return err;
-  const snake = err.param.split('.').map(camelToSnake).join('.');
-  if (snake === err.param) return err;
-  const renamed = new GatewayError(err.kind, err.message.split(err.param).join(snake), { param: snake, code: err.code, status: err.status });
-  return renamed;
-}
-
 export function restErrorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     let mapped = err instanceof GatewayError ? err : fromBodyParser(err);
@@ -48,8 +39,7 @@ export function restErrorHandler(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
-    const shown = restSpelling(mapped);
-    res.status(shown.status).json(errorBody(shown));
+    res.status(mapped.status).json(errorBody(mapped, restPath));
   };
 }
 

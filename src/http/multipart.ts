@@ -24,7 +24,7 @@ export interface UploadedFile {
   /** As sent by the client, without any directory part; '' when the part had none. */
   filename: string;
   mimeType: string;
-  stream: NodeJS.ReadableStream;
+  stream: Readable;
 }
 
 export interface MultipartUploadOptions<T> {
@@ -37,6 +37,11 @@ export interface MultipartUploadOptions<T> {
   fieldLimit?: number;
   onFile: (file: UploadedFile) => Promise<T>;
   onDiscard?: (file: T) => Promise<void> | void;
+  /**
+   * The parser has read the whole body: every field is known (a field sent after the file, too),
+   * while `onFile` may still be finishing. A pass-through upload waits for its `purpose` here.
+   */
+  onFields?: (fields: Readonly<Record<string, string>>) => void;
 }
 
 export interface MultipartUpload<T> {
@@ -181,6 +186,7 @@ class UploadReceiver<T> {
   /** The parser has seen the whole body and every file stream has ended. */
   private async complete(): Promise<void> {
     if (this.failed) return;
+    this.opts.onFields?.({ ...this.fields });
     if (this.stored === null) {
       this.fail(badRequest(`'${this.fileField}' is required: the file to upload`, this.fileField));
       return;

@@ -1,8 +1,10 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Caller, Scope } from '../auth/scope';
-import { badRequest, forbidden } from '../errors';
-import type { Services } from '../services';
 import { isOrganisationKey } from '../auth/scope';
+import { badRequest, forbidden, GatewayError } from '../errors';
+import type { Services } from '../services';
+import type { Untrusted } from '../validation/parse';
+import { fromRest } from './case';
 
 export const API_KEY_HEADER = 'x-gateway-api-key';
 
@@ -26,34 +28,52 @@ export const requireOrganisationKey: RequestHandler = (_req, res, next) => {
 export function queryParam(req: Request, name: string): string | undefined {
   const value = req.query[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw badRequest(`Query parameter ${name} must be given once`, name);
+  if (typeof value !== 'string') throw new GatewayError('invalid_request', 'must be given once', { param: name, aboutField: true, code: 'invalid_request' });
   return value;
 }
 
-/** The request's query parameters as a plain object of strings, for a service's list input. */
-export function queryObject(req: Request, names: readonly string[]): Record<string, string> {
+/** The request's query parameters as a plain object of strings; a parameter not in `names` is a 400. */
+function queryObject(req: Request, names: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const key of Object.keys(req.query)) {
-    if (!names.includes(key)) throw badRequest(`Unknown query parameter '${key}'`, key);
-    out[key] = queryParam(req, key)!;
+    if (!names.includes(key)) throw new GatewayError('invalid_request', 'is not a known query parameter', { param: key, aboutField: true, code: 'invalid_request' });
+    const value = queryParam(req, key);
+    if (value !== undefined) out[key] = value;
   }
   return out;
 }
 
-/** The query parameters every tenant-scoped route accepts. */
-export const SCOPE_PARAMS = ['workspace_id', 'organisation_id'] as const;
+/** The query parameters every tenant-scoped route accepts: they choose the workspace. */
+const SCOPE_PARAMS = ['workspace_id', 'organisation_id'] as const;
 
-/** The scope of a request that takes no query parameters besides SCOPE_PARAMS (others are 400). */
-export function requestScope(services: Services, req: Request, res: Response, bodyWorkspace?: unknown): Promise<Scope> {
-  queryObject(req, SCOPE_PARAMS);
-  return scopeOf(services, req, res, bodyWorkspace);
+/** What a tenant-scoped handler works with: the scope, and the query and body as raw service input. */
+export interface TenantRequest {
+  scope: Scope;
+  /** The route's own query parameters (camelCase keys), for the service to validate. */
+  query: Untrusted;
+  /** The JSON body without `workspace_id` (camelCase keys), for the service to validate. */
+  body: Untrusted;
 }
 
-/** The tenant scope of a request: `workspace_id` from the query or the body, `organisation_id` from the query. */
-export function scopeOf(services: Services, req: Request, res: Response, bodyWorkspace?: unknown): Promise<Scope> {
-  const fromBody = typeof bodyWorkspace === 'string' ? bodyWorkspace : undefined;
-  if (bodyWorkspace !== undefined && fromBody === undefined) throw badRequest('workspace_id must be a string', 'workspace_id');
-  return services.workspaces.resolveScope(callerOf(res), queryParam(req, 'workspace_id') ?? fromBody, queryParam(req, 'organisation_id'));
+/**
+ * The one way a route learns its tenant: `workspace_id` (query or JSON body; a UUID or slug) and
+ * `organisation_id` choose the workspace, within what the API key may reach. `params` are the other
+ * query parameters the route takes; any other is a 400.
+ */
+export async function tenantRequest(services: Services, req: Request, res: Response, params: readonly string[] = []): Promise<TenantRequest> {
+  const { workspace_id: fromQuery, organisation_id: organisationRef, ...query } = queryObject(req, [...SCOPE_PARAMS, ...params]);
+  const { workspace_id: fromBody, ...body } = bodyObject(req);
+  if (fromBody !== undefined && typeof fromBody !== 'string') throw new GatewayError('invalid_request', 'must be a string', { param: 'workspace_id', aboutField: true, code: 'invalid_request' });
+  const scope = await services.workspaces.resolveScope(callerOf(res), fromQuery ?? fromBody, organisationRef);
+  return { scope, query: fromRest(query, 'query'), body: fromRest(body) };
+}
+
+/** The parsed JSON body as an object (none: empty); any other JSON value is refused. */
+function bodyObject(req: Request): Record<string, unknown> {
+  const body: unknown = req.body;
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('The request body must be a JSON object', null, 'invalid_request');
+  return { ...body };
 }
 
 /** Wraps a handler whose result is the JSON body of a 200. */

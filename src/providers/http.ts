@@ -7,6 +7,7 @@
  */
 import { Readable } from 'node:stream';
 import { GatewayError } from '../errors';
+import type { ProviderContent } from './types';
 
 export interface HttpPolicy {
   /** Per-attempt timeout for ordinary calls. */
@@ -22,7 +23,7 @@ export interface HttpPolicy {
 }
 
 export const DEFAULT_HTTP_POLICY: Required<HttpPolicy> = {
-  timeoutMs: 30_000,
+  timeoutMs: 60_000,
   uploadTimeoutMs: 15 * 60_000,
   retries: 2,
   baseDelayMs: 250,
@@ -44,7 +45,7 @@ export interface ProviderRequest {
   /** Use the upload timeout instead of the ordinary one. */
   upload?: boolean;
   /** Values (credentials) that must never appear in an error message. */
-  redact?: string[];
+  redact?: readonly string[];
   policy?: HttpPolicy;
 }
 
@@ -63,6 +64,34 @@ export async function providerFetch<T = unknown>(req: ProviderRequest): Promise<
     const backoff = policy.baseDelayMs * 2 ** (attempt - 1);
     await sleep(Math.min(outcome.retryAfterMs ?? backoff, policy.maxRetryWaitMs));
   }
+}
+
+/**
+ * A GET whose body is streamed back to the caller (file content): the time-out covers the wait for
+ * the answer's headers only, and destroying the returned stream closes the provider connection.
+ */
+export async function providerDownload(req: Omit<ProviderRequest, 'json' | 'body' | 'idempotent' | 'upload'>): Promise<ProviderContent> {
+  const policy = { ...DEFAULT_HTTP_POLICY, ...req.policy };
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException('timed out', 'TimeoutError')), policy.timeoutMs);
+  let response: Response;
+  try {
+    response = await fetch(req.url, { method: req.method, headers: { ...req.headers }, signal: controller.signal });
+  } catch (err) {
+    throw transportFailure(req, err).error;
+  } finally {
+    clearTimeout(timer);
+  }
+  if (!response.ok || !response.body) {
+    const text = await response.text().catch(() => '');
+    throw httpError(req, response.status, response.statusText, text);
+  }
+  const length = response.headers.get('content-length');
+  return {
+    stream: Readable.fromWeb(response.body as import('node:stream/web').ReadableStream),
+    bytes: length !== null && /^\d+$/.test(length) ? Number(length) : null,
+    contentType: response.headers.get('content-type'),
+  };
 }
 
 type Outcome =
@@ -114,7 +143,7 @@ async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): 
   return { ok: false, error, retry, retryAfterMs: parseRetryAfter(response.headers.get('retry-after')) };
 }
 
-function transportFailure(req: ProviderRequest, err: unknown): Outcome {
+function transportFailure(req: Pick<ProviderRequest, 'provider'>, err: unknown): { ok: false; error: GatewayError; retry: boolean } {
   const e = err as { name?: string; cause?: unknown };
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') {
     // Not retried: the attempt already used its whole time budget; the caller (or monitor) retries later.
@@ -129,7 +158,7 @@ function transportFailure(req: ProviderRequest, err: unknown): Outcome {
 }
 
 /** Maps a non-2xx answer, reading the common error body shapes: OpenAI's, Google's, and bare strings. */
-function httpError(req: ProviderRequest, status: number, statusText: string, text: string): GatewayError {
+function httpError(req: Pick<ProviderRequest, 'provider' | 'redact'>, status: number, statusText: string, text: string): GatewayError {
   let message = statusText || `HTTP ${status}`;
   let code: string | null = null;
   let param: string | null = null;
@@ -150,7 +179,7 @@ function httpError(req: ProviderRequest, status: number, statusText: string, tex
   return new GatewayError('provider', redact(message, req.redact), { status, code, param });
 }
 
-function redact(message: string, secrets: string[] = []): string {
+function redact(message: string, secrets: readonly string[] = []): string {
   let out = message;
   for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join('[redacted]');
   return out;

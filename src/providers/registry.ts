@@ -1,79 +1,121 @@
 /**
- * Provider name → adapter, plus the `ProviderContext` each adapter call needs. Base URLs come from
- * server configuration only (never from a request). Stored integration credentials and options use
- * the REST spelling (`api_key`, `organization`); this is where they become the adapter's own
- * (`apiKey`), so no caller needs to know a provider's naming.
+ * The providers this gateway implements, and the one way to call them: a {@link ProviderClient}
+ * bound to a provider and to where its settings come from (request headers, an integration, a
+ * hosted job's options). Adding a provider is one folder under `src/providers/` and one line here.
  */
-import type { Config } from '../config';
-import { unsupported } from '../errors';
+import { GatewayError, unsupported, type FieldPath } from '../errors';
+import { azureOpenAIProvider } from './azure-openai';
 import type { HttpPolicy } from './http';
+import { isProviderName, type ProviderName } from './names';
 import { openaiProvider } from './openai';
-import type { FineTuningProvider, ProviderContext, ProviderName } from './types';
+import { readSettings, type SettingsOrigin } from './settings';
+import type {
+  CreateJobInput,
+  FileListInput,
+  OperationName,
+  PageInput,
+  ProviderContent,
+  ProviderEnvironment,
+  ProviderModule,
+  ProviderOperations,
+  UploadInput,
+} from './types';
 
-export const PROVIDER_NAMES: readonly ProviderName[] = ['openai', 'azure-openai', 'bedrock', 'vertex-ai', 'fireworks-ai', 'together-ai'];
+export const PROVIDERS: readonly ProviderModule[] = [openaiProvider, azureOpenAIProvider];
 
-export const isProviderName = (value: string): value is ProviderName => (PROVIDER_NAMES as readonly string[]).includes(value);
-
-/** What an integration (or a request's provider headers) supplies for one provider. */
-export interface ProviderAccess {
-  credentials: Record<string, string>;
-  options: Record<string, string>;
-}
-
-interface Entry {
-  adapter: FineTuningProvider;
-  baseUrl: (config: Config) => string;
-  /** Stored/REST names → the adapter's ProviderContext names. */
-  toContext: (access: ProviderAccess) => Pick<ProviderContext, 'credentials' | 'options'>;
-}
-
-const pick = (from: Record<string, string>, ...names: string[]) => names.map((n) => from[n]).find((v) => typeof v === 'string' && v !== '');
-
-const compact = (o: Record<string, string | undefined>): Record<string, string> =>
-  Object.fromEntries(Object.entries(o).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''));
-
-const ENTRIES: Partial<Record<ProviderName, Entry>> = {
-  openai: {
-    adapter: openaiProvider,
-    baseUrl: (config) => config.providerBaseUrls.openai,
-    toContext: ({ credentials, options }) => ({
-      credentials: compact({ apiKey: pick(credentials, 'api_key', 'apiKey') }),
-      options: compact({
-        organization: pick(options, 'organization', 'x-gateway-openai-organization'),
-        project: pick(options, 'project', 'x-gateway-openai-project'),
-      }),
-    }),
-  },
-};
+/** Every operation of the contract, in the order of the README's support matrix. */
+export const OPERATIONS: readonly OperationName[] = [
+  'uploadFile',
+  'listFiles',
+  'getFile',
+  'fileContent',
+  'deleteFile',
+  'createJob',
+  'getJob',
+  'listJobs',
+  'cancelJob',
+  'listEvents',
+  'listCheckpoints',
+];
 
 export class ProviderRegistry {
+  private readonly modules = new Map<ProviderName, ProviderModule>(PROVIDERS.map((m) => [m.name, m]));
+
   constructor(
-    private readonly config: Config,
-    /** Timeouts and retries for every provider call (tests shrink them). */
-    private readonly http?: HttpPolicy,
+    /** `GATEWAY_*_BASE_URL` and similar variables (server configuration, never a request). */
+    private readonly endpointOverrides: Readonly<Record<string, string | undefined>>,
+    private readonly http: HttpPolicy,
   ) {}
 
-  /** True when the gateway has an adapter for the provider. */
-  supports(name: ProviderName): boolean {
-    return ENTRIES[name] !== undefined;
+  /** The module of a provider; `path` names the caller's field in the error when there is none. */
+  module(name: string, path: FieldPath | string | null = null): ProviderModule {
+    const found = isProviderName(name) ? this.modules.get(name) : undefined;
+    if (!found) {
+      const known = isProviderName(name) ? `'${name}' is not supported by this gateway yet` : `'${name}' is not a provider (known: ${[...this.modules.keys()].join(', ')})`;
+      throw new GatewayError('unsupported', `Provider ${known}`, { path, code: 'unsupported_provider' });
+    }
+    return found;
   }
 
-  /** The provider's adapter; a provider without one yet is a typed `unsupported` error (400). */
-  adapter(name: ProviderName): FineTuningProvider {
-    return this.entry(name).adapter;
+  /** A client for one provider, reading its settings from `origin` (validated on every call). */
+  client(name: string, origin: SettingsOrigin): ProviderClient {
+    const module = this.module(name);
+    const baseUrls = Object.fromEntries(Object.entries(module.endpoints).map(([key, spec]) => [key, this.endpointOverrides[spec.env] ?? spec.default]));
+    return new ProviderClient(module, origin, { baseUrls, http: this.http });
+  }
+}
+
+/**
+ * One provider with its settings: each operation validates the settings it needs (400 naming the
+ * header or option, before any connection), connects, and runs the module's operation, or answers
+ * `unsupported_operation` when the provider has none.
+ */
+export class ProviderClient {
+  constructor(
+    private readonly module: ProviderModule,
+    private readonly origin: SettingsOrigin,
+    private readonly env: ProviderEnvironment,
+  ) {}
+
+  get name(): ProviderName {
+    return this.module.name;
   }
 
-  /** The adapter and the context to call it with, from stored credentials and options. */
-  connect(name: ProviderName, access: ProviderAccess): { adapter: FineTuningProvider; ctx: ProviderContext } {
-    const entry = this.entry(name);
-    const ctx: ProviderContext = { ...entry.toContext(access), baseUrl: entry.baseUrl(this.config) };
-    if (this.http) ctx.http = this.http;
-    return { adapter: entry.adapter, ctx };
+  get title(): string {
+    return this.module.title;
   }
 
-  private entry(name: ProviderName): Entry {
-    const entry = ENTRIES[name];
-    if (!entry) throw unsupported(`Provider '${name}' is not supported by this gateway yet`, 'provider');
-    return entry;
+  get hosting() {
+    return this.module.hosting ?? {};
+  }
+
+  supports(op: OperationName): boolean {
+    return typeof this.module.operations[op] === 'function';
+  }
+
+  /** Checks the settings `op` needs without calling the provider. */
+  checkSettings(op: OperationName | null): void {
+    readSettings(this.module.settings, this.origin, op);
+  }
+
+  uploadFile = (input: UploadInput) => this.run('uploadFile', (ops, conn) => ops.uploadFile?.(conn, input));
+  listFiles = (page: FileListInput) => this.run('listFiles', (ops, conn) => ops.listFiles?.(conn, page));
+  getFile = (id: string) => this.run('getFile', (ops, conn) => ops.getFile?.(conn, id));
+  fileContent = (id: string): Promise<ProviderContent> => this.run('fileContent', (ops, conn) => ops.fileContent?.(conn, id));
+  deleteFile = (id: string) => this.run('deleteFile', (ops, conn) => ops.deleteFile?.(conn, id));
+  createJob = (input: CreateJobInput) => this.run('createJob', (ops, conn) => ops.createJob?.(conn, input));
+  getJob = (id: string) => this.run('getJob', (ops, conn) => ops.getJob?.(conn, id));
+  listJobs = (page: PageInput) => this.run('listJobs', (ops, conn) => ops.listJobs?.(conn, page));
+  cancelJob = (id: string) => this.run('cancelJob', (ops, conn) => ops.cancelJob?.(conn, id));
+  listEvents = (id: string, page: PageInput) => this.run('listEvents', (ops, conn) => ops.listEvents?.(conn, id, page));
+  listCheckpoints = (id: string, page: PageInput) => this.run('listCheckpoints', (ops, conn) => ops.listCheckpoints?.(conn, id, page));
+  findJob = (gatewayJobId: string) => this.run('findJob', (ops, conn) => ops.findJob?.(conn, gatewayJobId));
+
+  private async run<T>(op: OperationName, call: (ops: ProviderOperations<unknown>, conn: unknown) => Promise<T> | undefined): Promise<T> {
+    if (!this.supports(op)) throw unsupported(`${this.module.title} does not support ${op}`);
+    const conn = this.module.connect(readSettings(this.module.settings, this.origin, op), this.env);
+    const result = call(this.module.operations, conn);
+    if (!result) throw unsupported(`${this.module.title} does not support ${op}`);
+    return result;
   }
 }

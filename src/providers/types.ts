@@ -1,34 +1,64 @@
 /**
- * The provider adapter contract. Adapters take plain inputs (no HTTP request objects, no database
- * rows) and return the gateway's internal model: camelCase fields, times in Unix seconds. The REST
- * and GraphQL faces and the job monitor only ever see these shapes, never a provider's wire format.
+ * The provider adapter contract. A provider is one folder under `src/providers/<name>/` exporting a
+ * {@link ProviderModule}: the settings it takes (with the header and integration names and the
+ * patterns that guard them), the base URLs it calls (from server configuration only), how it builds
+ * a connection from validated settings, and its operations, each translating the provider's wire
+ * format into the one internal model below (camelCase, times in Unix seconds). Client mode, provider
+ * mode and the job monitor all call these operations; none of them sees a provider's wire format.
  */
-import { unsupported } from '../errors';
+import type { Readable } from 'node:stream';
 import type { HttpPolicy } from './http';
+import type { SettingValues, SettingsSpec } from './settings';
 
-export type ProviderName = 'openai' | 'azure-openai' | 'bedrock' | 'vertex-ai' | 'fireworks-ai' | 'together-ai';
+import type { ProviderName } from './names';
 
-export interface ProviderContext {
-  /** Secrets, e.g. `{apiKey}`. Never logged or echoed in errors. */
-  credentials: Record<string, string>;
-  /** Non-secret settings, e.g. `{organization, project}`. */
-  options: Record<string, string>;
-  /** The provider's API root, e.g. `https://api.openai.com/v1`; fixed by server configuration. */
-  baseUrl: string;
-  /** Timeouts and retry tuning; defaults suit production, tests shrink them. */
-  http?: HttpPolicy;
-}
+export type { ProviderName };
+
+export const JOB_STATUSES = ['validating_files', 'queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+/** OpenAI's job statuses; providers' own map onto them (intermediate "stopping" states stay `running`). */
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+export const METHOD_TYPES = ['supervised', 'dpo'] as const;
+export type MethodType = (typeof METHOD_TYPES)[number];
+
+/** A hyperparameter: a value, or "auto" (the provider chooses). */
+export type HyperparameterValue = number | 'auto';
+
+export type Hyperparameters = {
+  nEpochs?: HyperparameterValue;
+  batchSize?: HyperparameterValue;
+  learningRateMultiplier?: HyperparameterValue;
+  /** DPO only. */
+  beta?: HyperparameterValue;
+};
+
+/** The training method and its hyperparameters (OpenAI's `method.<type>.hyperparameters`, flattened). */
+export type JobMethod = {
+  type: MethodType;
+  hyperparameters: Hyperparameters;
+};
+
+export type JobError = {
+  code: string;
+  message: string;
+  param: string | null;
+};
+
+export type EventLevel = 'info' | 'warn' | 'error';
+
+/** OpenAI's file statuses plus Azure's (`pending`, `running`, `deleting`, `deleted`). */
+export type FileStatus = 'uploaded' | 'pending' | 'running' | 'processed' | 'error' | 'deleting' | 'deleted';
 
 export interface ProviderFile {
+  /** The provider's reference: a file id, an `s3://`/`gs://` URI, a resource name. */
   id: string;
   bytes: number;
   createdAt: number;
   filename: string;
   purpose: string;
-  status: string;
+  status: FileStatus;
+  statusDetails: string | null;
 }
-
-export type JobStatus = 'validating_files' | 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface ProviderJob {
   id: string;
@@ -36,28 +66,29 @@ export interface ProviderJob {
   model: string;
   fineTunedModel: string | null;
   trainedTokens: number | null;
-  error: { code: string; message: string; param: string | null } | null;
+  error: JobError | null;
   createdAt: number;
   finishedAt: number | null;
   estimatedFinish: number | null;
-  /** Kept in the provider's (OpenAI) spelling, e.g. `n_epochs`: the REST face returns it unchanged. */
-  hyperparameters: Record<string, unknown>;
+  /** What the provider reports it uses; values it has not settled yet are "auto" or absent. */
+  hyperparameters: Hyperparameters;
+  method: JobMethod | null;
   resultFiles: string[];
   trainingFile: string;
   validationFile: string | null;
   seed: number | null;
-  /** OpenAI's `method` object, passed through as-is for the same reason as `hyperparameters`. */
-  method: Record<string, unknown> | null;
   suffix: string | null;
   metadata: Record<string, string> | null;
+  organizationId: string | null;
 }
 
 export interface ProviderEvent {
+  /** Stable across calls (synthesised events too): the monitor stores each event once. */
   id: string;
   createdAt: number;
-  level: 'info' | 'warn' | 'error';
+  level: EventLevel;
   message: string;
-  type: string | null;
+  type: 'message' | 'metrics' | null;
   data: unknown;
 }
 
@@ -70,60 +101,123 @@ export interface ProviderCheckpoint {
   fineTuningJobId: string;
 }
 
-export interface Page<T> {
+export interface ProviderPage<T> {
+  /** Newest first for jobs, events and checkpoints (as OpenAI lists them). */
   data: T[];
   hasMore: boolean;
+  /** What to send as `after` for the next page: the last item's id, or the provider's page token. */
+  nextAfter: string | null;
 }
 
 export interface PageInput {
-  /** Cursor: the id of the last item of the previous page. */
+  /** Cursor: `nextAfter` of the previous page. */
   after?: string;
   limit?: number;
 }
 
-/** File ids here are the provider's own (already uploaded). */
+export interface FileListInput extends PageInput {
+  purpose?: string;
+  order?: 'asc' | 'desc';
+}
+
+/** Provider-specific job settings (REST `provider_options`, besides `model`). */
+export type ProviderOptions = {
+  roleArn?: string;
+  jobName?: string;
+  outputFile?: string;
+  trainingType?: string;
+  /** An absolute learning rate, for providers without a multiplier (Fireworks, Together). */
+  learningRate?: number;
+};
+
+/** File ids here are the provider's own references (already uploaded). */
 export interface CreateJobInput {
   model: string;
   trainingFile: string;
   validationFile?: string;
   suffix?: string;
   seed?: number;
-  method?: Record<string, unknown>;
-  hyperparameters?: Record<string, unknown>;
+  method?: JobMethod;
+  /** Send the hyperparameters in the deprecated top-level form (the caller used it). */
+  legacyHyperparameters?: boolean;
   metadata?: Record<string, string>;
+  options: ProviderOptions;
+  /**
+   * Provider mode: the gateway job id. Adapters use it to make creation idempotent or findable
+   * (OpenAI metadata, Bedrock `clientRequestToken`, deterministic job ids), see `findJob`.
+   */
+  gatewayJobId?: string;
 }
 
 export interface UploadInput {
   filename: string;
-  purpose: string;
-  /** The exact size of what `open()` yields; uploads send it as Content-Length. */
-  bytes: number;
-  /** Opens the content afresh; adapters stream it and never hold the whole file in memory. */
-  open: () => NodeJS.ReadableStream;
+  /**
+   * A pass-through upload may learn its purpose only after the file (the OpenAI SDK sends it last):
+   * adapters that need it await it after they have sent the content.
+   */
+  purpose: string | Promise<string>;
+  /** The exact size of what `open()` yields when known; unknown for a converted or passed-through stream. */
+  bytes?: number;
+  /** The content; adapters stream it and never hold the whole file in memory. Called once. */
+  open: () => Readable;
+  /** The base model the dataset is meant for (`x-gateway-provider-model`), for providers whose format depends on it. */
+  model?: string;
 }
 
-export interface FineTuningProvider {
+export interface ProviderContent {
+  stream: Readable;
+  bytes: number | null;
+  contentType: string | null;
+}
+
+/** The operations a provider may support; a missing one is `unsupported_operation` (400). */
+export interface ProviderOperations<C> {
+  uploadFile?(conn: C, input: UploadInput): Promise<ProviderFile>;
+  listFiles?(conn: C, page: FileListInput): Promise<ProviderPage<ProviderFile>>;
+  getFile?(conn: C, id: string): Promise<ProviderFile>;
+  fileContent?(conn: C, id: string): Promise<ProviderContent>;
+  deleteFile?(conn: C, id: string): Promise<void>;
+  createJob?(conn: C, input: CreateJobInput): Promise<ProviderJob>;
+  getJob?(conn: C, id: string): Promise<ProviderJob>;
+  listJobs?(conn: C, page: PageInput): Promise<ProviderPage<ProviderJob>>;
+  cancelJob?(conn: C, id: string): Promise<ProviderJob>;
+  listEvents?(conn: C, id: string, page: PageInput): Promise<ProviderPage<ProviderEvent>>;
+  listCheckpoints?(conn: C, id: string, page: PageInput): Promise<ProviderPage<ProviderCheckpoint>>;
+  /** Provider mode: the job an interrupted submission of `gatewayJobId` may have created. */
+  findJob?(conn: C, gatewayJobId: string): Promise<ProviderJob | undefined>;
+}
+
+export type OperationName = keyof ProviderOperations<unknown>;
+
+/** What a provider module gets from the server: base URLs (configuration only) and HTTP policy. */
+export interface ProviderEnvironment {
+  /** The module's endpoints, from `GATEWAY_*_BASE_URL` variables or their defaults (may hold `{placeholders}`). */
+  baseUrls: Record<string, string>;
+  http: HttpPolicy;
+}
+
+export interface EndpointSpec {
+  /** The configuration variable that overrides it, e.g. `GATEWAY_AZURE_OPENAI_BASE_URL`. */
+  env: string;
+  /** May hold `{placeholders}` filled from validated settings, e.g. `https://{resource}.openai.azure.com/openai`. */
+  default: string;
+}
+
+/** How hosted jobs behave at a provider, where it differs from OpenAI. */
+export interface HostingPolicy {
+  /** Whether an uploaded file may be used by a job yet (Azure processes files first). Default: ready. */
+  fileState?(file: ProviderFile): 'ready' | 'pending' | 'failed';
+}
+
+export interface ProviderModule<T extends SettingsSpec = SettingsSpec, C = unknown> {
   readonly name: ProviderName;
-  uploadFile?(ctx: ProviderContext, input: UploadInput): Promise<ProviderFile>;
-  createJob?(ctx: ProviderContext, input: CreateJobInput): Promise<ProviderJob>;
-  getJob?(ctx: ProviderContext, id: string): Promise<ProviderJob>;
-  listJobs?(ctx: ProviderContext, page: PageInput): Promise<Page<ProviderJob>>;
-  cancelJob?(ctx: ProviderContext, id: string): Promise<ProviderJob>;
-  listEvents?(ctx: ProviderContext, id: string, page: PageInput): Promise<Page<ProviderEvent>>;
-  listCheckpoints?(ctx: ProviderContext, id: string, page: PageInput): Promise<Page<ProviderCheckpoint>>;
-}
-
-export type ProviderOperation = Exclude<keyof FineTuningProvider, 'name'>;
-
-/**
- * Returns the provider's operation bound to it, or throws the typed `unsupported` error (400) so the
- * caller learns to route around a provider that lacks it, instead of a TypeError surfacing as a 500.
- */
-export function requireOperation<K extends ProviderOperation>(
-  provider: FineTuningProvider,
-  op: K,
-): NonNullable<FineTuningProvider[K]> {
-  const fn = provider[op];
-  if (typeof fn !== 'function') throw unsupported(`Provider '${provider.name}' does not support ${op}`);
-  return (fn as (...args: unknown[]) => unknown).bind(provider) as NonNullable<FineTuningProvider[K]>;
+  /** Shown in messages: `Azure OpenAI`. */
+  readonly title: string;
+  /** The settings it takes: credentials and options, with header and integration names and patterns. */
+  readonly settings: T;
+  readonly endpoints: Readonly<Record<string, EndpointSpec>>;
+  /** Builds the per-call connection (clients, base URLs, auth) from validated settings. */
+  connect(settings: SettingValues<T>, env: ProviderEnvironment): C;
+  readonly operations: ProviderOperations<C>;
+  readonly hosting?: HostingPolicy;
 }

@@ -1,47 +1,84 @@
-import { z, type ZodTypeAny } from 'zod';
-import { badRequest } from '../errors';
+import { z, type ZodErrorMap, type ZodIssue, type ZodTypeAny } from 'zod';
+import { badRequest, invalidField, type GatewayError } from '../errors';
+
+declare const untrusted: unique symbol;
 
 /**
- * Validates an input against its schema; the first problem becomes a 400 naming the field.
- * Services call this on entry, so both faces (and the admin CLI) share one set of rules.
+ * A caller's raw input (a REST body or query string) that a service validates itself. It is a brand,
+ * not a shape: only a face's edge makes one ({@link untrustedInput}), so typed callers (GraphQL
+ * resolvers, the CLI, tests) must pass the service's typed input and a misspelled field fails `tsc`.
+ */
+export interface Untrusted {
+  readonly [untrusted]: true;
+}
+
+/** What a service method accepts: its typed input, or raw input from a face's edge. */
+export type Input<T> = T | Untrusted;
+
+/** Marks a value from the wire as raw input for a service to validate. */
+export const untrustedInput = (value: unknown): Untrusted => value as Untrusted;
+
+const bound = (n: number | bigint) => String(n);
+
+/**
+ * Reasons, never field names: the face that reports an error names the field in its own spelling
+ * (`color_code: must be …` on REST, `colorCode: must be …` on GraphQL).
+ */
+const reasons: ZodErrorMap = (issue, ctx) => {
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.received === 'undefined') return { message: 'is required' };
+      if (issue.expected === 'integer') return { message: 'must be an integer' };
+      return { message: `must be ${issue.expected === 'object' ? 'an object' : issue.expected === 'array' ? 'an array' : `a ${issue.expected}`}` };
+    case 'too_small':
+      if (issue.type === 'string') return { message: Number(issue.minimum) === 1 ? 'must not be empty' : `must be at least ${bound(issue.minimum)} characters` };
+      if (issue.type === 'array') return { message: `must have at least ${bound(issue.minimum)} items` };
+      return { message: `must be ${issue.inclusive ? 'at least' : 'above'} ${bound(issue.minimum)}` };
+    case 'too_big':
+      if (issue.type === 'string') return { message: `must be at most ${bound(issue.maximum)} characters` };
+      if (issue.type === 'array') return { message: `must have at most ${bound(issue.maximum)} items` };
+      return { message: `must be ${issue.inclusive ? 'at most' : 'below'} ${bound(issue.maximum)}` };
+    case 'invalid_enum_value':
+      return { message: `must be one of ${issue.options.join(', ')}` };
+    case 'invalid_string':
+      if (issue.validation === 'uuid') return { message: 'must be a UUID' };
+      return { message: 'has an invalid format' };
+    default:
+      return { message: ctx.defaultError };
+  }
+};
+
+/** The gateway error for the first problem zod found. */
+function fromIssue(issue: ZodIssue): GatewayError {
+  if (issue.code === 'unrecognized_keys') return invalidField([...issue.path, issue.keys[0]], 'is not a known field');
+  if (!issue.path.length) return badRequest(issue.code === 'invalid_type' ? 'The input must be an object' : issue.message, null, 'invalid_request');
+  return invalidField(issue.path, issue.message);
+}
+
+/**
+ * Validates an input against its schema; the first problem becomes a 400 naming the field by its
+ * path. Services call this on entry, so both faces (and the admin CLI) share one set of rules.
  */
 export function parseInput<S extends ZodTypeAny>(schema: S, input: unknown): z.output<S> {
-  const result = schema.safeParse(input ?? {});
+  const result = schema.safeParse(input ?? {}, { errorMap: reasons });
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  if (issue.code === 'unrecognized_keys') {
-    const key = issue.keys[0];
-    return failWith(`Unknown field '${key}'`, [...issue.path, key]);
-  }
-  const path = issue.path;
-  const field = path.length ? String(path[path.length - 1]) : null;
-  const message = issue.message.startsWith(field ?? '\u0000') ? issue.message : `${field ? `${field}: ` : ''}${issue.message}`;
-  return failWith(message, path);
+  throw fromIssue(result.error.issues[0]);
 }
 
-function failWith(message: string, path: (string | number)[]): never {
-  throw badRequest(message, path.length ? path.join('.') : null, 'invalid_request');
-}
-
-export const uuid = (field: string) => z.string().uuid({ message: `${field} must be a UUID` });
+export const uuid = z.string().uuid();
 
 /** A workspace named by UUID or slug. */
 export const workspaceRef = z.string().trim().min(1).max(100);
 
-/** Integers given as query strings ("20") or JSON numbers, with a clear message when out of range. */
-export const intInRange = (field: string, min: number, max: number) =>
-  z.preprocess(
+/** Integers given as query strings ("20") or JSON numbers, with one message for every way to miss the range. */
+export const intInRange = (min: number, max: number) => {
+  const message = `must be an integer between ${min} and ${max}`;
+  return z.preprocess(
     (v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v),
-    z
-      .number({ invalid_type_error: `${field} must be an integer between ${min} and ${max}` })
-      .int(`${field} must be an integer between ${min} and ${max}`)
-      .min(min, `${field} must be an integer between ${min} and ${max}`)
-      .max(max, `${field} must be an integer between ${min} and ${max}`),
+    z.number({ invalid_type_error: message }).int(message).min(min, message).max(max, message),
   );
+};
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const isUuid = (value: string) => UUID.test(value);
-
-/** What a service accepts: its typed input, or a caller's raw object that it validates itself. */
-export type Unvalidated<T> = T | Record<string, unknown>;

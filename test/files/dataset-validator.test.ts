@@ -157,7 +157,7 @@ describe('dataset validator', () => {
     expect(report.errorCount).toBe(7);
     const err = assertionError(report);
     expect(err).toBeInstanceOf(GatewayError);
-    expect(err).toMatchObject({ status: 400, param: 'file', code: 'invalid_dataset' });
+    expect(err).toMatchObject({ status: 400, path: ['file'], code: 'invalid_dataset' });
     expect(err.message).toBe(
       'Invalid fine-tune dataset: line 3: invalid JSON; line 5: invalid JSON; line 6: invalid JSON; ' +
         'line 7: invalid JSON; line 8: invalid JSON (and 2 more lines with errors)',
@@ -177,7 +177,7 @@ describe('dataset validator', () => {
 
     expect(report).toMatchObject({ examples: 9, errors: [] });
     const err = assertionError(report);
-    expect(err).toMatchObject({ status: 400, param: 'file', code: 'invalid_dataset' });
+    expect(err).toMatchObject({ status: 400, path: ['file'], code: 'invalid_dataset' });
     expect(err.message).toBe('Invalid fine-tune dataset: the file has 9 examples; at least 10 are required');
   });
 

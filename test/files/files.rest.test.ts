@@ -256,13 +256,12 @@ describe('POST /v1/files multipart handling', () => {
     expect(disposition.headers.get('content-disposition')).toBe(`attachment; filename="named.jsonl"; filename*=UTF-8''named.jsonl`);
   });
 
-  it('refuses client mode (x-gateway-provider) instead of hosting', async () => {
+  it('never hosts a client-mode upload (x-gateway-provider): an unknown integration is 404 and nothing is kept', async () => {
     const before = await fileCount();
-    const upload = await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'fine-tune'), filePart(dataset())], { 'x-gateway-provider': 'openai', authorization: 'Bearer sk-test' });
-    expectError(upload, 400, 'invalid_request_error', 'x-gateway-provider');
-    expect(upload.body.error.code).toBe('client_mode_unsupported');
-    const list = await api(gw, 'GET', '/v1/files', { headers: { 'x-gateway-provider': '@my-openai' } });
-    expect(list.body.error.code).toBe('client_mode_unsupported');
+    const upload = await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'fine-tune'), filePart(dataset())], { 'x-gateway-provider': '@no-such-integration' });
+    expectError(upload, 404, 'not_found_error', 'x-gateway-provider');
+    const list = await api(gw, 'GET', '/v1/files', { headers: { 'x-gateway-provider': 'not-a-provider' } });
+    expectError(list, 400, 'invalid_request_error', 'x-gateway-provider');
     expect(await fileCount()).toBe(before);
     await expectNothingStray();
   });

@@ -334,10 +334,12 @@ describe('create validation', () => {
     expectError(await post({ ...base(), training_file: batch.id }), 400, 'training_file', 'invalid_file_purpose');
   });
 
-  it('refuses client mode (an x-gateway-provider header) on every route, for now', async () => {
-    const headers = { 'x-gateway-provider': 'openai', authorization: `Bearer ${SECRET}` };
-    expectError(await post(base(), headers), 400, 'x-gateway-provider', 'client_mode_unsupported');
-    expectError(await api(gw, 'GET', '/v1/fine_tuning/jobs', { headers }), 400, 'x-gateway-provider', 'client_mode_unsupported');
+  it('takes a request with an x-gateway-provider header as client mode, never as a hosted job', async () => {
+    const headers = { 'x-gateway-provider': '@no-such-integration', authorization: `Bearer ${SECRET}` };
+    expectError(await post(base(), headers), 400, 'gateway_options');
+    const { gateway_options: _hosted, ...clientBody } = base();
+    expectError(await post(clientBody, headers), 404, 'x-gateway-provider');
+    expectError(await api(gw, 'GET', '/v1/fine_tuning/jobs', { headers }), 404, 'x-gateway-provider');
   });
 
   it('validates paging parameters', async () => {

@@ -7,6 +7,7 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import { getNamedType, getNullableType, isObjectType, parse } from 'graphql';
 import { FEDERATION_LINK } from '../../src/graphql/federation';
 import { buildGatewaySchema } from '../../src/graphql/schema';
+import { GRAPHQL_MODULES } from '../../src/modules/graphql-modules';
 import { CreateLabelDocument, LabelsDocument } from './generated/operations';
 import { data } from '../support/graphql';
 import { createOrganisation, gql, startTestGateway, type TestGateway } from '../support/gateway';
@@ -99,7 +100,7 @@ describe('Federation v2 subgraph', () => {
   });
 
   it('marks every object type with an id as an entity (or exempts it with a reason)', async () => {
-    const schema = await buildGatewaySchema();
+    const schema = await buildGatewaySchema(GRAPHQL_MODULES);
     const sdl = await subgraphSdl();
     const withIds = Object.values(schema.getTypeMap()).filter(
       (type) => isObjectType(type) && !type.name.startsWith('__') && getNamedType(getNullableType(type.getFields().id?.type ?? null) ?? undefined)?.name === 'ID',

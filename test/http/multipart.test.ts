@@ -6,6 +6,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { badRequest, errorBody, GatewayError } from '../../src/errors';
+import { restPath } from '../../src/http/case';
 import { receiveMultipartUpload } from '../../src/http/multipart';
 import {
   assertValidDataset,
@@ -95,7 +96,7 @@ function respondWithError(res: ServerResponse, error: unknown): void {
   const err = error instanceof GatewayError ? error : new GatewayError('internal', String(error));
   res.statusCode = err.status;
   res.setHeader('content-type', 'application/json');
-  res.end(JSON.stringify(errorBody(err)));
+  res.end(JSON.stringify(errorBody(err, restPath)));
 }
 
 const example = (n: number) =>

@@ -17,14 +17,14 @@ describe('integrations over GraphQL', () => {
     });
     expect(created.body.errors).toBeUndefined();
     const integration = created.body.data.createIntegration;
-    expect(integration).toMatchObject({ slug: 'gql-openai', provider: 'openai', name: 'From GraphQL', options: { organization: 'org-9' } });
+    expect(integration).toMatchObject({ slug: 'gql-openai', provider: 'openai', name: 'From GraphQL', options: { 'x-gateway-openai-organization': 'org-9' } });
 
     const rest = await api(gw, 'GET', '/v1/integrations/gql-openai');
     expect(rest.body).toMatchObject({ id: integration.id, slug: 'gql-openai', created_at: Math.floor(Date.parse(integration.createdAt) / 1000) });
 
     // camelCase credential keys are stored under their snake_case names.
     const scope = await gw.gateway.services.workspaces.resolveScope(await gw.gateway.services.apiKeys.authenticate(gw.key));
-    expect((await gw.gateway.services.integrations.resolve(scope, '@gql-openai')).credentials).toEqual({ apiKey: SECRET });
+    expect((await gw.gateway.services.integrations.resolve(scope, '@gql-openai')).credentials).toEqual({ api_key: SECRET });
 
     const one = await gql(gw, `query($slug: String!) { integration(slug: $slug) { ${FIELDS} } }`, { slug: 'gql-openai' });
     expect(one.body.data.integration).toEqual(integration);

@@ -35,7 +35,7 @@ describe('integrations over REST', () => {
       slug: 'my-openai',
       provider: 'openai',
       name: 'Team OpenAI',
-      options: { organization: 'org-123' },
+      options: { 'x-gateway-openai-organization': 'org-123' },
       organisation_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       workspace_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       created_at: expect.any(Number),
@@ -74,7 +74,7 @@ describe('integrations over REST', () => {
 
     const scope = await gw.gateway.services.workspaces.resolveScope(await gw.gateway.services.apiKeys.authenticate(gw.key));
     const resolved = await gw.gateway.services.integrations.resolve(scope, '@enc-test');
-    expect(resolved).toEqual({ provider: 'openai', credentials: { apiKey: SECRET }, options: { project: 'proj_1' }, slug: 'enc-test' });
+    expect(resolved).toEqual({ provider: 'openai', credentials: { api_key: SECRET }, options: { 'x-gateway-openai-project': 'proj_1' }, slug: 'enc-test' });
     expect(await gw.gateway.services.integrations.resolve(scope, 'enc-test')).toEqual(resolved);
     await expect(gw.gateway.services.integrations.resolve(scope, '@missing')).rejects.toMatchObject({ kind: 'not_found' });
     for (const bad of ['@', '', '@Bad Slug', 'sk-proj abc']) {
@@ -104,13 +104,11 @@ describe('integrations over REST', () => {
     expectError(await post({ ...base, credentials: { api_key: SECRET }, options: { region: 'x' } }), 400, 'invalid_request_error', 'options.region');
     expectError(await post({ ...base, credentials: { api_key: SECRET }, options: { organization: 5 } }), 400, 'invalid_request_error', 'options.organization');
     expectError(await post({ ...base, provider: 'openrouter', credentials: { api_key: SECRET } }), 400, 'invalid_request_error', 'provider');
-    expectError(await post({ ...base, provider: 'bedrock', credentials: { access_key_id: 'AKIA' } }), 400, 'invalid_request_error', 'credentials.secret_access_key');
-    expectError(
-      await post({ ...base, provider: 'bedrock', credentials: { access_key_id: 'AKIA', secret_access_key: SECRET } }),
-      400,
-      'invalid_request_error',
-      'options.region',
-    );
+    expectError(await post({ ...base, provider: 'azure-openai', credentials: { api_key: SECRET } }), 400, 'invalid_request_error', 'options.x-gateway-azure-resource-name');
+    for (const hostile of ['evil.com/x', 'a@b', 'a:1', 'a.b', 'a%2fb', 'x'.repeat(300)]) {
+      const res = await post({ ...base, provider: 'azure-openai', credentials: { api_key: SECRET }, options: { 'x-gateway-azure-resource-name': hostile } });
+      expectError(res, 400, 'invalid_request_error', 'options.x-gateway-azure-resource-name');
+    }
     expectError(await post({ slug: 'Not A Slug', provider: 'openai', credentials: { api_key: SECRET } }), 400, 'invalid_request_error', 'slug');
     expectError(await post({ provider: 'openai', credentials: { api_key: SECRET } }), 400, 'invalid_request_error', 'slug');
     expectError(await post({ ...base, credentials: { api_key: SECRET }, id: 'mine' }), 400, 'invalid_request_error', 'id');
@@ -124,19 +122,15 @@ describe('integrations over REST', () => {
 
     for (const res of [missing, unknown, notString, malformed]) expect(JSON.stringify(res.body)).not.toContain(SECRET.slice(3));
 
-    const bedrock = await post({
-      slug: 'aws',
-      provider: 'bedrock',
-      credentials: { access_key_id: 'AKIAEXAMPLE', secret_access_key: SECRET },
-      options: { region: 'eu-west-1', role_arn: 'arn:aws:iam::1:role/ft' },
-    });
-    expect(bedrock.status).toBe(200);
-    expect(bedrock.body.options).toEqual({ region: 'eu-west-1', role_arn: 'arn:aws:iam::1:role/ft' });
-    expect(JSON.stringify(bedrock.body)).not.toContain('AKIAEXAMPLE');
+    // Options are kept under their header names; the short aliases are accepted too.
+    const azure = await post({ slug: 'azure', provider: 'azure-openai', credentials: { api_key: SECRET }, options: { resource_name: 'my-resource', 'x-gateway-azure-api-version': '2025-04-01-preview' } });
+    expect(azure.status).toBe(200);
+    expect(azure.body.options).toEqual({ 'x-gateway-azure-resource-name': 'my-resource', 'x-gateway-azure-api-version': '2025-04-01-preview' });
+    expect(JSON.stringify(azure.body)).not.toContain(SECRET);
   });
 
   it('keeps slugs unique per workspace (409)', async () => {
-    const body = { slug: 'dup', provider: 'together-ai', credentials: { api_key: SECRET } };
+    const body = { slug: 'dup', provider: 'openai', credentials: { api_key: SECRET } };
     expect((await api(gw, 'POST', '/v1/integrations', { body })).status).toBe(200);
     const again = await api(gw, 'POST', '/v1/integrations', { body });
     expectError(again, 409, 'conflict_error', 'slug');

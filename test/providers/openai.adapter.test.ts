@@ -6,25 +6,24 @@ import { createReadStream, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GatewayError } from '../../src/errors';
-import { parseRetryAfter } from '../../src/providers/http';
-import { openaiProvider as openai } from '../../src/providers/openai';
-import { requireOperation, type FineTuningProvider, type ProviderContext } from '../../src/providers/types';
+import { parseRetryAfter, type HttpPolicy } from '../../src/providers/http';
+import { ProviderRegistry, type ProviderClient } from '../../src/providers/registry';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 
 const API_KEY = 'sk-test-adapter-0123456789';
 
 let fake: FakeOpenAI;
-let ctx: ProviderContext;
 let tmpDir: string;
+
+/** The adapter as the gateway calls it: through the registry, with settings from client-mode headers. */
+function openai(options: { http?: HttpPolicy; headers?: Record<string, string | undefined> } = {}): ProviderClient {
+  const registry = new ProviderRegistry({ GATEWAY_OPENAI_BASE_URL: fake.url }, { baseDelayMs: 1, timeoutMs: 5_000, ...options.http });
+  const headers = { authorization: `Bearer ${API_KEY}`, 'x-gateway-openai-organization': 'org-123', 'x-gateway-openai-project': 'proj-456', ...options.headers };
+  return registry.client('openai', { kind: 'headers', headers });
+}
 
 beforeEach(async () => {
   fake = await startFakeOpenAI({ apiKey: API_KEY });
-  ctx = {
-    credentials: { apiKey: API_KEY },
-    options: { organization: 'org-123', project: 'proj-456' },
-    baseUrl: fake.url,
-    http: { baseDelayMs: 1, timeoutMs: 5_000 },
-  };
 });
 
 afterEach(() => fake.close());
@@ -34,8 +33,6 @@ beforeAll(async () => {
 });
 
 afterAll(() => fs.rm(tmpDir, { recursive: true, force: true }));
-
-const op = <K extends Exclude<keyof FineTuningProvider, 'name'>>(name: K) => requireOperation(openai, name);
 
 /** Writes a JSONL dataset to disk and uploads it through the adapter as a stream. */
 async function uploadDataset(lines = 10) {
@@ -49,7 +46,7 @@ async function uploadDataset(lines = 10) {
   const file = path.join(tmpDir, `train-${lines}.jsonl`);
   await fs.writeFile(file, content);
   const opened: number[] = [];
-  const uploaded = await op('uploadFile')(ctx, {
+  const uploaded = await openai().uploadFile({
     filename: 'träin.jsonl',
     purpose: 'fine-tune',
     bytes: content.length,
@@ -63,7 +60,7 @@ async function uploadDataset(lines = 10) {
 
 async function createJob(suffix?: string) {
   const { uploaded } = await uploadDataset();
-  return op('createJob')(ctx, { model: 'gpt-4o-mini-2024-07-18', trainingFile: uploaded.id, suffix, seed: 7 });
+  return openai().createJob({ model: 'gpt-4o-mini-2024-07-18', trainingFile: uploaded.id, suffix, seed: 7, options: {} });
 }
 
 /** Expects the promise to fail with a provider GatewayError and returns it. */
@@ -94,6 +91,7 @@ describe('openai adapter', () => {
       filename: 'träin.jsonl',
       purpose: 'fine-tune',
       status: 'processed',
+      statusDetails: null,
     });
     expect(fake.state.files.get(uploaded.id)!.content.equals(content)).toBe(true);
 
@@ -117,14 +115,14 @@ describe('openai adapter', () => {
     const file = path.join(tmpDir, 'abc.jsonl');
     await fs.writeFile(file, 'abc');
     const open = () => createReadStream(file);
-    const upload = op('uploadFile')(ctx, { filename: 'abc.jsonl', purpose: 'fine-tune', bytes, open });
+    const upload = openai().uploadFile({ filename: 'abc.jsonl', purpose: 'fine-tune', bytes, open });
     await expect(upload).rejects.toMatchObject({ kind: 'internal', message: expect.stringMatching(message) });
     expect(fake.state.files.size).toBe(0);
   });
 
   it('reports unreadable upload content as our failure, not the provider\'s', async () => {
     const open = () => createReadStream(path.join(tmpDir, 'does-not-exist.jsonl'));
-    const upload = op('uploadFile')(ctx, { filename: 'gone.jsonl', purpose: 'fine-tune', bytes: 5, open });
+    const upload = openai().uploadFile({ filename: 'gone.jsonl', purpose: 'fine-tune', bytes: 5, open });
     await expect(upload).rejects.toMatchObject({
       kind: 'internal',
       message: "Could not read upload content for 'gone.jsonl'",
@@ -148,12 +146,12 @@ describe('openai adapter', () => {
       metadata: null,
     });
     expect(created.method).toMatchObject({ type: 'supervised' });
-    expect(created.hyperparameters).toMatchObject({ n_epochs: 'auto' });
+    expect(created.hyperparameters).toMatchObject({ nEpochs: 'auto' });
 
     const statuses: string[] = [];
     let job = created;
     while (job.status !== 'succeeded') {
-      job = await op('getJob')(ctx, created.id);
+      job = await openai().getJob(created.id);
       statuses.push(job.status);
     }
     expect(statuses).toEqual(['queued', 'running', 'succeeded']);
@@ -164,7 +162,7 @@ describe('openai adapter', () => {
   });
 
   it('sends no organization or project headers when none are configured', async () => {
-    await op('listJobs')({ ...ctx, options: {} }, {});
+    await openai({ headers: { 'x-gateway-openai-organization': undefined, 'x-gateway-openai-project': undefined } }).listJobs({});
     const [req] = requestsTo('GET', '/v1/fine_tuning/jobs');
     expect(req.headers).not.toHaveProperty('openai-organization');
     expect(req.headers).not.toHaveProperty('openai-project');
@@ -173,18 +171,20 @@ describe('openai adapter', () => {
   it('passes validation file, method and metadata through, and honours stepsPerPoll', async () => {
     await fake.close();
     fake = await startFakeOpenAI({ apiKey: API_KEY, stepsPerPoll: 3 });
-    ctx = { ...ctx, baseUrl: fake.url };
     const { uploaded } = await uploadDataset();
-    const method = { type: 'supervised', supervised: { hyperparameters: { n_epochs: 2 } } };
-    const created = await op('createJob')(ctx, {
+    const method = { type: 'supervised' as const, hyperparameters: { nEpochs: 2 } };
+    const created = await openai().createJob({
       model: 'gpt-4o-mini',
       trainingFile: uploaded.id,
       validationFile: uploaded.id,
       method,
       metadata: { team: 'search' },
+      options: {},
     });
     expect(created).toMatchObject({ validationFile: uploaded.id, method, metadata: { team: 'search' }, suffix: null });
-    const job = await op('getJob')(ctx, created.id);
+    const sent = [...fake.state.jobs.values()][0];
+    expect(sent.method).toEqual({ type: 'supervised', supervised: { hyperparameters: { n_epochs: 2 } } });
+    const job = await openai().getJob(created.id);
     expect(job).toMatchObject({ status: 'succeeded', fineTunedModel: `ft:gpt-4o-mini:fake:${created.id}` });
   });
 
@@ -193,11 +193,12 @@ describe('openai adapter', () => {
     for (let i = 0; i < 3; i++) jobs.push(await createJob(`s${i}`));
     const newestFirst = jobs.map((j) => j.id).reverse();
 
-    const first = await op('listJobs')(ctx, { limit: 2 });
+    const first = await openai().listJobs({ limit: 2 });
     expect(first.data.map((j) => j.id)).toEqual(newestFirst.slice(0, 2));
     expect(first.hasMore).toBe(true);
+    expect(first.nextAfter).toBe(first.data[1].id);
 
-    const second = await op('listJobs')(ctx, { limit: 2, after: first.data[1].id });
+    const second = await openai().listJobs({ limit: 2, after: first.nextAfter ?? undefined });
     expect(second.data.map((j) => j.id)).toEqual(newestFirst.slice(2));
     expect(second.hasMore).toBe(false);
     expect(second.data[0].suffix).toBe('s0');
@@ -205,9 +206,9 @@ describe('openai adapter', () => {
 
   it('lists events and checkpoints in the internal shape', async () => {
     const { id } = await createJob();
-    for (let i = 0; i < 3; i++) await op('getJob')(ctx, id);
+    for (let i = 0; i < 3; i++) await openai().getJob(id);
 
-    const events = await op('listEvents')(ctx, id, {});
+    const events = await openai().listEvents(id, {});
     expect(events.hasMore).toBe(false);
     expect(events.data[0]).toEqual({
       id: expect.stringMatching(/^ftevent-/),
@@ -219,10 +220,10 @@ describe('openai adapter', () => {
     });
     expect(events.data.map((e) => e.message)).toContain('Fine-tuning job started');
 
-    const firstEvents = await op('listEvents')(ctx, id, { limit: 2 });
+    const firstEvents = await openai().listEvents(id, { limit: 2 });
     expect(firstEvents).toMatchObject({ hasMore: true, data: [events.data[0], events.data[1]] });
 
-    const checkpoints = await op('listCheckpoints')(ctx, id, { limit: 2 });
+    const checkpoints = await openai().listCheckpoints(id, { limit: 2 });
     expect(checkpoints.hasMore).toBe(true);
     expect(checkpoints.data.map((c) => c.stepNumber)).toEqual([30, 20]);
     expect(checkpoints.data[0]).toEqual({
@@ -233,22 +234,22 @@ describe('openai adapter', () => {
       metrics: expect.objectContaining({ step: 30, train_loss: expect.any(Number) }),
       fineTuningJobId: id,
     });
-    const rest = await op('listCheckpoints')(ctx, id, { after: checkpoints.data[1].id });
+    const rest = await openai().listCheckpoints(id, { after: checkpoints.data[1].id });
     expect(rest).toMatchObject({ hasMore: false, data: [{ stepNumber: 10 }] });
   });
 
   it('cancels a running job, and surfaces the provider refusal to cancel a finished one', async () => {
     const { id } = await createJob();
-    const cancelled = await op('cancelJob')(ctx, id);
+    const cancelled = await openai().cancelJob(id);
     expect(cancelled).toMatchObject({ id, status: 'cancelled', finishedAt: expect.any(Number) });
 
-    const err = await providerError(op('cancelJob')(ctx, id));
+    const err = await providerError(openai().cancelJob(id));
     expect(err.status).toBe(400);
     expect(err.message).toMatch(/already completed/);
   });
 
   it("maps a provider 400 to a provider GatewayError with the provider's status, message and param", async () => {
-    const err = await providerError(op('createJob')(ctx, { model: 'gpt-4o-mini', trainingFile: 'file-missing' }));
+    const err = await providerError(openai().createJob({ model: 'gpt-4o-mini', trainingFile: 'file-missing', options: {} }));
     expect(err.status).toBe(400);
     expect(err.message).toBe('invalid training_file: file-missing');
     expect(err.param).toBe('training_file');
@@ -256,19 +257,19 @@ describe('openai adapter', () => {
   });
 
   it('maps an unknown job to the provider 404 with its code', async () => {
-    const err = await providerError(op('getJob')(ctx, 'ftjob-nope'));
+    const err = await providerError(openai().getJob('ftjob-nope'));
     expect(err).toMatchObject({ status: 404, code: 'fine_tune_not_found' });
   });
 
   it('maps a wrong API key to a provider 401 without echoing the key', async () => {
-    const err = await providerError(op('listJobs')({ ...ctx, credentials: { apiKey: 'sk-wrong-key-987654' } }, {}));
+    const err = await providerError(openai({ headers: { authorization: 'Bearer sk-wrong-key-987654' } }).listJobs({}));
     expect(err).toMatchObject({ status: 401, code: 'invalid_api_key' });
     expect(err.message).not.toContain('sk-wrong-key-987654');
   });
 
   it('scrubs credentials a provider echoes back in an error message', async () => {
     fake.failNext('GET', '/v1/fine_tuning/jobs', 500, { times: 3, message: `bad key ${API_KEY}` });
-    const err = await providerError(op('listJobs')(ctx, {}));
+    const err = await providerError(openai().listJobs({}));
     expect(err.status).toBe(500);
     expect(err.message).toBe('bad key [redacted]');
   });
@@ -276,14 +277,14 @@ describe('openai adapter', () => {
   it('retries a GET answered 429 with Retry-After: 0, and succeeds', async () => {
     const { id } = await createJob();
     fake.failNext('GET', `/v1/fine_tuning/jobs/${id}`, 429, { retryAfter: '0', times: 2 });
-    const job = await op('getJob')(ctx, id);
+    const job = await openai().getJob(id);
     expect(job.id).toBe(id);
     expect(requestsTo('GET', `/v1/fine_tuning/jobs/${id}`)).toHaveLength(3);
   });
 
   it('gives up on a GET after the bounded number of retries', async () => {
     fake.failNext('GET', '/v1/fine_tuning/jobs', 503, { times: 5 });
-    const err = await providerError(op('listJobs')(ctx, {}));
+    const err = await providerError(openai().listJobs({}));
     expect(err.status).toBe(503);
     expect(requestsTo('GET', '/v1/fine_tuning/jobs')).toHaveLength(3); // first try + 2 retries
   });
@@ -291,7 +292,7 @@ describe('openai adapter', () => {
   it('does not retry a POST create answered 500', async () => {
     const { uploaded } = await uploadDataset();
     fake.failNext('POST', '/v1/fine_tuning/jobs', 500);
-    const err = await providerError(op('createJob')(ctx, { model: 'gpt-4o-mini', trainingFile: uploaded.id }));
+    const err = await providerError(openai().createJob({ model: 'gpt-4o-mini', trainingFile: uploaded.id, options: {} }));
     expect(err.status).toBe(500);
     expect(requestsTo('POST', '/v1/fine_tuning/jobs')).toHaveLength(1);
     expect(fake.state.jobs.size).toBe(0);
@@ -300,7 +301,7 @@ describe('openai adapter', () => {
   it('caps a long Retry-After at maxRetryWaitMs', async () => {
     fake.failNext('GET', '/v1/fine_tuning/jobs', 429, { retryAfter: '3600' });
     const started = Date.now();
-    const page = await op('listJobs')({ ...ctx, http: { maxRetryWaitMs: 20 } }, {});
+    const page = await openai({ http: { maxRetryWaitMs: 20 } }).listJobs({});
     expect(page.data).toEqual([]);
     expect(Date.now() - started).toBeLessThan(2_000);
   });
@@ -308,7 +309,7 @@ describe('openai adapter', () => {
   it('retries a cancel (marked idempotent) answered 503', async () => {
     const { id } = await createJob();
     fake.failNext('POST', `/v1/fine_tuning/jobs/${id}/cancel`, 503);
-    await expect(op('cancelJob')(ctx, id)).resolves.toMatchObject({ status: 'cancelled' });
+    await expect(openai().cancelJob(id)).resolves.toMatchObject({ status: 'cancelled' });
     expect(requestsTo('POST', `/v1/fine_tuning/jobs/${id}/cancel`)).toHaveLength(2);
   });
 
@@ -321,25 +322,27 @@ describe('openai adapter', () => {
 
   it('maps a timeout to a provider 504', async () => {
     fake.delayNext('GET', '/v1/fine_tuning/jobs', 1_000);
-    const err = await providerError(op('listJobs')({ ...ctx, http: { timeoutMs: 50 } }, {}));
+    const err = await providerError(openai({ http: { timeoutMs: 50 } }).listJobs({}));
     expect(err.status).toBe(504);
   });
 
   it('maps an unreachable provider to a provider 502', async () => {
     await fake.close();
-    const err = await providerError(op('getJob')({ ...ctx, http: { retries: 0 } }, 'ftjob-x'));
+    const err = await providerError(openai({ http: { retries: 0 } }).getJob('ftjob-x'));
     expect(err.status).toBe(502);
     fake = await startFakeOpenAI({ apiKey: API_KEY }); // afterEach closes it
   });
 
-  it('raises the typed unsupported error for an operation a provider lacks', () => {
-    const bare: FineTuningProvider = { name: 'together-ai' };
-    expect(() => requireOperation(bare, 'listCheckpoints')).toThrow(
-      expect.objectContaining({
-        kind: 'unsupported',
-        status: 400,
-        message: "Provider 'together-ai' does not support listCheckpoints",
-      }),
+  it('refuses a missing key before any request, naming the header', async () => {
+    const err = await openai({ headers: { authorization: undefined } }).listJobs({}).catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'invalid_request', param: 'authorization', code: 'missing_setting' });
+    expect(fake.state.requests).toHaveLength(0);
+  });
+
+  it('raises the typed unsupported error for a provider the gateway does not implement', () => {
+    const registry = new ProviderRegistry({}, {});
+    expect(() => registry.client('together-ai', { kind: 'headers', headers: {} })).toThrow(
+      expect.objectContaining({ kind: 'unsupported', status: 400, code: 'unsupported_provider' }),
     );
   });
 });

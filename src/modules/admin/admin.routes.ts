@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { camelizeKeys } from '../../http/case';
+import { fromRest } from '../../http/case';
 import { callerOf, json, pathParam, requireOrganisationKey } from '../../http/rest';
 import type { Services } from '../../services';
 import { toApiKeyJson } from '../api-keys/api-key.mapper';
@@ -12,7 +12,7 @@ export function adminRoutes(services: Services): Router {
 
   router.post(
     '/admin/workspaces',
-    json(async (req, res) => toWorkspaceJson(await services.workspaces.create(callerOf(res).organisationId, camelizeKeys(req.body)))),
+    json(async (req, res) => toWorkspaceJson(await services.workspaces.create(callerOf(res).organisationId, fromRest(req.body)))),
   );
   router.get(
     '/admin/workspaces',
@@ -22,7 +22,7 @@ export function adminRoutes(services: Services): Router {
   router.post(
     '/api-keys',
     json(async (req, res) => {
-      const issued = await services.apiKeys.create(callerOf(res).organisationId, camelizeKeys(req.body));
+      const issued = await services.apiKeys.create(callerOf(res).organisationId, fromRest(req.body));
       return { ...toApiKeyJson(issued.record), key: issued.key };
     }),
   );

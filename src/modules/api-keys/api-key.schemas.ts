@@ -3,7 +3,7 @@ import { workspaceRef } from '../../validation/parse';
 
 export const createApiKeySchema = z
   .object({
-    name: z.string().trim().min(1, 'name is required').max(100),
+    name: z.string().trim().min(1).max(100),
     workspaceId: workspaceRef.optional(),
   })
   .strict();

@@ -1,14 +1,12 @@
 import { generateApiKey, hashApiKey, keyPrefix } from '../../auth/api-key-secret';
 import type { Caller } from '../../auth/scope';
-import type { PrismaClient } from '../../db/database';
 import type { Tx } from '../../db/prisma-errors';
 import { notFound, unauthenticated } from '../../errors';
 import type { ApiKey } from '../../generated/prisma/client';
-import { isUuid, parseInput, type Unvalidated } from '../../validation/parse';
+import { isUuid, parseInput, type Input } from '../../validation/parse';
 import type { WorkspaceService } from '../workspaces/workspace.service';
+import type { ApiKeyRepository } from './api-key.repository';
 import { createApiKeySchema, type CreateApiKeyInput } from './api-key.schemas';
-
-
 
 export interface IssuedKey {
   record: ApiKey;
@@ -18,19 +16,20 @@ export interface IssuedKey {
 
 export class ApiKeyService {
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly keys: ApiKeyRepository,
     private readonly workspaces: WorkspaceService,
   ) {}
 
   /** The caller behind a key; 401 for a missing, unknown or revoked key. */
   async authenticate(key: string | undefined): Promise<Caller> {
     if (!key) throw unauthenticated('Missing API key: send it in the x-gateway-api-key header');
-    const record = await this.prisma.apiKey.findUnique({ where: { hash: hashApiKey(key) } });
+    const record = await this.keys.findByHash(hashApiKey(key));
     if (!record || record.revokedAt) throw unauthenticated('Invalid or revoked API key');
     return { keyId: record.id, organisationId: record.organisationId, workspaceId: record.workspaceId };
   }
 
-  async create(organisationId: string, input: Unvalidated<CreateApiKeyInput>): Promise<IssuedKey> {
+  /** A new key of the organisation, for one of its workspaces (`workspaceId`: UUID or slug) or for the whole organisation. */
+  async create(organisationId: string, input: Input<CreateApiKeyInput>): Promise<IssuedKey> {
     const data = parseInput(createApiKeySchema, input);
     let workspaceId: string | null = null;
     if (data.workspaceId) {
@@ -38,32 +37,23 @@ export class ApiKeyService {
       if (!workspace) throw notFound('Workspace', data.workspaceId);
       workspaceId = workspace.id;
     }
-    return this.issue(this.prisma, { organisationId, workspaceId, name: data.name });
+    return this.issue({ organisationId, workspaceId, name: data.name });
   }
 
   /** Stores a key (given, e.g. the bootstrap key, or generated) by its hash. */
-  async issue(tx: Tx | PrismaClient, data: { organisationId: string; workspaceId: string | null; name: string; key?: string }): Promise<IssuedKey> {
+  async issue(data: { organisationId: string; workspaceId: string | null; name: string; key?: string }, tx?: Tx): Promise<IssuedKey> {
     const key = data.key ?? generateApiKey();
-    const record = await tx.apiKey.create({
-      data: { organisationId: data.organisationId, workspaceId: data.workspaceId, name: data.name, prefix: keyPrefix(key), hash: hashApiKey(key) },
-    });
-    return { record, key };
+    const row = { organisationId: data.organisationId, workspaceId: data.workspaceId, name: data.name, prefix: keyPrefix(key), hash: hashApiKey(key) };
+    return { record: await this.keys.create(row, tx), key };
   }
 
   list(organisationId: string): Promise<ApiKey[]> {
-    return this.prisma.apiKey.findMany({ where: { organisationId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    return this.keys.list(organisationId);
   }
 
   /** Revokes a key of the organisation; revoked keys answer 401 from the next request on. */
   async revoke(organisationId: string, id: string): Promise<void> {
     if (!isUuid(id)) throw notFound('API key', id);
-    const { count } = await this.prisma.apiKey.updateMany({
-      where: { id, organisationId, revokedAt: null },
-      data: { revokedAt: new Date() },
-    });
-    if (count === 0) {
-      const exists = await this.prisma.apiKey.count({ where: { id, organisationId } });
-      if (!exists) throw notFound('API key', id);
-    }
+    if (!(await this.keys.revoke(organisationId, id)) && !(await this.keys.exists(organisationId, id))) throw notFound('API key', id);
   }
 }

@@ -10,7 +10,4 @@ export class FilesArgs {
 
   @Field(() => String, { nullable: true, description: 'Cursor: the id of the last file of the previous page (newest first).' })
   after?: string;
-
-  @Field(() => String, { nullable: true, description: 'Workspace UUID or slug (organisation keys).' })
-  workspaceId?: string;
 }

@@ -1,9 +1,9 @@
 import type { Scope } from '../../auth/scope';
+import { inScope } from '../../db/scope';
 import type { PrismaClient } from '../../db/database';
 import { Prisma, type File as FileRow } from '../../generated/prisma/client';
 import type { FilePurpose } from './file.schemas';
 
-const inScope = (scope: Scope) => ({ organisationId: scope.organisationId, workspaceId: scope.workspaceId });
 
 /** The gateway's internal file model (what services and the fine-tuning module see). */
 export interface GatewayFile {

@@ -1,7 +1,9 @@
 import { GraphQLUpload, type FileUpload } from 'graphql-upload-minimal';
 import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import type { Scope } from '../../auth/scope';
+import type { AppContext } from '../../context';
 import { badRequest } from '../../errors';
-import type { GraphQLContext } from '../../graphql/context';
+import { WorkspaceScope } from '../../graphql/scope';
 import { toFileType } from './file.mapper';
 import { FilesArgs } from './file.inputs';
 import { FilePageType, FilePurposeEnum, FileType } from './file.types';
@@ -10,42 +12,33 @@ import { drain, failOnTruncation, fromUploadError } from './file.upload';
 /** GraphQL pages are smaller than REST's (api.md §8: page sizes ≤ 100). */
 const MAX_GRAPHQL_PAGE = 100;
 
+const PURPOSE_BY_NAME = new Map<string, string>(Object.entries(FilePurposeEnum));
+
 /** `FINE_TUNE` → `fine-tune`; REST spellings pass through (the service judges them). */
-function restPurpose(purpose: string | undefined): string | undefined {
-  if (purpose === undefined) return undefined;
-  return (FilePurposeEnum as Record<string, string>)[purpose] ?? purpose;
-}
+const restPurpose = (purpose: string | null | undefined) => (purpose == null ? undefined : (PURPOSE_BY_NAME.get(purpose) ?? purpose));
 
 @Resolver(() => FileType)
 export class FileResolver {
   @Query(() => FileType)
-  async file(
-    @Ctx() ctx: GraphQLContext,
-    @Arg('id', () => ID) id: string,
-    @Arg('workspaceId', () => String, { nullable: true }) workspaceId?: string,
-  ) {
-    return toFileType(await ctx.services.files.get(await ctx.scope(workspaceId), id));
+  async file(@Ctx() ctx: AppContext, @Arg('id', () => ID) id: string, @WorkspaceScope() scope: Scope) {
+    return toFileType(await ctx.services.files.get(scope, id));
   }
 
   @Query(() => FilePageType, { description: 'Newest first.' })
-  async files(@Ctx() ctx: GraphQLContext, @Args(() => FilesArgs) args: FilesArgs) {
-    if (args.limit !== undefined && args.limit !== null && (args.limit < 1 || args.limit > MAX_GRAPHQL_PAGE)) {
+  async files(@Ctx() ctx: AppContext, @Args(() => FilesArgs) args: FilesArgs, @WorkspaceScope() scope: Scope) {
+    if (args.limit != null && (args.limit < 1 || args.limit > MAX_GRAPHQL_PAGE)) {
       throw badRequest(`limit must be an integer between 1 and ${MAX_GRAPHQL_PAGE}`, 'limit');
     }
-    const page = await ctx.services.files.list(await ctx.scope(args.workspaceId), {
-      purpose: restPurpose(args.purpose ?? undefined),
-      limit: args.limit ?? MAX_GRAPHQL_PAGE,
-      after: args.after ?? undefined,
-    });
+    const page = await ctx.services.files.list(scope, { purpose: restPurpose(args.purpose), limit: args.limit ?? MAX_GRAPHQL_PAGE, after: args.after ?? undefined });
     return { items: page.items.map(toFileType), hasMore: page.hasMore };
   }
 
   @Mutation(() => FileType, { description: 'A multipart request (GraphQL multipart request spec) with header apollo-require-preflight.' })
   async uploadFile(
-    @Ctx() ctx: GraphQLContext,
+    @Ctx() ctx: AppContext,
     @Arg('file', () => GraphQLUpload) file: Promise<FileUpload>,
     @Arg('purpose', () => FilePurposeEnum) purpose: FilePurposeEnum,
-    @Arg('workspaceId', () => String, { nullable: true }) workspaceId?: string,
+    @WorkspaceScope() scope: Scope,
   ) {
     const { files } = ctx.services;
     let stream: NodeJS.ReadableStream | undefined;
@@ -53,7 +46,6 @@ export class FileResolver {
       const upload = await file;
       stream = upload.createReadStream();
       failOnTruncation(stream, files.maxUploadBytes);
-      const scope = await ctx.scope(workspaceId);
       return toFileType(await files.upload(scope, { filename: upload.filename, purpose, stream }));
     } catch (err) {
       drain(stream);
@@ -62,12 +54,10 @@ export class FileResolver {
   }
 
   @Mutation(() => Boolean)
-  async deleteFile(
-    @Ctx() ctx: GraphQLContext,
-    @Arg('id', () => ID) id: string,
-    @Arg('workspaceId', () => String, { nullable: true }) workspaceId?: string,
-  ) {
-    await ctx.services.files.delete(await ctx.scope(workspaceId), id);
+  async deleteFile(@Ctx() ctx: AppContext, @Arg('id', () => ID) id: string, @WorkspaceScope() scope: Scope) {
+    await ctx.services.files.delete(scope, id);
     return true;
   }
 }
+
+export const filesGraphQL = { resolvers: [FileResolver] };

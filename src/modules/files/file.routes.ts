@@ -1,32 +1,10 @@
 import { pipeline } from 'node:stream/promises';
-import { Router, type RequestHandler } from 'express';
-import { GatewayError } from '../../errors';
+import { Router } from 'express';
 import { receiveMultipartUpload } from '../../http/multipart';
-import { json, pathParam, queryObject, queryParam, requestScope, SCOPE_PARAMS, scopeOf } from '../../http/rest';
+import { callerOf, json, pathParam, queryParam, tenantRequest } from '../../http/rest';
 import type { Services } from '../../services';
 import { toDeletedFileJson, toFileJson, toFileListJson } from './file.mapper';
 import type { GatewayFile } from './file.repository';
-
-export const PROVIDER_HEADER = 'x-gateway-provider';
-
-/**
- * Client mode (a provider named per request, api.md §5) is not implemented yet: refusing it
- * beats silently hosting a file the caller meant to send to their provider.
- */
-const refuseClientMode: RequestHandler = (req, _res, next) => {
-  if (req.headers[PROVIDER_HEADER] === undefined) {
-    next();
-    return;
-  }
-  req.resume(); // let an upload's body drain so the client reads the answer
-  next(
-    new GatewayError(
-      'unsupported',
-      `Client mode ('${PROVIDER_HEADER}' header) is not supported for files yet: omit the header to use files hosted by the gateway`,
-      { param: PROVIDER_HEADER, code: 'client_mode_unsupported' },
-    ),
-  );
-};
 
 /** Datasets are JSON Lines; anything else is opaque bytes. */
 function contentTypeOf(file: GatewayFile): string {
@@ -42,7 +20,6 @@ function contentDisposition(filename: string): string {
 export function fileRoutes(services: Services): Router {
   const router = Router();
   const { files } = services;
-  router.use(refuseClientMode);
 
   router.post(
     '/',
@@ -51,7 +28,7 @@ export function fileRoutes(services: Services): Router {
       try {
         // Checked before the upload streams in, from the query (or the key's own workspace);
         // a `workspace_id` form field, known only at the end, may still name another.
-        scope = await requestScope(services, req, res);
+        ({ scope } = await tenantRequest(services, req, res));
       } catch (err) {
         req.resume();
         throw err;
@@ -64,7 +41,7 @@ export function fileRoutes(services: Services): Router {
       });
       try {
         if (fields.workspace_id !== undefined && queryParam(req, 'workspace_id') === undefined) {
-          scope = await scopeOf(services, req, res, fields.workspace_id);
+          scope = await services.workspaces.resolveScope(callerOf(res), fields.workspace_id, queryParam(req, 'organisation_id'));
         }
       } catch (err) {
         await files.discard(staged);
@@ -77,22 +54,21 @@ export function fileRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const { workspace_id: _w, organisation_id: _o, ...filter } = queryObject(req, [...SCOPE_PARAMS, 'purpose', 'limit', 'order', 'after']);
-      const scope = await scopeOf(services, req, res);
-      return toFileListJson(await files.list(scope, filter));
+      const { scope, query } = await tenantRequest(services, req, res, ['purpose', 'limit', 'order', 'after']);
+      return toFileListJson(await files.list(scope, query));
     }),
   );
 
   router.get(
     '/:fileId',
     json(async (req, res) => {
-      const scope = await requestScope(services, req, res);
+      const { scope } = await tenantRequest(services, req, res);
       return toFileJson(await files.get(scope, pathParam(req, 'fileId')));
     }),
   );
 
   router.get('/:fileId/content', async (req, res) => {
-    const scope = await requestScope(services, req, res);
+    const { scope } = await tenantRequest(services, req, res);
     const { file, stream } = await files.download(scope, pathParam(req, 'fileId'));
     res.status(200);
     res.setHeader('content-type', contentTypeOf(file));
@@ -110,7 +86,7 @@ export function fileRoutes(services: Services): Router {
   router.delete(
     '/:fileId',
     json(async (req, res) => {
-      const scope = await requestScope(services, req, res);
+      const { scope } = await tenantRequest(services, req, res);
       return toDeletedFileJson(await files.delete(scope, pathParam(req, 'fileId')));
     }),
   );

@@ -10,10 +10,7 @@ export type FilePurpose = (typeof FILE_PURPOSES)[number];
 
 export const filePurpose = z.enum(FILE_PURPOSES, {
   errorMap: (issue) => ({
-    message:
-      issue.code === 'invalid_type' && issue.received === 'undefined'
-        ? `purpose is required (one of ${FILE_PURPOSES.join(', ')})`
-        : `purpose must be one of ${FILE_PURPOSES.join(', ')}`,
+    message: issue.code === 'invalid_type' && issue.received === 'undefined' ? `is required (one of ${FILE_PURPOSES.join(', ')})` : `must be one of ${FILE_PURPOSES.join(', ')}`,
   }),
 });
 
@@ -24,10 +21,10 @@ export const MAX_LIST_LIMIT = 10_000;
 
 export const listFilesSchema = z
   .object({
-    purpose: filePurpose.optional(),
-    limit: intInRange('limit', 1, MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
-    order: z.enum(['asc', 'desc'], { errorMap: () => ({ message: 'order must be "asc" or "desc"' }) }).default('desc'),
-    after: z.string().min(1, 'after must be a file id').optional(),
+    purpose: z.string().pipe(filePurpose).optional(),
+    limit: intInRange(1, MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
+    order: z.enum(['asc', 'desc']).default('desc'),
+    after: z.string().min(1).optional(),
   })
   .strict();
 

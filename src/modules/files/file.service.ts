@@ -4,7 +4,7 @@ import type { Scope } from '../../auth/scope';
 import { badRequest, conflict, GatewayError, notFound } from '../../errors';
 import type { Logger } from '../../logger';
 import type { FileStore } from '../../storage/file-store';
-import { isUuid, parseInput, type Unvalidated } from '../../validation/parse';
+import { isUuid, parseInput, type Input } from '../../validation/parse';
 import { assertValidDataset, createDatasetValidator, type DatasetReport } from './dataset-validator';
 import { FileRepository, isForeignKeyViolation, type GatewayFile } from './file.repository';
 import { filePurpose, listFilesSchema, MAX_FILENAME_LENGTH, type FilePurpose, type ListFilesInput } from './file.schemas';
@@ -123,7 +123,7 @@ export class FileService {
     }
   }
 
-  async list(scope: Scope, input: Unvalidated<ListFilesInput> = {}): Promise<FilePage> {
+  async list(scope: Scope, input: Input<ListFilesInput> = {}): Promise<FilePage> {
     const { purpose, limit, order, after } = parseInput(listFilesSchema, input);
     let cursor: { createdAt: Date; id: string } | undefined;
     if (after !== undefined) {
@@ -136,9 +136,14 @@ export class FileService {
   }
 
   async get(scope: Scope, id: string): Promise<GatewayFile> {
-    const file = isUuid(id) ? await this.files.findById(scope, id) : null;
+    const file = await this.find(scope, id);
     if (!file) throw notFound('File', id);
     return file;
+  }
+
+  /** The file, or null when the scope has none with this id. */
+  find(scope: Scope, id: string): Promise<GatewayFile | null> {
+    return isUuid(id) ? this.files.findById(scope, id) : Promise.resolve(null);
   }
 
   /** The files of the scope among `ids` (unknown ids are left out), for DataLoaders. */
@@ -173,7 +178,7 @@ export class FileService {
       try {
         file = await this.files.delete(scope, id);
       } catch (err) {
-        if (isForeignKeyViolation(err)) throw conflict(`File '${id}' is used by a fine-tuning job and cannot be deleted`, 'file_id', 'file_in_use');
+        if (isForeignKeyViolation(err)) throw conflict(`File '${id}' is used by a fine-tuning job and cannot be deleted`, 'id', 'file_in_use');
         throw err;
       }
     }
@@ -195,8 +200,8 @@ export function checkPurpose(purpose: unknown): FilePurpose {
 }
 
 /** The name without any directory part (some clients send a path), 'file' when there is none. */
-function checkFilename(raw: string): string {
-  const filename = raw.split(/[/\\]/).pop()!.trim() || 'file';
+export function checkFilename(raw: string): string {
+  const filename = raw.split(/[/\\]/).pop()?.trim() || 'file';
   if (filename.length > MAX_FILENAME_LENGTH) throw badRequest(`The filename must be at most ${MAX_FILENAME_LENGTH} characters`, 'file', 'invalid_filename');
   if (/[\u0000-\u001f\u007f]/.test(filename)) throw badRequest('The filename must not contain control characters', 'file', 'invalid_filename');
   return filename;

@@ -1,3 +1,4 @@
+import type { AppContext } from '../../context';
 import { GraphQLSafeInt } from 'graphql-scalars';
 import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
 import { Entity, loadByIds } from '../../graphql/entity';
@@ -15,7 +16,7 @@ export enum FilePurposeEnum {
 
 registerEnumType(FilePurposeEnum, { name: 'FilePurpose', description: 'What a file is for; FINE_TUNE files are validated as JSONL datasets.' });
 
-@Entity(loadByIds((scope, ids, ctx) => ctx.services.files.findMany(scope, ids), toFileType))
+@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.files.findMany(scope, ids), toFileType))
 @ObjectType('File', { description: 'A file hosted by the gateway.' })
 export class FileType {
   @Field(() => ID) id!: string;

@@ -1,5 +1,6 @@
 import { GraphQLJSON } from 'graphql-scalars';
 import { Field, Float, ID, InputType, Int } from 'type-graphql';
+import type { MethodType } from './fine-tuning.model';
 import { FineTuningMethodTypeEnum } from './fine-tuning.types';
 
 @InputType('FineTuningHyperparametersInput', { description: 'Leave a value out (or null) for "auto": the provider chooses.' })
@@ -12,7 +13,7 @@ export class FineTuningHyperparametersInputType {
 
 @InputType('FineTuningMethodInput')
 export class FineTuningMethodInputType {
-  @Field(() => FineTuningMethodTypeEnum) type!: FineTuningMethodTypeEnum;
+  @Field(() => FineTuningMethodTypeEnum) type!: MethodType;
   @Field(() => FineTuningHyperparametersInputType, { nullable: true }) hyperparameters?: FineTuningHyperparametersInputType | null;
 }
 

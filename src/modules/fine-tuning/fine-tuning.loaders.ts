@@ -1,8 +1,8 @@
 import type DataLoader from 'dataloader';
 import { scopedLoader, type ScopedKey } from '../../graphql/scoped-loader';
-import type { FineTuningJobCheckpoint, FineTuningJobEvent } from '../../generated/prisma/client';
+import type { JobCheckpoint, JobEvent } from './fine-tuning.model';
 import type { GatewayFile } from '../files/file.repository';
-import type { Services } from '../../services';
+import type { AppContext } from '../../context';
 
 function groupByJob<T extends { jobId: string }>(jobIds: string[], rows: T[]): Map<string, T[]> {
   const grouped = new Map<string, T[]>(jobIds.map((id) => [id, []]));
@@ -20,8 +20,8 @@ function perLimit<V>(create: (limit: number) => DataLoader<ScopedKey, V, string>
   };
 }
 
-/** The fine-tuning domain's per-request DataLoaders (created for each GraphQL request). */
-export function createFineTuningLoaders(services: Services) {
+/** The fine-tuning domain's per-request DataLoaders (`ctx.loaders.get(fineTuningLoaders)`). */
+export function fineTuningLoaders({ services }: AppContext) {
   const { fineTuning, files } = services;
   return {
     /** Key: a file id; value: the file, or null when it is gone (jobs keep their file ids). */
@@ -31,13 +31,11 @@ export function createFineTuningLoaders(services: Services) {
     ),
     /** Key: a job id; value: its newest `limit` events, newest first. */
     eventsByJob: perLimit((limit) =>
-      scopedLoader<FineTuningJobEvent[]>(async (scope, ids) => groupByJob(ids, await fineTuning.latestEvents(scope, ids, limit)), () => []),
+      scopedLoader<JobEvent[]>(async (scope, ids) => groupByJob(ids, await fineTuning.latestEvents(scope, ids, limit)), () => []),
     ),
     /** Key: a job id; value: its newest `limit` checkpoints, newest first. */
     checkpointsByJob: perLimit((limit) =>
-      scopedLoader<FineTuningJobCheckpoint[]>(async (scope, ids) => groupByJob(ids, await fineTuning.latestCheckpoints(scope, ids, limit)), () => []),
+      scopedLoader<JobCheckpoint[]>(async (scope, ids) => groupByJob(ids, await fineTuning.latestCheckpoints(scope, ids, limit)), () => []),
     ),
   };
 }
-
-export type FineTuningLoaders = ReturnType<typeof createFineTuningLoaders>;

@@ -1,80 +1,85 @@
-import type { FineTuningJob, FineTuningJobCheckpoint, FineTuningJobEvent } from '../../generated/prisma/client';
 import { cursorListJson, listJson, unixOrNull, unixSeconds, type Page } from '../../http/openai-shapes';
-import type {
-  FineTuningHyperparametersType,
-  FineTuningJobCheckpointType,
-  FineTuningJobEventType,
-  FineTuningJobStatusEnum,
-  FineTuningJobType,
-  FineTuningMethodType,
-  FineTuningMethodTypeEnum,
-} from './fine-tuning.types';
+import type { Hyperparameters, JobMethod, ProviderCheckpoint, ProviderEvent, ProviderJob } from '../../providers/types';
+import type { HostedJob, JobCheckpoint, JobEvent } from './fine-tuning.model';
+import type { FineTuningHyperparametersType, FineTuningJobCheckpointType, FineTuningJobEventType, FineTuningJobType } from './fine-tuning.types';
 
-
-type Hyperparameters = Record<string, unknown>;
-
-const asObject = (value: unknown): Record<string, unknown> | null =>
-  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-
-/** The job's hyperparameters in OpenAI's spelling: "auto" until the provider reports its choice. */
-export const hyperparametersOf = (job: FineTuningJob): Hyperparameters => asObject(job.hyperparameters) ?? {};
-
-/** `supervised` unless the caller asked for another method. */
-export const methodTypeOf = (job: FineTuningJob): 'supervised' | 'dpo' => (asObject(job.method)?.type === 'dpo' ? 'dpo' : 'supervised');
-
-/** OpenAI's `method` object, with the job's current hyperparameters. */
-export function methodOf(job: FineTuningJob): Record<string, unknown> {
-  const type = methodTypeOf(job);
-  return { type, [type]: { hyperparameters: hyperparametersOf(job) } };
+/** OpenAI's hyperparameters object: snake_case, "auto" where the provider chooses. */
+export function hyperparametersJson(h: Hyperparameters) {
+  const json: Record<string, number | 'auto'> = {};
+  if (h.nEpochs !== undefined) json.n_epochs = h.nEpochs;
+  if (h.batchSize !== undefined) json.batch_size = h.batchSize;
+  if (h.learningRateMultiplier !== undefined) json.learning_rate_multiplier = h.learningRateMultiplier;
+  if (h.beta !== undefined) json.beta = h.beta;
+  return json;
 }
 
-export type JobError = { code: string; message: string; param: string | null };
+/** OpenAI's `method` object: `{type, <type>: {hyperparameters}}`. */
+export const methodJson = (m: JobMethod) => ({ type: m.type, [m.type]: { hyperparameters: hyperparametersJson(m.hyperparameters) } });
 
-export function errorOf(job: FineTuningJob): JobError | null {
-  const e = asObject(job.error);
-  if (!e) return null;
-  return { code: String(e.code ?? 'error'), message: String(e.message ?? ''), param: typeof e.param === 'string' ? e.param : null };
-}
-
-const stringArray = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
-
-/** Stored as BIGINT (large jobs pass 2^31 tokens); well below 2^53, so a JSON number. */
-const tokens = (job: FineTuningJob) => (job.trainedTokens === null ? null : Number(job.trainedTokens));
-
-const metadataOf = (job: FineTuningJob): Record<string, string> | null => asObject(job.metadata) as Record<string, string> | null;
-
-/** The REST job object: OpenAI's `fine_tuning.job` (api.md §5), times in Unix seconds. */
-export function toJobJson(job: FineTuningJob) {
+/** A hosted job as the provider-independent view the REST job object is made from (times in Unix seconds). */
+export function hostedJobView(job: HostedJob): ProviderJob {
   return {
     id: job.id,
-    object: 'fine_tuning.job' as const,
-    created_at: unixSeconds(job.createdAt),
-    error: errorOf(job),
-    fine_tuned_model: job.fineTunedModel,
-    finished_at: unixOrNull(job.finishedAt),
-    hyperparameters: hyperparametersOf(job),
-    model: job.model,
-    organization_id: job.organisationId,
-    result_files: stringArray(job.resultFiles),
     status: job.status,
-    trained_tokens: tokens(job),
-    training_file: job.trainingFileId,
-    validation_file: job.validationFileId,
+    model: job.model,
+    fineTunedModel: job.fineTunedModel,
+    trainedTokens: job.trainedTokens,
+    error: job.error,
+    createdAt: unixSeconds(job.createdAt),
+    finishedAt: unixOrNull(job.finishedAt),
+    estimatedFinish: unixOrNull(job.estimatedFinish),
+    hyperparameters: job.method.hyperparameters,
+    method: job.method,
+    resultFiles: job.resultFiles,
+    trainingFile: job.trainingFileId,
+    validationFile: job.validationFileId,
     seed: job.seed,
-    estimated_finish: unixOrNull(job.estimatedFinish),
-    method: methodOf(job),
     suffix: job.suffix,
-    metadata: metadataOf(job),
+    metadata: job.metadata,
+    organizationId: job.organisationId,
   };
 }
 
-export const toJobListJson = (page: Page<FineTuningJob>) => listJson(page, toJobJson);
+/** The REST job object: OpenAI's `fine_tuning.job` (api.md §5), for hosted jobs and client mode alike. */
+export function toJobJson(job: ProviderJob) {
+  const method: JobMethod = job.method ?? { type: 'supervised', hyperparameters: job.hyperparameters };
+  return {
+    id: job.id,
+    object: 'fine_tuning.job' as const,
+    created_at: job.createdAt,
+    error: job.error,
+    fine_tuned_model: job.fineTunedModel,
+    finished_at: job.finishedAt,
+    hyperparameters: hyperparametersJson(method.hyperparameters),
+    model: job.model,
+    organization_id: job.organizationId,
+    result_files: job.resultFiles,
+    status: job.status,
+    trained_tokens: job.trainedTokens,
+    training_file: job.trainingFile,
+    validation_file: job.validationFile,
+    seed: job.seed,
+    estimated_finish: job.estimatedFinish,
+    method: methodJson(method),
+    suffix: job.suffix,
+    metadata: job.metadata,
+  };
+}
 
-export function toEventJson(event: FineTuningJobEvent) {
+export const toHostedJobJson = (job: HostedJob) => toJobJson(hostedJobView(job));
+
+export const toJobListJson = (page: Page<ProviderJob>) => listJson(page, toJobJson);
+
+export const toHostedJobListJson = (page: Page<HostedJob>) => toJobListJson({ items: page.items.map(hostedJobView), hasMore: page.hasMore });
+
+/** A stored event as the provider-independent view (the REST event object is made from it). */
+export const storedEventView = (event: JobEvent): ProviderEvent => ({ ...event, createdAt: unixSeconds(event.createdAt) });
+
+export function toEventJson(event: ProviderEvent) {
   return {
     id: event.id,
     object: 'fine_tuning.job.event' as const,
-    created_at: unixSeconds(event.createdAt),
+    created_at: event.createdAt,
     level: event.level,
     message: event.message,
     type: event.type ?? 'message',
@@ -82,41 +87,36 @@ export function toEventJson(event: FineTuningJobEvent) {
   };
 }
 
-export const toEventListJson = (page: Page<FineTuningJobEvent>) => listJson(page, toEventJson);
+export const toEventListJson = (page: Page<ProviderEvent>) => listJson(page, toEventJson);
 
-export function toCheckpointJson(checkpoint: FineTuningJobCheckpoint) {
+export const storedCheckpointView = (c: JobCheckpoint): ProviderCheckpoint => ({ ...c, createdAt: unixSeconds(c.createdAt), fineTuningJobId: c.jobId });
+
+export function toCheckpointJson(checkpoint: ProviderCheckpoint) {
   return {
     id: checkpoint.id,
     object: 'fine_tuning.job.checkpoint' as const,
-    created_at: unixSeconds(checkpoint.createdAt),
+    created_at: checkpoint.createdAt,
     fine_tuned_model_checkpoint: checkpoint.fineTunedModelCheckpoint,
     step_number: checkpoint.stepNumber,
-    fine_tuning_job_id: checkpoint.jobId,
-    metrics: asObject(checkpoint.metrics) ?? {},
+    fine_tuning_job_id: checkpoint.fineTuningJobId,
+    metrics: checkpoint.metrics,
   };
 }
 
-export const toCheckpointListJson = (page: Page<FineTuningJobCheckpoint>) => cursorListJson(page, toCheckpointJson);
-
-const numberOrNull = (value: unknown) => (typeof value === 'number' ? value : null);
+export const toCheckpointListJson = (page: Page<ProviderCheckpoint>) => cursorListJson(page, toCheckpointJson);
 
 /** GraphQL hyperparameters: numbers, null for "auto". */
-export function toHyperparametersType(hp: Hyperparameters): FineTuningHyperparametersType {
-  return {
-    nEpochs: numberOrNull(hp.n_epochs),
-    batchSize: numberOrNull(hp.batch_size),
-    learningRateMultiplier: numberOrNull(hp.learning_rate_multiplier),
-    beta: numberOrNull(hp.beta),
-  };
+export function toHyperparametersType(h: Hyperparameters): FineTuningHyperparametersType {
+  const value = (v: number | 'auto' | undefined) => (typeof v === 'number' ? v : null);
+  return { nEpochs: value(h.nEpochs), batchSize: value(h.batchSize), learningRateMultiplier: value(h.learningRateMultiplier), beta: value(h.beta) };
 }
 
 /** The GraphQL job object. */
-export function toJobType(job: FineTuningJob): FineTuningJobType {
-  const hyperparameters = toHyperparametersType(hyperparametersOf(job));
-  const method: FineTuningMethodType = { type: methodTypeOf(job) as FineTuningMethodTypeEnum, hyperparameters };
+export function toJobType(job: HostedJob): FineTuningJobType {
+  const hyperparameters = toHyperparametersType(job.method.hyperparameters);
   return {
     id: job.id,
-    status: job.status as FineTuningJobStatusEnum,
+    status: job.status,
     model: job.model,
     fineTunedModel: job.fineTunedModel,
     organisationId: job.organisationId,
@@ -127,37 +127,22 @@ export function toJobType(job: FineTuningJob): FineTuningJobType {
     validationFileId: job.validationFileId,
     suffix: job.suffix,
     seed: job.seed,
-    method,
+    method: { type: job.method.type, hyperparameters },
     hyperparameters,
-    metadata: metadataOf(job),
-    error: errorOf(job),
-    trainedTokens: tokens(job),
-    resultFiles: stringArray(job.resultFiles),
+    metadata: job.metadata,
+    error: job.error,
+    trainedTokens: job.trainedTokens,
+    resultFiles: job.resultFiles,
     createdAt: job.createdAt,
     finishedAt: job.finishedAt,
     estimatedFinish: job.estimatedFinish,
   };
 }
 
-export function toEventType(event: FineTuningJobEvent): FineTuningJobEventType {
-  return {
-    id: event.id,
-    fineTuningJobId: event.jobId,
-    createdAt: event.createdAt,
-    level: event.level,
-    message: event.message,
-    type: event.type,
-    data: event.data ?? null,
-  };
+export function toEventType(event: JobEvent): FineTuningJobEventType {
+  return { id: event.id, fineTuningJobId: event.jobId, createdAt: event.createdAt, level: event.level, message: event.message, type: event.type, data: event.data ?? null };
 }
 
-export function toCheckpointType(checkpoint: FineTuningJobCheckpoint): FineTuningJobCheckpointType {
-  return {
-    id: checkpoint.id,
-    fineTuningJobId: checkpoint.jobId,
-    createdAt: checkpoint.createdAt,
-    fineTunedModelCheckpoint: checkpoint.fineTunedModelCheckpoint,
-    stepNumber: checkpoint.stepNumber,
-    metrics: (asObject(checkpoint.metrics) ?? {}) as Record<string, number>,
-  };
+export function toCheckpointType(c: JobCheckpoint): FineTuningJobCheckpointType {
+  return { id: c.id, fineTuningJobId: c.jobId, createdAt: c.createdAt, fineTunedModelCheckpoint: c.fineTunedModelCheckpoint, stepNumber: c.stepNumber, metrics: c.metrics };
 }

@@ -1,22 +1,21 @@
+import type { AppContext } from '../../context';
 import { GraphQLJSON, GraphQLJSONObject, GraphQLSafeInt } from 'graphql-scalars';
 import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { Entity, loadByIds } from '../../graphql/entity';
+import type { EventLevel, EventType, JobStatus, MethodType } from './fine-tuning.model';
 import { toCheckpointType, toEventType, toJobType } from './fine-tuning.mapper';
 
 /** The REST status values; GraphQL names are the same upper-cased (api.md §8's rule for enums). */
-export enum FineTuningJobStatusEnum {
-  VALIDATING_FILES = 'validating_files',
-  QUEUED = 'queued',
-  RUNNING = 'running',
-  SUCCEEDED = 'succeeded',
-  FAILED = 'failed',
-  CANCELLED = 'cancelled',
-}
+export const FineTuningJobStatusEnum = {
+  VALIDATING_FILES: 'validating_files',
+  QUEUED: 'queued',
+  RUNNING: 'running',
+  SUCCEEDED: 'succeeded',
+  FAILED: 'failed',
+  CANCELLED: 'cancelled',
+} as const satisfies Record<string, JobStatus>;
 
-export enum FineTuningMethodTypeEnum {
-  SUPERVISED = 'supervised',
-  DPO = 'dpo',
-}
+export const FineTuningMethodTypeEnum = { SUPERVISED: 'supervised', DPO: 'dpo' } as const satisfies Record<string, MethodType>;
 
 registerEnumType(FineTuningJobStatusEnum, { name: 'FineTuningJobStatus' });
 registerEnumType(FineTuningMethodTypeEnum, { name: 'FineTuningMethodType' });
@@ -31,7 +30,7 @@ export class FineTuningHyperparametersType {
 
 @ObjectType('FineTuningMethod')
 export class FineTuningMethodType {
-  @Field(() => FineTuningMethodTypeEnum) type!: FineTuningMethodTypeEnum;
+  @Field(() => FineTuningMethodTypeEnum) type!: MethodType;
   @Field(() => FineTuningHyperparametersType) hyperparameters!: FineTuningHyperparametersType;
 }
 
@@ -42,11 +41,11 @@ export class FineTuningJobErrorType {
   @Field(() => String, { nullable: true }) param!: string | null;
 }
 
-@Entity(loadByIds((scope, ids, ctx) => ctx.services.fineTuning.findMany(scope, ids), toJobType))
+@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.fineTuning.findMany(scope, ids), toJobType))
 @ObjectType('FineTuningJob', { description: 'A hosted fine-tuning job, run at a provider with a stored integration and monitored by the gateway.' })
 export class FineTuningJobType {
   @Field(() => ID) id!: string;
-  @Field(() => FineTuningJobStatusEnum) status!: FineTuningJobStatusEnum;
+  @Field(() => FineTuningJobStatusEnum) status!: JobStatus;
   @Field({ description: 'The base model, as given at creation.' }) model!: string;
   @Field(() => String, { nullable: true, description: 'Set once the job has succeeded.' }) fineTunedModel!: string | null;
   @Field(() => ID) organisationId!: string;
@@ -74,19 +73,19 @@ export class FineTuningJobPageType {
   @Field() hasMore!: boolean;
 }
 
-@Entity(loadByIds((scope, ids, ctx) => ctx.services.fineTuning.eventsByIds(scope, ids), toEventType))
+@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.fineTuning.eventsByIds(scope, ids), toEventType))
 @ObjectType('FineTuningJobEvent', { description: "A job event: the provider's, or a status change the gateway recorded." })
 export class FineTuningJobEventType {
   @Field(() => ID) id!: string;
   @Field(() => ID) fineTuningJobId!: string;
   @Field() createdAt!: Date;
-  @Field({ description: '`info`, `warn` or `error`.' }) level!: string;
+  @Field(() => String, { description: '`info`, `warn` or `error`.' }) level!: EventLevel;
   @Field() message!: string;
-  @Field(() => String, { nullable: true, description: '`message` or `metrics`.' }) type!: string | null;
+  @Field(() => String, { nullable: true, description: '`message` or `metrics`.' }) type!: EventType | null;
   @Field(() => GraphQLJSON, { nullable: true }) data!: unknown;
 }
 
-@Entity(loadByIds((scope, ids, ctx) => ctx.services.fineTuning.checkpointsByIds(scope, ids), toCheckpointType))
+@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.fineTuning.checkpointsByIds(scope, ids), toCheckpointType))
 @ObjectType('FineTuningJobCheckpoint', { description: 'A model checkpoint the provider reported, ready to use.' })
 export class FineTuningJobCheckpointType {
   @Field(() => ID) id!: string;

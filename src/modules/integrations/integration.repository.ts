@@ -1,8 +1,8 @@
 import type { Scope } from '../../auth/scope';
+import { inScope } from '../../db/scope';
 import type { PrismaClient } from '../../db/database';
 import type { Integration } from '../../generated/prisma/client';
 
-const inScope = (scope: Scope) => ({ organisationId: scope.organisationId, workspaceId: scope.workspaceId });
 
 export interface NewIntegrationRow {
   id: string;

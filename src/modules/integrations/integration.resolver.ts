@@ -1,5 +1,7 @@
 import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
-import type { GraphQLContext } from '../../graphql/context';
+import type { Scope } from '../../auth/scope';
+import type { AppContext } from '../../context';
+import { InputScope, WorkspaceScope } from '../../graphql/scope';
 import { CreateIntegrationInputType } from './integration.inputs';
 import { toIntegrationType } from './integration.mapper';
 import { IntegrationType } from './integration.types';
@@ -7,31 +9,26 @@ import { IntegrationType } from './integration.types';
 @Resolver(() => IntegrationType)
 export class IntegrationResolver {
   @Query(() => IntegrationType)
-  async integration(
-    @Ctx() ctx: GraphQLContext,
-    @Arg('slug', () => String) slug: string,
-    @Arg('workspaceId', () => String, { nullable: true }) workspaceId?: string,
-  ) {
-    return toIntegrationType(await ctx.services.integrations.get(await ctx.scope(workspaceId), slug));
+  async integration(@Ctx() ctx: AppContext, @Arg('slug', () => String) slug: string, @WorkspaceScope() scope: Scope) {
+    return toIntegrationType(await ctx.services.integrations.get(scope, slug));
   }
 
   @Query(() => [IntegrationType])
-  async integrations(@Ctx() ctx: GraphQLContext, @Arg('workspaceId', () => String, { nullable: true }) workspaceId?: string) {
-    return (await ctx.services.integrations.list(await ctx.scope(workspaceId))).map(toIntegrationType);
+  async integrations(@Ctx() ctx: AppContext, @WorkspaceScope() scope: Scope) {
+    return (await ctx.services.integrations.list(scope)).map(toIntegrationType);
   }
 
   @Mutation(() => IntegrationType)
-  async createIntegration(@Ctx() ctx: GraphQLContext, @Arg('input', () => CreateIntegrationInputType) input: CreateIntegrationInputType) {
-    return toIntegrationType(await ctx.services.integrations.create(await ctx.scope(input.workspaceId), { ...input }));
+  async createIntegration(@Ctx() ctx: AppContext, @Arg('input', () => CreateIntegrationInputType) input: CreateIntegrationInputType, @InputScope() scope: Scope) {
+    const { workspaceId: _chosenByScope, ...data } = input;
+    return toIntegrationType(await ctx.services.integrations.create(scope, data));
   }
 
   @Mutation(() => Boolean)
-  async deleteIntegration(
-    @Ctx() ctx: GraphQLContext,
-    @Arg('slug', () => String) slug: string,
-    @Arg('workspaceId', () => String, { nullable: true }) workspaceId?: string,
-  ) {
-    await ctx.services.integrations.delete(await ctx.scope(workspaceId), slug);
+  async deleteIntegration(@Ctx() ctx: AppContext, @Arg('slug', () => String) slug: string, @WorkspaceScope() scope: Scope) {
+    await ctx.services.integrations.delete(scope, slug);
     return true;
   }
 }
+
+export const integrationsGraphQL = { resolvers: [IntegrationResolver] };

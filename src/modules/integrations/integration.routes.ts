@@ -1,6 +1,5 @@
 import { Router } from 'express';
-import { camelizeKeys } from '../../http/case';
-import { json, pathParam, requestScope } from '../../http/rest';
+import { json, pathParam, tenantRequest } from '../../http/rest';
 import type { Services } from '../../services';
 import { toDeletedIntegrationJson, toIntegrationJson } from './integration.mapper';
 
@@ -11,9 +10,7 @@ export function integrationRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      // Top-level keys only: credential and option keys are kept as the caller spelled them.
-      const body = camelizeKeys(req.body);
-      const scope = await requestScope(services, req, res, body.workspaceId);
+      const { scope, body } = await tenantRequest(services, req, res);
       return toIntegrationJson(await integrations.create(scope, body));
     }),
   );
@@ -21,7 +18,7 @@ export function integrationRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const scope = await requestScope(services, req, res);
+      const { scope } = await tenantRequest(services, req, res);
       return { object: 'list', data: (await integrations.list(scope)).map(toIntegrationJson) };
     }),
   );
@@ -29,7 +26,7 @@ export function integrationRoutes(services: Services): Router {
   router.get(
     '/:slug',
     json(async (req, res) => {
-      const scope = await requestScope(services, req, res);
+      const { scope } = await tenantRequest(services, req, res);
       return toIntegrationJson(await integrations.get(scope, pathParam(req, 'slug')));
     }),
   );
@@ -37,7 +34,7 @@ export function integrationRoutes(services: Services): Router {
   router.delete(
     '/:slug',
     json(async (req, res) => {
-      const scope = await requestScope(services, req, res);
+      const { scope } = await tenantRequest(services, req, res);
       return toDeletedIntegrationJson(await integrations.delete(scope, pathParam(req, 'slug')));
     }),
   );

@@ -2,33 +2,28 @@ import { randomUUID } from 'node:crypto';
 import type { Scope } from '../../auth/scope';
 import { SecretBoxError, type SecretBox } from '../../crypto/secret-box';
 import { isUniqueViolation } from '../../db/prisma-errors';
-import { conflict, GatewayError, notFound } from '../../errors';
+import { conflict, GatewayError, notFound, type FieldPath } from '../../errors';
 import type { Integration } from '../../generated/prisma/client';
-import { snakeToCamel } from '../../http/case';
-import type { ProviderName } from '../../providers/types';
-import { isUuid, parseInput, type Unvalidated } from '../../validation/parse';
+import type { ProviderName } from '../../providers/names';
+import type { ProviderRegistry } from '../../providers/registry';
+import { normaliseStored } from '../../providers/settings';
+import { isUuid, parseInput, type Input } from '../../validation/parse';
 import { optionsOf } from './integration.mapper';
 import type { IntegrationRepository } from './integration.repository';
-import {
-  createIntegrationSchema,
-  integrationSlug,
-  normaliseSettings,
-  parseIntegrationRef,
-  type CreateIntegrationInput,
-} from './integration.schemas';
+import { createIntegrationSchema, integrationSlug, parseIntegrationRef, type CreateIntegrationInput } from './integration.schemas';
 
-/** What a fine-tuning job needs to call a provider with a stored integration. */
+/** What a provider call needs of a stored integration. */
 export interface ResolvedIntegration {
   provider: ProviderName;
-  /**
-   * Decrypted secrets with camelCase keys, ready for `ProviderContext.credentials`
-   * (e.g. `{apiKey}`). Never log, return or persist these.
-   */
-  credentials: Record<string, string>;
-  /** Non-secret settings with camelCase keys, ready for `ProviderContext.options` (e.g. `{organization}`). */
-  options: Record<string, string>;
   slug: string;
+  /** Decrypted, under the settings' canonical keys (`api_key`). Never log, return or persist these. */
+  credentials: Record<string, string>;
+  /** Non-secret settings under their header names. */
+  options: Record<string, string>;
 }
+
+const stringMap = (value: unknown): Record<string, string> =>
+  Object.fromEntries(Object.entries(value && typeof value === 'object' ? value : {}).filter((e): e is [string, string] => typeof e[1] === 'string'));
 
 /** Sealed credentials are bound to their row: a value copied onto another row does not open. */
 const associatedData = (id: string) => `integration:${id}`;
@@ -37,20 +32,18 @@ export class IntegrationService {
   constructor(
     private readonly integrations: IntegrationRepository,
     private readonly secrets: SecretBox,
+    private readonly providers: ProviderRegistry,
   ) {}
 
-  async create(scope: Scope, input: Unvalidated<CreateIntegrationInput>): Promise<Integration> {
-    const { workspaceId: _chosenByScope, slug, provider, name, ...settings } = parseInput(createIntegrationSchema, input);
-    const credentials = normaliseSettings(provider, 'credentials', settings.credentials);
-    const options = normaliseSettings(provider, 'options', settings.options);
+  async create(scope: Scope, input: Input<CreateIntegrationInput>): Promise<Integration> {
+    const { slug, provider, name, credentials, options } = parseInput(createIntegrationSchema, input);
+    const stored = normaliseStored(this.providers.module(provider, 'provider').settings, { credentials, options });
     const id = randomUUID();
-    const encryptedCredentials = this.secrets.seal(JSON.stringify(credentials), associatedData(id));
+    const encryptedCredentials = this.secrets.seal(JSON.stringify(stored.credentials), associatedData(id));
     try {
-      return await this.integrations.create(scope, { id, slug, provider, name: name || slug, encryptedCredentials, options });
+      return await this.integrations.create(scope, { id, slug, provider, name: name || slug, encryptedCredentials, options: stored.options });
     } catch (err) {
-      if (isUniqueViolation(err)) {
-        throw conflict(`An integration with slug '${slug}' already exists in this workspace`, 'slug', 'integration_slug_taken');
-      }
+      if (isUniqueViolation(err)) throw conflict(`An integration with slug '${slug}' already exists in this workspace`, 'slug', 'integration_slug_taken');
       throw err;
     }
   }
@@ -82,34 +75,25 @@ export class IntegrationService {
   }
 
   /**
-   * The provider, decrypted credentials and options of the integration `ref` names: `@slug` or a
-   * bare slug. 400 (`invalid_integration_ref`, no param: callers name their own field with
-   * `withParam`) when malformed, 404 when the workspace has no such integration.
+   * The provider, decrypted credentials and options of the integration `ref` names (`@slug` or a
+   * bare slug): 400 when malformed, 404 when the workspace has none; both about the caller's
+   * field `path` (`gatewayOptions.x-gateway-provider`, …).
    */
-  async resolve(scope: Scope, ref: string): Promise<ResolvedIntegration> {
-    const slug = parseIntegrationRef(ref);
+  async resolve(scope: Scope, ref: string, path: FieldPath | string | null = null): Promise<ResolvedIntegration> {
+    const slug = parseIntegrationRef(ref, path);
     const row = await this.integrations.findBySlug(scope, slug);
-    if (!row) throw notFound('Integration', `@${slug}`);
-    let stored: Record<string, string>;
+    if (!row) throw new GatewayError('not_found', `Integration '@${slug}' not found`, { path, code: 'not_found' });
+    let credentials: Record<string, string>;
     try {
-      stored = JSON.parse(this.secrets.open(row.encryptedCredentials, associatedData(row.id))) as Record<string, string>;
+      credentials = stringMap(JSON.parse(this.secrets.open(row.encryptedCredentials, associatedData(row.id))));
     } catch (err) {
       const reason = err instanceof SecretBoxError ? err.message : 'unreadable';
       throw new GatewayError('internal', `The stored credentials of integration '@${slug}' cannot be decrypted with this server's master key (${reason})`, {
         code: 'integration_credentials_unreadable',
       });
     }
-    return {
-      provider: row.provider as ProviderName,
-      credentials: camelKeys(stored),
-      options: camelKeys(optionsOf(row)),
-      slug: row.slug,
-    };
+    return { provider: this.providers.module(row.provider).name, slug: row.slug, credentials, options: optionsOf(row) };
   }
-}
-
-function camelKeys(settings: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(settings).map(([key, value]) => [snakeToCamel(key), value]));
 }
 
 const withoutAt = (slug: string) => (slug.startsWith('@') ? slug.slice(1) : slug);

@@ -1,9 +1,9 @@
 import type { Scope } from '../../auth/scope';
+import { inScope } from '../../db/scope';
 import type { PrismaClient } from '../../db/database';
 import type { Tx } from '../../db/prisma-errors';
 import type { Label, Prisma } from '../../generated/prisma/client';
 
-const inScope = (scope: Scope) => ({ organisationId: scope.organisationId, workspaceId: scope.workspaceId });
 
 /** Label rows, always within one organisation's workspace. */
 export class LabelRepository {

@@ -1,5 +1,8 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
-import type { GraphQLContext } from '../../graphql/context';
+import type { Scope } from '../../auth/scope';
+import type { AppContext } from '../../context';
+import { ServiceFieldNames } from '../../graphql/field-names';
+import { InputScope, WorkspaceScope } from '../../graphql/scope';
 import { toLabelType } from './label.mapper';
 import { CreateLabelInputType, UpdateLabelInputType } from './label.inputs';
 import { LabelPageType, LabelType } from './label.types';
@@ -7,40 +10,44 @@ import { LabelPageType, LabelType } from './label.types';
 @Resolver(() => LabelType)
 export class LabelResolver {
   @Query(() => LabelType)
-  async label(@Ctx() ctx: GraphQLContext, @Arg('id', () => ID) id: string, @Arg('workspaceId', () => String, { nullable: true }) workspaceId?: string) {
-    return toLabelType(await ctx.services.labels.get(await ctx.scope(workspaceId), id));
+  async label(@Ctx() ctx: AppContext, @Arg('id', () => ID) id: string, @WorkspaceScope() scope: Scope) {
+    return toLabelType(await ctx.services.labels.get(scope, id));
   }
 
   @Query(() => LabelPageType)
+  @ServiceFieldNames({ currentPage: 'page' })
   async labels(
-    @Ctx() ctx: GraphQLContext,
-    @Arg('workspaceId', () => String, { nullable: true }) workspaceId?: string,
-    @Arg('search', () => String, { nullable: true }) search?: string,
-    @Arg('page', () => Int, { nullable: true, description: 'Zero-based page number.' }) page?: number,
-    @Arg('pageSize', () => Int, { nullable: true, description: '1..100, default 50.' }) pageSize?: number,
+    @Ctx() ctx: AppContext,
+    @WorkspaceScope() scope: Scope,
+    @Arg('search', () => String, { nullable: true }) search?: string | null,
+    @Arg('page', () => Int, { nullable: true, description: 'Zero-based page number.' }) page?: number | null,
+    @Arg('pageSize', () => Int, { nullable: true, description: '1..100, default 50.' }) pageSize?: number | null,
   ) {
-    const result = await ctx.services.labels.list(await ctx.scope(workspaceId), { search, currentPage: page, pageSize });
+    const result = await ctx.services.labels.list(scope, { search: search ?? undefined, currentPage: page ?? undefined, pageSize: pageSize ?? undefined });
     return { total: result.total, items: result.items.map(toLabelType) };
   }
 
   @Mutation(() => LabelType)
-  async createLabel(@Ctx() ctx: GraphQLContext, @Arg('input', () => CreateLabelInputType) input: CreateLabelInputType) {
-    return toLabelType(await ctx.services.labels.create(await ctx.scope(input.workspaceId), { ...input }));
+  async createLabel(@Ctx() ctx: AppContext, @Arg('input', () => CreateLabelInputType) input: CreateLabelInputType, @InputScope() scope: Scope) {
+    const { workspaceId: _chosenByScope, ...data } = input;
+    return toLabelType(await ctx.services.labels.create(scope, data));
   }
 
   @Mutation(() => LabelType)
   async updateLabel(
-    @Ctx() ctx: GraphQLContext,
+    @Ctx() ctx: AppContext,
     @Arg('id', () => ID) id: string,
     @Arg('input', () => UpdateLabelInputType) input: UpdateLabelInputType,
-    @Arg('workspaceId', () => String, { nullable: true }) workspaceId?: string,
+    @WorkspaceScope() scope: Scope,
   ) {
-    return toLabelType(await ctx.services.labels.update(await ctx.scope(workspaceId), id, { ...input }));
+    return toLabelType(await ctx.services.labels.update(scope, id, { ...input }));
   }
 
   @Mutation(() => Boolean)
-  async deleteLabel(@Ctx() ctx: GraphQLContext, @Arg('id', () => ID) id: string, @Arg('workspaceId', () => String, { nullable: true }) workspaceId?: string) {
-    await ctx.services.labels.delete(await ctx.scope(workspaceId), id);
+  async deleteLabel(@Ctx() ctx: AppContext, @Arg('id', () => ID) id: string, @WorkspaceScope() scope: Scope) {
+    await ctx.services.labels.delete(scope, id);
     return true;
   }
 }
+
+export const labelsGraphQL = { resolvers: [LabelResolver] };

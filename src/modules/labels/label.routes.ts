@@ -1,6 +1,5 @@
 import { Router } from 'express';
-import { camelizeKeys } from '../../http/case';
-import { json, pathParam, queryObject, requestScope, SCOPE_PARAMS, scopeOf } from '../../http/rest';
+import { json, pathParam, tenantRequest } from '../../http/rest';
 import type { Services } from '../../services';
 import { toLabelJson } from './label.mapper';
 
@@ -11,8 +10,7 @@ export function labelRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      const body = camelizeKeys(req.body);
-      const scope = await scopeOf(services, req, res, body.workspaceId);
+      const { scope, body } = await tenantRequest(services, req, res);
       const label = await labels.create(scope, body);
       return { id: label.id };
     }),
@@ -21,9 +19,8 @@ export function labelRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const { workspace_id: _w, organisation_id: _o, ...filter } = queryObject(req, [...SCOPE_PARAMS, 'search', 'current_page', 'page_size']);
-      const scope = await scopeOf(services, req, res);
-      const page = await labels.list(scope, camelizeKeys(filter, 'query'));
+      const { scope, query } = await tenantRequest(services, req, res, ['search', 'current_page', 'page_size']);
+      const page = await labels.list(scope, query);
       return { total: page.total, data: page.items.map(toLabelJson) };
     }),
   );
@@ -31,7 +28,7 @@ export function labelRoutes(services: Services): Router {
   router.get(
     '/:labelId',
     json(async (req, res) => {
-      const scope = await requestScope(services, req, res);
+      const { scope } = await tenantRequest(services, req, res);
       return toLabelJson(await labels.get(scope, pathParam(req, 'labelId')));
     }),
   );
@@ -39,8 +36,8 @@ export function labelRoutes(services: Services): Router {
   router.put(
     '/:labelId',
     json(async (req, res) => {
-      const scope = await requestScope(services, req, res);
-      await labels.update(scope, pathParam(req, 'labelId'), camelizeKeys(req.body));
+      const { scope, body } = await tenantRequest(services, req, res);
+      await labels.update(scope, pathParam(req, 'labelId'), body);
       return {};
     }),
   );
@@ -48,7 +45,7 @@ export function labelRoutes(services: Services): Router {
   router.delete(
     '/:labelId',
     json(async (req, res) => {
-      const scope = await requestScope(services, req, res);
+      const { scope } = await tenantRequest(services, req, res);
       await labels.delete(scope, pathParam(req, 'labelId'));
       return {};
     }),

@@ -2,7 +2,7 @@ import type { Scope } from '../../auth/scope';
 import { isUniqueViolation, type Tx } from '../../db/prisma-errors';
 import { badRequest, conflict, notFound } from '../../errors';
 import type { Label } from '../../generated/prisma/client';
-import { isUuid, parseInput, type Unvalidated } from '../../validation/parse';
+import { isUuid, parseInput, type Input } from '../../validation/parse';
 import type { LabelRepository } from './label.repository';
 import {
   createLabelSchema,
@@ -28,12 +28,12 @@ export class LabelService {
     for (const label of DEFAULT_LABELS) await this.labels.create(scope, { ...label, isUniversal: true }, tx);
   };
 
-  async create(scope: Scope, input: Unvalidated<CreateLabelInput>): Promise<Label> {
-    const { workspaceId: _chosenByScope, ...data } = parseInput(createLabelSchema, input);
+  async create(scope: Scope, input: Input<CreateLabelInput>): Promise<Label> {
+    const data = parseInput(createLabelSchema, input);
     return this.unique(data.name, () => this.labels.create(scope, data));
   }
 
-  async list(scope: Scope, input: Unvalidated<ListLabelsInput> = {}): Promise<{ total: number; items: Label[] }> {
+  async list(scope: Scope, input: Input<ListLabelsInput> = {}): Promise<{ total: number; items: Label[] }> {
     const { search, currentPage, pageSize } = parseInput(listLabelsSchema, input);
     const { total, rows } = await this.labels.page(scope, { search, skip: currentPage * pageSize, take: pageSize });
     return { total, items: rows };
@@ -52,7 +52,7 @@ export class LabelService {
     return valid.length ? this.labels.findManyByIds(scope, valid) : [];
   }
 
-  async update(scope: Scope, id: string, input: Unvalidated<UpdateLabelInput>): Promise<Label> {
+  async update(scope: Scope, id: string, input: Input<UpdateLabelInput>): Promise<Label> {
     const data = parseInput(updateLabelSchema, input);
     const label = await this.get(scope, id);
     if (label.isUniversal && data.name !== undefined && data.name !== label.name) {

@@ -1,12 +1,12 @@
 import { scopedLoader } from '../../graphql/scoped-loader';
 import { notFound } from '../../errors';
 import type { Collection, PromptPartialVersion } from '../../generated/prisma/client';
-import type { Services } from '../../services';
+import type { AppContext } from '../../context';
 
 const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
 
-/** The partials domain's per-request DataLoaders (created for each GraphQL request). */
-export function createPartialLoaders(services: Services) {
+/** The partials domain's per-request DataLoaders (`ctx.loaders.get(partialLoaders)`). */
+export function partialLoaders({ services }: AppContext) {
   const { partials } = services;
   return {
     /** Key: a partial's id; value: its versions, newest first. */
@@ -30,5 +30,3 @@ export function createPartialLoaders(services: Services) {
     ),
   };
 }
-
-export type PartialLoaders = ReturnType<typeof createPartialLoaders>;

@@ -1,10 +1,10 @@
 import type { Scope } from '../../auth/scope';
+import { inScope } from '../../db/scope';
 import type { PrismaClient } from '../../db/database';
 import type { Tx } from '../../db/prisma-errors';
 import { Prisma, type Collection, type PromptPartial, type PromptPartialVersion } from '../../generated/prisma/client';
 import { isUuid } from '../../validation/parse';
 
-const inScope = (scope: Scope) => ({ organisationId: scope.organisationId, workspaceId: scope.workspaceId });
 
 /** A partial named by UUID (its id) or otherwise by its slug. */
 const byRef = (ref: string) => (isUuid(ref) ? { id: ref } : { slug: ref });

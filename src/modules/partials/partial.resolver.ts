@@ -1,6 +1,9 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
-import type { GraphQLContext } from '../../graphql/context';
+import type { Scope } from '../../auth/scope';
+import type { AppContext } from '../../context';
+import { InputScope, WorkspaceScope } from '../../graphql/scope';
 import { CreatePromptPartialInputType, UpdatePromptPartialInputType } from './partial.inputs';
+import { partialLoaders } from './partial.loaders';
 import { toCollectionType, toPromptPartialType, toPromptPartialVersionType } from './partial.mapper';
 import { CollectionType, PromptPartialType, PromptPartialVersionType } from './partial.types';
 
@@ -9,76 +12,72 @@ const scopeOfPartial = (partial: PromptPartialType) => ({ organisationId: partia
 @Resolver(() => PromptPartialType)
 export class PromptPartialResolver {
   @Query(() => PromptPartialType, { description: 'A partial by id or slug (archived ones too).' })
-  async promptPartial(
-    @Ctx() ctx: GraphQLContext,
-    @Arg('idOrSlug', () => String) idOrSlug: string,
-    @Arg('workspaceId', () => String, { nullable: true }) workspaceId?: string,
-  ) {
-    return toPromptPartialType((await ctx.services.partials.get(await ctx.scope(workspaceId), idOrSlug)).partial);
+  async promptPartial(@Ctx() ctx: AppContext, @Arg('idOrSlug', () => String) idOrSlug: string, @WorkspaceScope() scope: Scope) {
+    return toPromptPartialType((await ctx.services.partials.get(scope, idOrSlug)).partial);
   }
 
   @Query(() => [PromptPartialType], { description: 'Active partials unless `status` asks for archived ones.' })
   async promptPartials(
-    @Ctx() ctx: GraphQLContext,
-    @Arg('collectionId', () => ID, { nullable: true }) collectionId?: string,
-    @Arg('status', () => String, { nullable: true }) status?: string,
-    @Arg('workspaceId', () => String, { nullable: true }) workspaceId?: string,
+    @Ctx() ctx: AppContext,
+    @WorkspaceScope() scope: Scope,
+    @Arg('collectionId', () => ID, { nullable: true }) collectionId?: string | null,
+    @Arg('status', () => String, { nullable: true }) status?: string | null,
   ) {
-    const rows = await ctx.services.partials.list(await ctx.scope(workspaceId), { collectionId: collectionId ?? undefined, status: status ?? undefined });
+    const rows = await ctx.services.partials.list(scope, { collectionId: collectionId ?? undefined, status: status ?? undefined });
     return rows.map(toPromptPartialType);
   }
 
   @Mutation(() => PromptPartialType)
-  async createPromptPartial(@Ctx() ctx: GraphQLContext, @Arg('input', () => CreatePromptPartialInputType) input: CreatePromptPartialInputType) {
-    return toPromptPartialType((await ctx.services.partials.create(await ctx.scope(input.workspaceId), { ...input })).partial);
+  async createPromptPartial(@Ctx() ctx: AppContext, @Arg('input', () => CreatePromptPartialInputType) input: CreatePromptPartialInputType, @InputScope() scope: Scope) {
+    const { workspaceId: _chosenByScope, ...data } = input;
+    return toPromptPartialType((await ctx.services.partials.create(scope, data)).partial);
   }
 
   @Mutation(() => PromptPartialType, { description: 'A changed `string` saves a new version; makePromptPartialVersionDefault publishes it.' })
   async updatePromptPartial(
-    @Ctx() ctx: GraphQLContext,
+    @Ctx() ctx: AppContext,
     @Arg('idOrSlug', () => String) idOrSlug: string,
     @Arg('input', () => UpdatePromptPartialInputType) input: UpdatePromptPartialInputType,
-    @Arg('workspaceId', () => String, { nullable: true }) workspaceId?: string,
+    @WorkspaceScope() scope: Scope,
   ) {
-    return toPromptPartialType((await ctx.services.partials.update(await ctx.scope(workspaceId), idOrSlug, { ...input })).partial);
+    return toPromptPartialType((await ctx.services.partials.update(scope, idOrSlug, { ...input })).partial);
   }
 
   @Mutation(() => Boolean)
-  async deletePromptPartial(
-    @Ctx() ctx: GraphQLContext,
-    @Arg('idOrSlug', () => String) idOrSlug: string,
-    @Arg('workspaceId', () => String, { nullable: true }) workspaceId?: string,
-  ) {
-    await ctx.services.partials.delete(await ctx.scope(workspaceId), idOrSlug);
+  async deletePromptPartial(@Ctx() ctx: AppContext, @Arg('idOrSlug', () => String) idOrSlug: string, @WorkspaceScope() scope: Scope) {
+    await ctx.services.partials.delete(scope, idOrSlug);
     return true;
   }
 
   @Mutation(() => PromptPartialType, { description: 'Publishes version `version`: the one reads of the partial return.' })
   async makePromptPartialVersionDefault(
-    @Ctx() ctx: GraphQLContext,
+    @Ctx() ctx: AppContext,
     @Arg('idOrSlug', () => String) idOrSlug: string,
     @Arg('version', () => Int) version: number,
-    @Arg('workspaceId', () => String, { nullable: true }) workspaceId?: string,
+    @WorkspaceScope() scope: Scope,
   ) {
-    return toPromptPartialType((await ctx.services.partials.makeDefault(await ctx.scope(workspaceId), idOrSlug, { version })).partial);
+    return toPromptPartialType((await ctx.services.partials.makeDefault(scope, idOrSlug, { version })).partial);
   }
 
   @FieldResolver(() => [PromptPartialVersionType], { description: 'All versions, newest first.' })
-  async versions(@Root() partial: PromptPartialType, @Ctx() ctx: GraphQLContext) {
-    const versions = await ctx.loaders.partials.versionsByPartial.load({ scope: scopeOfPartial(partial), id: partial.id });
+  async versions(@Root() partial: PromptPartialType, @Ctx() ctx: AppContext) {
+    const versions = await ctx.loaders.get(partialLoaders).versionsByPartial.load({ scope: scopeOfPartial(partial), id: partial.id });
     return versions.map(toPromptPartialVersionType);
   }
 
   @FieldResolver(() => PromptPartialVersionType, { description: 'The default (published) version.' })
-  async defaultVersion(@Root() partial: PromptPartialType, @Ctx() ctx: GraphQLContext) {
+  async defaultVersion(@Root() partial: PromptPartialType, @Ctx() ctx: AppContext) {
     const scope = scopeOfPartial(partial);
-    if (partial.defaultVersionId) return toPromptPartialVersionType(await ctx.loaders.partials.versionById.load({ scope, id: partial.defaultVersionId }));
-    const [newest] = await ctx.loaders.partials.versionsByPartial.load({ scope, id: partial.id });
+    const loaders = ctx.loaders.get(partialLoaders);
+    if (partial.defaultVersionId) return toPromptPartialVersionType(await loaders.versionById.load({ scope, id: partial.defaultVersionId }));
+    const [newest] = await loaders.versionsByPartial.load({ scope, id: partial.id });
     return toPromptPartialVersionType(newest);
   }
 
   @FieldResolver(() => CollectionType)
-  async collection(@Root() partial: PromptPartialType, @Ctx() ctx: GraphQLContext) {
-    return toCollectionType(await ctx.loaders.partials.collectionById.load({ scope: scopeOfPartial(partial), id: partial.collectionId }));
+  async collection(@Root() partial: PromptPartialType, @Ctx() ctx: AppContext) {
+    return toCollectionType(await ctx.loaders.get(partialLoaders).collectionById.load({ scope: scopeOfPartial(partial), id: partial.collectionId }));
   }
 }
+
+export const partialsGraphQL = { resolvers: [PromptPartialResolver] };

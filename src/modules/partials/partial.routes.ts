@@ -1,6 +1,5 @@
 import { Router } from 'express';
-import { camelizeKeys } from '../../http/case';
-import { json, pathParam, queryObject, requestScope, SCOPE_PARAMS, scopeOf } from '../../http/rest';
+import { json, pathParam, tenantRequest } from '../../http/rest';
 import type { Services } from '../../services';
 import { toPartialJson, toPartialSummaryJson, toPartialVersionJson } from './partial.mapper';
 
@@ -12,8 +11,7 @@ export function partialRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      const body = camelizeKeys(req.body);
-      const scope = await requestScope(services, req, res, body.workspaceId);
+      const { scope, body } = await tenantRequest(services, req, res);
       const { partial, version } = await partials.create(scope, body);
       return { id: partial.id, slug: partial.slug, version_id: version.id };
     }),
@@ -22,16 +20,15 @@ export function partialRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const { workspace_id: _w, organisation_id: _o, ...filter } = queryObject(req, [...SCOPE_PARAMS, 'collection_id', 'status']);
-      const scope = await scopeOf(services, req, res);
-      return (await partials.list(scope, camelizeKeys(filter, 'query'))).map(toPartialSummaryJson);
+      const { scope, query } = await tenantRequest(services, req, res, ['collection_id', 'status']);
+      return (await partials.list(scope, query)).map(toPartialSummaryJson);
     }),
   );
 
   router.get(
     '/:idOrSlug',
     json(async (req, res) => {
-      const scope = await requestScope(services, req, res);
+      const { scope } = await tenantRequest(services, req, res);
       const { partial, version } = await partials.get(scope, pathParam(req, 'idOrSlug'));
       return toPartialJson(partial, version);
     }),
@@ -40,8 +37,8 @@ export function partialRoutes(services: Services): Router {
   router.put(
     '/:idOrSlug',
     json(async (req, res) => {
-      const scope = await requestScope(services, req, res);
-      const { version } = await partials.update(scope, pathParam(req, 'idOrSlug'), camelizeKeys(req.body));
+      const { scope, body } = await tenantRequest(services, req, res);
+      const { version } = await partials.update(scope, pathParam(req, 'idOrSlug'), body);
       return { prompt_partial_version_id: version.id };
     }),
   );
@@ -49,7 +46,7 @@ export function partialRoutes(services: Services): Router {
   router.delete(
     '/:idOrSlug',
     json(async (req, res) => {
-      const scope = await requestScope(services, req, res);
+      const { scope } = await tenantRequest(services, req, res);
       await partials.delete(scope, pathParam(req, 'idOrSlug'));
       return {};
     }),
@@ -58,7 +55,7 @@ export function partialRoutes(services: Services): Router {
   router.get(
     '/:idOrSlug/versions',
     json(async (req, res) => {
-      const scope = await requestScope(services, req, res);
+      const { scope } = await tenantRequest(services, req, res);
       const { partial, versions } = await partials.versions(scope, pathParam(req, 'idOrSlug'));
       return versions.map((version) => toPartialVersionJson(partial, version));
     }),
@@ -67,8 +64,8 @@ export function partialRoutes(services: Services): Router {
   router.put(
     '/:idOrSlug/makeDefault',
     json(async (req, res) => {
-      const scope = await requestScope(services, req, res);
-      await partials.makeDefault(scope, pathParam(req, 'idOrSlug'), camelizeKeys(req.body));
+      const { scope, body } = await tenantRequest(services, req, res);
+      await partials.makeDefault(scope, pathParam(req, 'idOrSlug'), body);
       return {};
     }),
   );

@@ -2,7 +2,7 @@ import type { Scope } from '../../auth/scope';
 import { isUniqueViolation, type Tx } from '../../db/prisma-errors';
 import { GatewayError, conflict, notFound } from '../../errors';
 import type { Collection, PromptPartial, PromptPartialVersion } from '../../generated/prisma/client';
-import { isUuid, parseInput, type Unvalidated } from '../../validation/parse';
+import { isUuid, parseInput, type Input } from '../../validation/parse';
 import type { PartialRepository } from './partial.repository';
 import {
   createPartialSchema,
@@ -54,8 +54,8 @@ export class PartialService {
   };
 
   /** Creates a partial with version 1 as its default version. */
-  async create(scope: Scope, input: Unvalidated<CreatePartialInput>): Promise<PartialWithVersion> {
-    const { workspaceId: _chosenByScope, ...data } = parseInput(createPartialSchema, input);
+  async create(scope: Scope, input: Input<CreatePartialInput>): Promise<PartialWithVersion> {
+    const data = parseInput(createPartialSchema, input);
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.partials.transaction(async (tx) => {
@@ -78,7 +78,7 @@ export class PartialService {
   }
 
   /** Partials of the workspace; archived ones only when `status` asks for them. */
-  async list(scope: Scope, input: Unvalidated<ListPartialsInput> = {}): Promise<PromptPartial[]> {
+  async list(scope: Scope, input: Input<ListPartialsInput> = {}): Promise<PromptPartial[]> {
     const { collectionId, status } = parseInput(listPartialsSchema, input);
     if (collectionId) await this.collection(scope, collectionId);
     return this.partials.list(scope, { collectionId, status: status ?? 'active' });
@@ -100,14 +100,14 @@ export class PartialService {
    * version, or, without a text change, the newest one. The partial's row is locked for the whole
    * transaction, so concurrent updates number their versions without gaps or duplicates.
    */
-  async update(scope: Scope, ref: string, input: Unvalidated<UpdatePartialInput>): Promise<PartialWithVersion> {
+  async update(scope: Scope, ref: string, input: Input<UpdatePartialInput>): Promise<PartialWithVersion> {
     const data = parseInput(updatePartialSchema, input);
     return this.partials.transaction(async (tx) => {
       const id = await this.partials.lockByRef(scope, ref, tx);
       if (!id) throw partialNotFound(ref);
-      const current = (await this.partials.findByRef(scope, id, tx))!;
+      const current = await this.partials.findByRef(scope, id, tx);
       const latest = await this.partials.latestVersion(scope, id, tx);
-      if (!latest) throw partialNotFound(ref);
+      if (!current || !latest) throw partialNotFound(ref);
 
       let version = latest;
       if (data.string !== undefined && data.string !== latest.string) {
@@ -141,14 +141,14 @@ export class PartialService {
   }
 
   /** Publishes version `n`: the default version, the one a read returns. */
-  async makeDefault(scope: Scope, ref: string, input: Unvalidated<MakeDefaultInput>): Promise<PartialWithVersion> {
+  async makeDefault(scope: Scope, ref: string, input: Input<MakeDefaultInput>): Promise<PartialWithVersion> {
     const { version: number } = parseInput(makeDefaultSchema, input);
     return this.partials.transaction(async (tx) => {
       const id = await this.partials.lockByRef(scope, ref, tx);
       if (!id) throw partialNotFound(ref);
       const version = await this.partials.findVersion(scope, id, number, tx);
       if (!version) {
-        throw new GatewayError('not_found', `Version ${number} of prompt partial '${ref}' not found`, { param: 'version', code: 'not_found' });
+        throw new GatewayError('not_found', `Version ${number} of prompt partial '${ref}' not found`, { path: 'version', code: 'not_found' });
       }
       const partial = await this.partials.update(scope, id, { defaultVersionId: version.id }, tx);
       return { partial, version };
@@ -180,7 +180,7 @@ export class PartialService {
 
   private async collection(scope: Scope, id: string, tx?: Tx): Promise<Collection> {
     const collection = await this.partials.findCollection(scope, id, tx);
-    if (!collection) throw new GatewayError('not_found', `Collection '${id}' not found`, { param: 'collectionId', code: 'not_found' });
+    if (!collection) throw new GatewayError('not_found', `Collection '${id}' not found`, { path: 'collectionId', code: 'not_found' });
     return collection;
   }
 

@@ -1,20 +1,32 @@
-/** The OpenAI adapter: every operation of the contract, each in its own file. */
-import type { FineTuningProvider } from '../types';
-import { cancelJob } from './cancel-job';
-import { createJob } from './create-job';
-import { getJob } from './get-job';
-import { listCheckpoints } from './list-checkpoints';
-import { listEvents } from './list-events';
-import { listJobs } from './list-jobs';
-import { uploadFile } from './upload-file';
+/** OpenAI: the reference API the gateway's files and fine-tuning faces follow. */
+import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../openai-compatible';
+import { defineSettings } from '../settings';
+import type { ProviderModule } from '../types';
 
-export const openaiProvider: FineTuningProvider = {
+const settings = defineSettings({
+  apiKey: { header: 'authorization', bearer: true, key: 'api_key', secret: true, required: true, maxLength: 512 },
+  organization: { header: 'x-gateway-openai-organization', key: 'x-gateway-openai-organization', aliases: ['organization'], pattern: /^[A-Za-z0-9_-]{1,128}$/, format: 'an organization id' },
+  project: { header: 'x-gateway-openai-project', key: 'x-gateway-openai-project', aliases: ['project'], pattern: /^[A-Za-z0-9_-]{1,128}$/, format: 'a project id' },
+});
+
+export const openaiProvider: ProviderModule<typeof settings, OpenAICompatibleConnection> = {
   name: 'openai',
-  uploadFile,
-  createJob,
-  getJob,
-  listJobs,
-  cancelJob,
-  listEvents,
-  listCheckpoints,
+  title: 'OpenAI',
+  settings,
+  endpoints: { api: { env: 'GATEWAY_OPENAI_BASE_URL', default: 'https://api.openai.com/v1' } },
+  connect: (s, env) => ({
+    title: 'OpenAI',
+    baseUrl: env.baseUrls.api,
+    headers: {
+      authorization: `Bearer ${s.apiKey}`,
+      ...(s.organization ? { 'openai-organization': s.organization } : {}),
+      ...(s.project ? { 'openai-project': s.project } : {}),
+    },
+    query: {},
+    secrets: [s.apiKey],
+    http: env.http,
+    methodOnCreate: true,
+    metadataOnCreate: true,
+  }),
+  operations: openAICompatibleOperations,
 };

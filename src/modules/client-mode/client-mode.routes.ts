@@ -1,0 +1,176 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { invalidField } from '../../errors';
+import { receiveMultipartUpload } from '../../http/multipart';
+import { json, pathParam, tenantRequest } from '../../http/rest';
+import { cursorListJson, type Page } from '../../http/openai-shapes';
+import type { ProviderFile, ProviderPage } from '../../providers/types';
+import type { Services } from '../../services';
+import { toCheckpointJson, toEventListJson, toJobJson, toJobListJson } from '../fine-tuning/fine-tuning.mapper';
+import { PROVIDER_HEADER, type RequestHeaders } from './client-mode.service';
+
+/** Only requests naming a provider are client mode; the others go on to the hosted routes. */
+const onlyClientMode: RequestHandler = (req, _res, next) => next(req.headers[PROVIDER_HEADER] === undefined ? 'router' : undefined);
+
+const headersOf = (req: Request): RequestHeaders => flatHeaders(req.headers);
+
+/** Node's headers with repeated ones joined, as providers' settings are single values. */
+function flatHeaders(headers: IncomingHttpHeaders): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
+}
+
+/** OpenAI's file object for a provider's file (client mode answers in OpenAI's shapes). */
+export function providerFileJson(file: ProviderFile) {
+  return {
+    id: file.id,
+    object: 'file' as const,
+    bytes: file.bytes,
+    created_at: file.createdAt,
+    filename: file.filename,
+    purpose: file.purpose,
+    status: file.status,
+    status_details: file.statusDetails,
+  };
+}
+
+const pageOf = <T>(page: ProviderPage<T>): Page<T> => ({ items: page.data, hasMore: page.hasMore });
+
+/** OpenAI's list with `first_id`/`last_id`; `last_id` is what to send as `after` next (the provider's page token where it has one). */
+const providerListJson = <T, J extends { id: string }>(page: ProviderPage<T>, toJson: (item: T) => J) => ({ ...cursorListJson(pageOf(page), toJson), last_id: page.nextAfter });
+
+/** `/v1/files` in client mode: the caller's provider, streamed through both ways. */
+export function clientModeFileRoutes(services: Services): Router {
+  const router = Router();
+  const { clientMode, files } = services;
+  router.use(onlyClientMode);
+
+  router.post(
+    '/',
+    json(async (req, res) => {
+      const { scope } = await tenantRequest(services, req, res).catch((err: unknown) => {
+        req.resume();
+        throw err;
+      });
+      let purposeKnown!: (purpose: string) => void;
+      let purposeMissing!: (err: unknown) => void;
+      const purpose = new Promise<string>((resolve, reject) => ((purposeKnown = resolve), (purposeMissing = reject)));
+      purpose.catch(() => undefined);
+      const { file } = await receiveMultipartUpload(req, {
+        maxFileBytes: files.maxUploadBytes,
+        allowedFields: ['purpose'],
+        onFields: (fields) => (fields.purpose ? purposeKnown(fields.purpose) : purposeMissing(invalidField('purpose', 'is required'))),
+        onFile: ({ filename, stream }) => clientMode.uploadFile(scope, headersOf(req), { filename, purpose, stream }),
+      });
+      return providerFileJson(file);
+    }),
+  );
+
+  router.get(
+    '/',
+    json(async (req, res) => {
+      const { scope, query } = await tenantRequest(services, req, res, ['purpose', 'limit', 'order', 'after']);
+      const page = await clientMode.listFiles(scope, headersOf(req), query);
+      return providerListJson(page, providerFileJson);
+    }),
+  );
+
+  router.get(
+    '/:fileId',
+    json(async (req, res) => {
+      const { scope } = await tenantRequest(services, req, res);
+      return providerFileJson(await clientMode.getFile(scope, headersOf(req), pathParam(req, 'fileId')));
+    }),
+  );
+
+  router.get('/:fileId/content', async (req, res) => {
+    const { scope } = await tenantRequest(services, req, res);
+    const content = await clientMode.fileContent(scope, headersOf(req), pathParam(req, 'fileId'));
+    await streamContent(res, content.stream, content.contentType, content.bytes);
+  });
+
+  router.delete(
+    '/:fileId',
+    json(async (req, res) => {
+      const { scope } = await tenantRequest(services, req, res);
+      const id = pathParam(req, 'fileId');
+      await clientMode.deleteFile(scope, headersOf(req), id);
+      return { id, object: 'file', deleted: true };
+    }),
+  );
+
+  return router;
+}
+
+/** Streams content to the client; a failure midway cuts the connection rather than ending a response that looks complete. */
+export async function streamContent(res: Response, stream: NodeJS.ReadableStream, contentType: string | null, bytes: number | null): Promise<void> {
+  res.status(200);
+  res.setHeader('content-type', contentType ?? 'application/octet-stream');
+  if (bytes !== null) res.setHeader('content-length', String(bytes));
+  try {
+    await pipeline(stream, res);
+  } catch {
+    res.destroy();
+  }
+}
+
+const PAGE_PARAMS = ['after', 'limit'];
+
+/** `/v1/fine_tuning/jobs` in client mode. */
+export function clientModeJobRoutes(services: Services): Router {
+  const router = Router();
+  const { clientMode } = services;
+  router.use(onlyClientMode);
+
+  router.post(
+    '/',
+    json(async (req, res) => {
+      const { scope, body } = await tenantRequest(services, req, res);
+      return toJobJson(await clientMode.createJob(scope, headersOf(req), body));
+    }),
+  );
+
+  router.get(
+    '/',
+    json(async (req, res) => {
+      const { scope, query } = await tenantRequest(services, req, res, PAGE_PARAMS);
+      const page = await clientMode.listJobs(scope, headersOf(req), query);
+      return { ...toJobListJson(pageOf(page)), last_id: page.nextAfter };
+    }),
+  );
+
+  router.get(
+    '/:jobId',
+    json(async (req, res) => {
+      const { scope } = await tenantRequest(services, req, res);
+      return toJobJson(await clientMode.getJob(scope, headersOf(req), pathParam(req, 'jobId')));
+    }),
+  );
+
+  router.post(
+    '/:jobId/cancel',
+    json(async (req, res) => {
+      const { scope } = await tenantRequest(services, req, res);
+      return toJobJson(await clientMode.cancelJob(scope, headersOf(req), pathParam(req, 'jobId')));
+    }),
+  );
+
+  router.get(
+    '/:jobId/events',
+    json(async (req, res) => {
+      const { scope, query } = await tenantRequest(services, req, res, PAGE_PARAMS);
+      const page = await clientMode.listEvents(scope, headersOf(req), pathParam(req, 'jobId'), query);
+      return { ...toEventListJson(pageOf(page)), last_id: page.nextAfter };
+    }),
+  );
+
+  router.get(
+    '/:jobId/checkpoints',
+    json(async (req, res) => {
+      const { scope, query } = await tenantRequest(services, req, res, PAGE_PARAMS);
+      return providerListJson(await clientMode.listCheckpoints(scope, headersOf(req), pathParam(req, 'jobId'), query), toCheckpointJson);
+    }),
+  );
+
+  return router;
+}

@@ -1,0 +1,110 @@
+/**
+ * Client mode (api.md §5): the caller names the provider per request — `x-gateway-provider: openai`
+ * with its own credentials and `x-gateway-*` settings in headers, or `@slug` for a stored
+ * integration of its workspace — and the gateway translates and forwards the call, storing
+ * nothing. Ids are the provider's own, in and out. Inputs are validated with the same schemas as
+ * the hosted API, and settings before any connection is made.
+ */
+import type { Readable } from 'node:stream';
+import type { Scope } from '../../auth/scope';
+import { invalidField } from '../../errors';
+import type { ProviderClient, ProviderRegistry } from '../../providers/registry';
+import type { CreateJobInput as ProviderCreateJob, ProviderContent, ProviderFile, ProviderJob, ProviderPage, UploadInput } from '../../providers/types';
+import { parseInput, type Input } from '../../validation/parse';
+import { checkFilename } from '../files/file.service';
+import { listFilesSchema, type ListFilesInput } from '../files/file.schemas';
+import { createJobSchema, listCheckpointsSchema, listEventsSchema, listJobsSchema, requestedJob, type CreateJobInput, type ListJobsInput } from '../fine-tuning/fine-tuning.schemas';
+import type { IntegrationSource } from '../fine-tuning/fine-tuning.service';
+
+export const PROVIDER_HEADER = 'x-gateway-provider';
+
+/** The request's headers, lower-case names (as Node gives them). */
+export type RequestHeaders = Readonly<Record<string, string | undefined>>;
+
+export interface PassThroughUpload {
+  filename: string;
+  purpose: string | Promise<string>;
+  stream: Readable;
+}
+
+export class ClientModeService {
+  constructor(
+    private readonly integrations: IntegrationSource,
+    private readonly providers: ProviderRegistry,
+  ) {}
+
+  /** The provider the request names: a provider name with header settings, or `@slug` (headers may add non-secret settings). */
+  async provider(scope: Scope, headers: RequestHeaders): Promise<ProviderClient> {
+    const named = headers[PROVIDER_HEADER]?.trim() ?? '';
+    if (!named) throw invalidField([PROVIDER_HEADER], 'is required in client mode', 'missing_setting');
+    if (!named.startsWith('@')) return this.providers.client(this.providers.module(named, [PROVIDER_HEADER]).name, { kind: 'headers', headers });
+    const integration = await this.integrations.resolve(scope, named, [PROVIDER_HEADER]);
+    return this.providers.client(integration.provider, { kind: 'integration', ...integration, overrides: { field: 'headers', values: headers } });
+  }
+
+  async uploadFile(scope: Scope, headers: RequestHeaders, upload: PassThroughUpload): Promise<ProviderFile> {
+    const provider = await this.provider(scope, headers);
+    const input: UploadInput = { filename: checkFilename(upload.filename), purpose: upload.purpose, open: () => upload.stream, model: headers['x-gateway-provider-model'] };
+    return provider.uploadFile(input);
+  }
+
+  async listFiles(scope: Scope, headers: RequestHeaders, query: Input<ListFilesInput> = {}): Promise<ProviderPage<ProviderFile>> {
+    const { purpose, limit, order, after } = parseInput(listFilesSchema, query);
+    return (await this.provider(scope, headers)).listFiles({ purpose, limit, order, after });
+  }
+
+  async getFile(scope: Scope, headers: RequestHeaders, id: string): Promise<ProviderFile> {
+    return (await this.provider(scope, headers)).getFile(id);
+  }
+
+  async fileContent(scope: Scope, headers: RequestHeaders, id: string): Promise<ProviderContent> {
+    return (await this.provider(scope, headers)).fileContent(id);
+  }
+
+  async deleteFile(scope: Scope, headers: RequestHeaders, id: string): Promise<void> {
+    await (await this.provider(scope, headers)).deleteFile(id);
+  }
+
+  async createJob(scope: Scope, headers: RequestHeaders, body: Input<CreateJobInput>): Promise<ProviderJob> {
+    const data = parseInput(createJobSchema, body);
+    if (data.gatewayOptions !== undefined) {
+      throw invalidField('gatewayOptions', `is for hosted jobs; in client mode send settings as headers (${PROVIDER_HEADER} names the provider)`);
+    }
+    const { method, legacy, providerModel, providerOptions } = requestedJob(data);
+    const input: ProviderCreateJob = {
+      model: providerModel ?? data.model,
+      trainingFile: data.trainingFile,
+      validationFile: data.validationFile,
+      suffix: data.suffix,
+      seed: data.seed,
+      method,
+      legacyHyperparameters: legacy,
+      metadata: data.metadata,
+      options: providerOptions,
+    };
+    return (await this.provider(scope, headers)).createJob(input);
+  }
+
+  async listJobs(scope: Scope, headers: RequestHeaders, query: Input<ListJobsInput> = {}): Promise<ProviderPage<ProviderJob>> {
+    const { after, limit } = parseInput(listJobsSchema, query);
+    return (await this.provider(scope, headers)).listJobs({ after, limit });
+  }
+
+  async getJob(scope: Scope, headers: RequestHeaders, id: string): Promise<ProviderJob> {
+    return (await this.provider(scope, headers)).getJob(id);
+  }
+
+  async cancelJob(scope: Scope, headers: RequestHeaders, id: string): Promise<ProviderJob> {
+    return (await this.provider(scope, headers)).cancelJob(id);
+  }
+
+  async listEvents(scope: Scope, headers: RequestHeaders, id: string, query: Input<ListJobsInput> = {}) {
+    const { after, limit } = parseInput(listEventsSchema, query);
+    return (await this.provider(scope, headers)).listEvents(id, { after, limit });
+  }
+
+  async listCheckpoints(scope: Scope, headers: RequestHeaders, id: string, query: Input<ListJobsInput> = {}) {
+    const { after, limit } = parseInput(listCheckpointsSchema, query);
+    return (await this.provider(scope, headers)).listCheckpoints(id, { after, limit });
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The fine-tuning domain's own model, camelCase and typed: what services, the state machine, the job
+ * monitor and both faces see. The repository parses database rows into it once (JSON columns
+ * included); provider adapters translate their wire formats into it.
+ */
+import type { EventLevel, JobError, JobMethod, JobStatus, ProviderName, ProviderOptions } from '../../providers/types';
+
+export type { EventLevel, Hyperparameters, JobError, JobMethod, JobStatus, MethodType, ProviderOptions } from '../../providers/types';
+
+const TERMINAL: ReadonlySet<JobStatus> = new Set<JobStatus>(['succeeded', 'failed', 'cancelled']);
+
+/** Finished: nothing moves a job in these states any more (the monitor never claims them again). */
+export const isTerminal = (status: JobStatus) => TERMINAL.has(status);
+
+export type EventType = 'message' | 'metrics';
+
+/** A hosted (provider-mode) fine-tuning job. */
+export interface HostedJob {
+  id: string;
+  organisationId: string;
+  workspaceId: string;
+  status: JobStatus;
+  /** The model as the caller named it; `providerModel` (provider_options.model) is what the provider gets when set. */
+  model: string;
+  providerModel: string | null;
+  provider: ProviderName;
+  /** The integration whose credentials the monitor uses (slug, without `@`). */
+  integrationSlug: string;
+  trainingFileId: string;
+  validationFileId: string | null;
+  suffix: string | null;
+  seed: number;
+  method: JobMethod;
+  /** The caller used the legacy top-level `hyperparameters` instead of `method`. */
+  legacyHyperparameters: boolean;
+  metadata: Record<string, string> | null;
+  /** Non-secret provider settings from `gateway_options` (header names as keys). */
+  gatewayOptions: Record<string, string>;
+  /** `provider_options` without `model` (e.g. `roleArn`, `jobName`). */
+  providerOptions: ProviderOptions;
+  providerTrainingFileId: string | null;
+  providerValidationFileId: string | null;
+  providerJobId: string | null;
+  submitAttempts: number;
+  fineTunedModel: string | null;
+  trainedTokens: number | null;
+  error: JobError | null;
+  resultFiles: string[];
+  estimatedFinish: Date | null;
+  finishedAt: Date | null;
+  providerCancelPending: boolean;
+  idlePolls: number;
+  failedAttempts: number;
+  createdAt: Date;
+}
+
+export interface JobEvent {
+  id: string;
+  jobId: string;
+  level: EventLevel;
+  message: string;
+  type: EventType | null;
+  data: unknown;
+  createdAt: Date;
+}
+
+export interface JobCheckpoint {
+  id: string;
+  jobId: string;
+  fineTunedModelCheckpoint: string;
+  stepNumber: number;
+  metrics: Record<string, number>;
+  createdAt: Date;
+}
+
+export interface Page<T> {
+  items: T[];
+  hasMore: boolean;
+}

@@ -1,0 +1,23 @@
+/** How the job monitor judges a failed step: retry later, or fail the job with the provider's reason. */
+import { GatewayError } from '../../errors';
+import type { JobError } from './fine-tuning.model';
+
+/** Worth retrying later: the provider's 429 and 5xx (incl. timeouts and unreachable), and our own unexpected failures. */
+export function isTransient(err: unknown): boolean {
+  if (!(err instanceof GatewayError)) return true;
+  if (err.kind === 'provider') return err.status === 429 || err.status >= 500;
+  return err.kind === 'rate_limited';
+}
+
+/** The job's `error` object: the provider's code, message and param when it refused. */
+export function jobError(err: unknown): JobError {
+  if (err instanceof GatewayError) {
+    const code = err.code ?? (err.kind === 'provider' ? 'provider_error' : err.kind);
+    return { code, message: err.message, param: err.param ?? err.path?.join('.') ?? null };
+  }
+  return { code: 'internal_error', message: 'The gateway could not run this job step', param: null };
+}
+
+/** A log-safe description of an error (a GatewayError's message is already free of credentials). */
+export const describeError = (err: unknown) =>
+  err instanceof GatewayError ? { kind: err.kind, status: err.status, code: err.code, message: err.message } : err;

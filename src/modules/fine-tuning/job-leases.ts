@@ -1,0 +1,107 @@
+import type { Scope } from '../../auth/scope';
+import type { PrismaClient } from '../../db/database';
+import { inScope, scopeSql } from '../../db/scope';
+import type { HostedJob } from './fine-tuning.model';
+import { toJob } from './fine-tuning.rows';
+
+/** How the monitor hands a job back: when it is due again, and its back-off counters. */
+export interface Release {
+  delayMs: number;
+  idlePolls: number;
+  failedAttempts: number;
+  clearCancelPending?: boolean;
+}
+
+/**
+ * The job monitor's bookkeeping on `fine_tuning_jobs`: claiming due jobs with a lease, renewing and
+ * releasing it, and the writes that must hold the lease. `claimDue` is the one query that spans
+ * tenants, because the monitor serves them all; every write after it carries the job's scope. Times
+ * come from the database's clock (`now()`), so several gateway processes agree on when a lease
+ * expires and when a job is due.
+ */
+export class JobLeases {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  /**
+   * Claims up to `limit` due jobs for `owner`: not finished (or with a cancel the provider has not
+   * confirmed), due, and not leased by a live owner. `SKIP LOCKED` lets several processes claim at
+   * once without waiting on, or taking, each other's rows.
+   */
+  async claimDue(owner: string, leaseMs: number, limit: number): Promise<HostedJob[]> {
+    const claimed = await this.prisma.$queryRaw<{ id: string }[]>`
+      UPDATE fine_tuning_jobs
+      SET lease_owner = ${owner}, lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}::double precision)
+      WHERE id IN (
+        SELECT id FROM fine_tuning_jobs
+        WHERE (status NOT IN ('succeeded', 'failed', 'cancelled') OR provider_cancel_pending)
+          AND next_poll_at <= now()
+          AND (lease_expires_at IS NULL OR lease_expires_at < now())
+        ORDER BY next_poll_at
+        LIMIT ${limit}::integer
+        FOR UPDATE SKIP LOCKED
+      )
+      RETURNING id`;
+    if (!claimed.length) return [];
+    return (await this.prisma.fineTuningJob.findMany({ where: { id: { in: claimed.map((r) => String(r.id)) }, leaseOwner: owner } })).map(toJob);
+  }
+
+  /** Extends the lease while a long step (an upload) runs; false when the lease was lost. */
+  async renewLease(scope: Scope, id: string, owner: string, leaseMs: number): Promise<boolean> {
+    const count = await this.prisma.$executeRaw`
+      UPDATE fine_tuning_jobs SET lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}::double precision)
+      WHERE id = ${id}::uuid AND ${scopeSql(scope)}
+        AND lease_owner = ${owner}`;
+    return count > 0;
+  }
+
+  /**
+   * The last check before a create call reaches the provider: the lease is still ours (renewed), the
+   * job is not finished or cancelled and has no provider job yet; the attempt is counted first, so a
+   * process that resumes the job after a crash knows to look for a job already created.
+   */
+  async beginSubmit(scope: Scope, id: string, owner: string, leaseMs: number): Promise<boolean> {
+    const count = await this.prisma.$executeRaw`
+      UPDATE fine_tuning_jobs
+      SET submit_attempts = submit_attempts + 1, lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}::double precision),
+          updated_at = now()
+      WHERE id = ${id}::uuid AND ${scopeSql(scope)}
+        AND lease_owner = ${owner} AND provider_job_id IS NULL
+        AND status NOT IN ('succeeded', 'failed', 'cancelled') AND NOT provider_cancel_pending`;
+    return count > 0;
+  }
+
+  /** Stores provider file ids as soon as they are known (only ever filling empty columns). */
+  async saveProviderFile(scope: Scope, id: string, which: 'training' | 'validation', providerFileId: string): Promise<void> {
+    const data = which === 'training' ? { providerTrainingFileId: providerFileId } : { providerValidationFileId: providerFileId };
+    const empty = which === 'training' ? { providerTrainingFileId: null } : { providerValidationFileId: null };
+    await this.prisma.fineTuningJob.updateMany({ where: { ...inScope(scope), id, ...empty }, data });
+  }
+
+  /**
+   * Stores the provider job id the moment it is known — whatever the lease or status, since it is a
+   * fact about the provider — and returns the row, so the caller sees a cancel that arrived meanwhile.
+   */
+  async saveProviderJobId(scope: Scope, id: string, providerJobId: string): Promise<HostedJob | null> {
+    await this.prisma.fineTuningJob.updateMany({ where: { ...inScope(scope), id, providerJobId: null }, data: { providerJobId } });
+    const row = await this.prisma.fineTuningJob.findFirst({ where: { ...inScope(scope), id } });
+    return row ? toJob(row) : null;
+  }
+
+  /** Hands the job back: due again after `delayMs` (database clock), with the back-off counters. */
+  async release(
+    scope: Scope,
+    id: string,
+    owner: string,
+    next: Release,
+  ): Promise<void> {
+    await this.prisma.$executeRaw`
+      UPDATE fine_tuning_jobs
+      SET lease_owner = NULL, lease_expires_at = NULL,
+          next_poll_at = now() + make_interval(secs => ${next.delayMs / 1000}::double precision),
+          idle_polls = ${next.idlePolls}::integer, failed_attempts = ${next.failedAttempts}::integer,
+          provider_cancel_pending = CASE WHEN ${next.clearCancelPending ?? false}::boolean THEN false ELSE provider_cancel_pending END,
+          updated_at = now()
+      WHERE id = ${id}::uuid AND ${scopeSql(scope)}
+        AND lease_owner = ${owner}`;
+  }
+}

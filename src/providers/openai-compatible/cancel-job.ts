@@ -1,0 +1,11 @@
+/**
+ * POST /fine_tuning/jobs/{id}/cancel. Marked idempotent: cancelling twice leaves the job cancelled
+ * (at worst the repeat gets a 400 "already cancelled"), so retrying a lost answer is safe.
+ */
+import type { ProviderJob } from '../types';
+import { compatibleRequest, jobPath, type OpenAICompatibleConnection } from './connection';
+import { toJob, type OpenAIJob } from './mappers';
+
+export async function cancelJob(conn: OpenAICompatibleConnection, id: string): Promise<ProviderJob> {
+  return toJob(await compatibleRequest<OpenAIJob>(conn, { method: 'POST', path: jobPath(id, '/cancel'), idempotent: true }));
+}
