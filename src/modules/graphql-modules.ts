@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 /** Every domain module's GraphQL contribution; the schema is built from this list (a new module adds one line). */
 import type { GraphQLModule } from '../graphql/schema';
 import { filesGraphQL } from './files/file.resolver';

@@ -38,6 +38,9 @@ const HOSTED_OPERATIONS: readonly OperationName[] = ['uploadFile', 'createJob', 
 
 const PROVIDER_REF: readonly string[] = ['gatewayOptions', 'x-gateway-provider'];
 
+/** How long the monitor keeps off a job whose cancel an API request is carrying out. */
+const CANCEL_HANDOVER_MS = 60_000;
+
 /** Hyperparameters the gateway shows until the provider reports the values it chose. */
 const AUTO: Hyperparameters = { nEpochs: 'auto', batchSize: 'auto', learningRateMultiplier: 'auto' };
 
@@ -122,7 +125,8 @@ export class FineTuningService {
     const marked = await this.jobs.mutate(scope, id, (job) => {
       if (isTerminal(job.status)) throw notCancellable(job);
       if (!job.providerJobId) return cancelled(job, job.submitAttempts > 0);
-      return { data: { providerCancelPending: true } };
+      // The monitor leaves the job to this request for a while; it takes over if the provider cannot be reached.
+      return { data: { providerCancelPending: true, nextPollAt: new Date(Date.now() + CANCEL_HANDOVER_MS) } };
     });
     if (!marked) throw notFound('Fine-tuning job', id);
     if (!marked.job.providerJobId) return marked.job;

@@ -45,14 +45,27 @@ export class JobCancellation {
         this.logger.warn({ jobId: job.id, providerJobId }, 'could not reach the provider to cancel a job; the monitor will retry');
         return job;
       }
-      const reason = err instanceof Error ? err.message : 'refused';
-      this.logger.info({ jobId: job.id, providerJobId, reason }, 'provider did not cancel the job');
-      const note = event('warn', `${provider.title} did not cancel the job: ${reason}`, providerJobId);
-      return this.settle(scope, job, () => ({ data: { providerCancelPending: false }, events: [note] }));
+      return this.refused(scope, job, provider, providerJobId, err);
     }
     this.logger.info({ jobId: job.id, providerJobId }, 'fine-tuning job cancelled at the provider');
     const note = event('info', `Cancelled at ${provider.title}`, providerJobId);
     return this.settle(scope, job, (current) => withCancelDone(fromProviderJob(current, remote, [], []), note));
+  }
+
+  /**
+   * The provider refused: typically the job finished (or was cancelled by a concurrent request)
+   * meanwhile. Its current state is what the job shows now; a refusal that was not about a job
+   * already cancelled is noted as an event.
+   */
+  private async refused(scope: Scope, job: HostedJob, provider: ProviderClient, providerJobId: string, err: unknown): Promise<HostedJob> {
+    const reason = err instanceof Error ? err.message : 'refused';
+    this.logger.info({ jobId: job.id, providerJobId, reason }, 'provider did not cancel the job');
+    const remote = await provider.getJob(providerJobId).catch(() => null);
+    const note = remote?.status === 'cancelled' ? [] : [event('warn', `${provider.title} did not cancel the job: ${reason}`, providerJobId)];
+    return this.settle(scope, job, (current) => {
+      const change = remote ? fromProviderJob(current, remote, [], []) : null;
+      return { ...change, data: { ...change?.data, providerCancelPending: false }, events: [...note, ...(change?.events ?? [])] };
+    });
   }
 
   /** A submission cut short may have created a provider job: find it, and keep its id. */
