@@ -62,20 +62,101 @@ export interface StreamOptions {
   onAbandoned?: () => void;
 }
 
-/** Streams `chat.completion.chunk`s as server-sent events, one write per chunk, then `[DONE]`. */
-export async function streamChatCompletion(res: http.ServerResponse, model: string, answer: FakeAnswer, options: StreamOptions = {}): Promise<void> {
+/**
+ * The `chat.completion.chunk`s a stream of `answer` sends, in order: the role, one per piece, the
+ * finish reason, and (with `includeUsage`) a last chunk with `usage` and no choices.
+ */
+export function chatCompletionChunks(model: string, answer: FakeAnswer, includeUsage = false): Record<string, unknown>[] {
   const id = `chatcmpl-${randomBytes(12).toString('hex')}`;
   const created = unixNow();
-  const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
-    JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra });
-  const events = [
-    chunk({ role: 'assistant', content: '' }, null),
-    ...answer.pieces.map((piece) => chunk({ content: piece }, null)),
-    chunk({}, 'stop'),
-    ...(options.includeUsage ? [JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(answer) })] : []),
-    '[DONE]',
+  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({ id, object: 'chat.completion.chunk', created, model, choices, ...extra });
+  const choice = (delta: Record<string, unknown>, finish: string | null) => ({ index: 0, delta, logprobs: null, finish_reason: finish });
+  return [
+    chunk([choice({ role: 'assistant', content: '' }, null)]),
+    ...answer.pieces.map((piece) => chunk([choice({ content: piece }, null)])),
+    chunk([choice({}, 'stop')]),
+    ...(includeUsage ? [chunk([], { usage: usageOf(answer) })] : []),
   ];
-  await writeEvents(res, events, options);
+}
+
+/** Streams `chat.completion.chunk`s as server-sent events, one write per chunk, then `[DONE]`. */
+export async function streamChatCompletion(res: http.ServerResponse, model: string, answer: FakeAnswer, options: StreamOptions = {}): Promise<void> {
+  const chunks = chatCompletionChunks(model, answer, options.includeUsage);
+  await writeEvents(res, [...chunks.map((c) => JSON.stringify(c)), '[DONE]'], options);
+}
+
+export interface ChatRequest {
+  /** The body as received, for tests to assert on. */
+  body: Record<string, unknown>;
+  model: string | undefined;
+  messages: ChatMessage[];
+  stream: boolean;
+  includeUsage: boolean;
+}
+
+/** Builds the provider's 400 for an invalid chat request (OpenAI words them with a param and a code). */
+export type ChatRequestError = (message: string, param: string, code: string | null) => Error;
+
+const ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'];
+
+/** Checks a chat-completion body as OpenAI does: `messages` a non-empty array of messages with a known role. */
+export function parseChatRequest(body: Record<string, unknown>, invalid: ChatRequestError): ChatRequest {
+  const { messages, stream = false } = body;
+  if (messages === undefined) throw invalid("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter');
+  if (!Array.isArray(messages)) {
+    throw invalid(`Invalid type for 'messages': expected an array, but got ${typeof messages} instead.`, 'messages', 'invalid_type');
+  }
+  if (messages.length === 0) {
+    throw invalid("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages', 'empty_array');
+  }
+  messages.forEach((message: unknown, i) => {
+    const role = message && typeof message === 'object' ? (message as { role?: unknown }).role : undefined;
+    if (typeof role !== 'string') throw invalid(`Missing required parameter: 'messages[${i}].role'.`, `messages[${i}].role`, 'missing_required_parameter');
+    if (!ROLES.includes(role)) {
+      throw invalid(`Invalid value: '${role}'. Supported values are: ${ROLES.map((r) => `'${r}'`).join(', ')}.`, `messages[${i}].role`, 'invalid_value');
+    }
+  });
+  if (typeof stream !== 'boolean') throw invalid(`Invalid type for 'stream': expected a boolean, but got ${typeof stream} instead.`, 'stream', 'invalid_type');
+  const streamOptions = body.stream_options as { include_usage?: unknown } | null | undefined;
+  if (streamOptions != null && !stream) throw invalid("The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options', null);
+  return {
+    body,
+    model: typeof body.model === 'string' ? body.model : undefined,
+    messages: messages as ChatMessage[],
+    stream,
+    includeUsage: streamOptions?.include_usage === true,
+  };
+}
+
+/**
+ * Why a fine-tuning dataset is not OpenAI chat JSONL (naming the first bad line), or undefined when it
+ * is: every non-blank line a JSON object whose `messages` is a non-empty array of messages with a
+ * known role, at least one of them from the assistant.
+ */
+export function findChatJsonlError(content: Buffer): string | undefined {
+  const lines = content.toString('utf8').split('\n');
+  for (const [i, line] of lines.entries()) {
+    if (!line.trim()) continue;
+    const problem = chatLineProblem(line);
+    if (problem) return `Line ${i + 1}: ${problem}`;
+  }
+  return undefined;
+}
+
+function chatLineProblem(line: string): string | undefined {
+  let example: unknown;
+  try {
+    example = JSON.parse(line);
+  } catch {
+    return 'not valid JSON';
+  }
+  const messages = example && typeof example === 'object' ? (example as { messages?: unknown }).messages : undefined;
+  if (!Array.isArray(messages) || messages.length === 0) return "missing a non-empty 'messages' array";
+  const roles = messages.map((m: unknown) => (m && typeof m === 'object' ? (m as { role?: unknown }).role : undefined));
+  const unknown = roles.findIndex((role) => typeof role !== 'string' || !ROLES.includes(role));
+  if (unknown >= 0) return `messages[${unknown}] has no valid role`;
+  if (!roles.includes('assistant')) return 'no assistant message to learn from';
+  return undefined;
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import busboy from 'busboy';
 
 export interface RecordedRequest {
   method: string;
@@ -59,8 +60,11 @@ export interface FakeServerSpec {
   route(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<FakeReply | void>;
   /** The provider's error body (and extra headers) for a failure. */
   renderError(error: FakeHttpError): FakeReply;
-  /** The error an injected failure of this status answers with (default: a generic message). */
-  injectedError?(status: number, options: FailOptions): FakeHttpError;
+  /**
+   * The error an injected failure of this status answers with (default: a generic message). `url` lets
+   * a provider word it per API (Azure throttles inference and authoring calls with different bodies).
+   */
+  injectedError?(status: number, options: FailOptions, url: URL): FakeHttpError;
 }
 
 export interface FakeServer {
@@ -103,7 +107,7 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
     if (failure) {
       req.resume(); // drain the body so the client is not left mid-upload
       const status = failure.status!;
-      const error = spec.injectedError?.(status, failure) ?? new FakeHttpError(status, failure.message ?? (status === 429 ? 'Rate limit reached' : 'The server had an error'));
+      const error = spec.injectedError?.(status, failure, url) ?? new FakeHttpError(status, failure.message ?? (status === 429 ? 'Rate limit reached' : 'The server had an error'));
       const reply = errorReply(error);
       if (failure.retryAfter !== undefined) reply.headers = { ...reply.headers, 'retry-after': failure.retryAfter };
       return send(res, reply);
@@ -177,3 +181,50 @@ export async function readJsonObject(req: http.IncomingMessage, invalid: () => F
 }
 
 export const unixNow = () => Math.floor(Date.now() / 1000);
+
+export interface MultipartBody {
+  fields: Record<string, string>;
+  /** Uploaded parts by field name, with their exact bytes. */
+  files: Record<string, { filename: string; content: Buffer }>;
+}
+
+/** A `multipart/form-data` body; `invalid` builds the provider's error when it is not one. */
+export function readMultipart(req: http.IncomingMessage, invalid: (message: string) => FakeHttpError): Promise<MultipartBody> {
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, defParamCharset: 'utf8' });
+    } catch {
+      req.resume();
+      return reject(invalid('Expected multipart/form-data'));
+    }
+    const body: MultipartBody = { fields: {}, files: {} };
+    const chunks = new Map<string, Buffer[]>();
+    parser.on('field', (name, value) => (body.fields[name] = value));
+    parser.on('file', (name, stream, info) => {
+      const parts: Buffer[] = [];
+      chunks.set(name, parts);
+      body.files[name] = { filename: info.filename, content: Buffer.alloc(0) };
+      stream.on('data', (chunk: Buffer) => parts.push(chunk));
+    });
+    parser.on('error', () => reject(invalid('Malformed multipart body')));
+    parser.on('close', () => {
+      for (const [name, parts] of chunks) body.files[name].content = Buffer.concat(parts);
+      resolve(body);
+    });
+    req.pipe(parser);
+  });
+}
+
+/**
+ * OpenAI's cursor paging (OpenAI and Azure OpenAI lists): the `limit` items that follow the item whose
+ * id is `after`, in the order given. An unknown `after` yields an empty page, as a stale cursor does.
+ */
+export function cursorPage<T extends { id: string }>(items: T[], query: URLSearchParams, defaultLimit: number, invalidLimit: () => FakeHttpError) {
+  const limit = query.has('limit') ? Number(query.get('limit')) : defaultLimit;
+  if (!Number.isInteger(limit) || limit < 1) throw invalidLimit();
+  const after = query.get('after');
+  const start = after ? items.findIndex((item) => item.id === after) + 1 : 0;
+  const data = after && start === 0 ? [] : items.slice(start, start + limit);
+  return { object: 'list' as const, data, has_more: data.length > 0 && start + data.length < items.length };
+}

@@ -1,15 +1,17 @@
 /**
- * A fake OpenAI API for tests: files and fine-tuning, on 127.0.0.1 over real HTTP, speaking OpenAI's
- * wire protocol (snake_case objects, `{object: "list", data, has_more}` lists, `{error: {...}}` bodies).
+ * A fake OpenAI API for tests: files, fine-tuning and chat completions, on 127.0.0.1 over real HTTP,
+ * speaking OpenAI's wire protocol (snake_case objects, `{object: "list", data, has_more}` lists,
+ * `{error: {...}}` bodies).
  *
  * Jobs advance one lifecycle step per GET of the job (validating_files → queued → running →
  * succeeded), so a test drives a job to completion by polling, exactly as the gateway's monitor does.
+ * Chat answers a succeeded job's `fine_tuned_model` or a base model, plain or streamed chunk by chunk.
  * `failNext` / `delayNext` inject provider failures and slowness for retry and timeout tests.
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import busboy from 'busboy';
-import { FakeHttpError, readJsonObject, startFakeServer, type RecordedRequest } from './kit';
+import { chatCompletion, fakeAnswer, parseChatRequest, streamChatCompletion } from './chat';
+import { cursorPage, FakeHttpError, readJsonObject, readMultipart, startFakeServer, type FakeReply, type RecordedRequest } from './kit';
 
 export interface FakeFile {
   id: string;
@@ -65,12 +67,25 @@ export interface FakeCheckpoint {
   fine_tuning_job_id: string;
 }
 
+export interface FakeChatRequest {
+  model: string;
+  /** The body as received. */
+  body: Record<string, unknown>;
+  headers: http.IncomingHttpHeaders;
+}
+
 export interface FakeOpenAIOptions {
   /** The key `Authorization: Bearer …` must carry. */
   apiKey?: string;
   /** Lifecycle steps a job advances per GET of it. */
   stepsPerPoll?: number;
+  /** Base models chat answers besides succeeded jobs' `fine_tuned_model`s (default OPENAI_CHAT_MODELS). */
+  chatModels?: string[];
+  /** Pause between streamed chunks (default 0), so a test can disconnect midway. */
+  streamDelayMs?: number;
 }
+
+export const OPENAI_CHAT_MODELS = ['gpt-4o-mini', 'gpt-4o-mini-2024-07-18', 'gpt-4o', 'gpt-4.1-mini'];
 
 const NEXT: Partial<Record<FakeJob['status'], FakeJob['status']>> = {
   validating_files: 'queued',
@@ -83,6 +98,7 @@ const TRANSITION_MESSAGES: Record<string, string> = {
   succeeded: 'The job has successfully completed',
 };
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+const DEFAULT_JOB_FAILURE = { code: 'invalid_training_file', message: 'The job failed due to an invalid training file.', param: 'training_file' };
 
 const now = () => Math.floor(Date.now() / 1000);
 const newId = (prefix: string) => `${prefix}-${randomBytes(12).toString('hex')}`;
@@ -102,34 +118,51 @@ const renderError = (e: FakeHttpError) => ({
 export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
   const apiKey = opts.apiKey ?? 'sk-test-fake';
   const stepsPerPoll = opts.stepsPerPoll ?? 1;
+  const chatModels = new Set(opts.chatModels ?? OPENAI_CHAT_MODELS);
+  let streamDelayMs = opts.streamDelayMs ?? 0;
   const state = {
     files: new Map<string, FakeFile>(),
     jobs: new Map<string, FakeJob>(),
     events: new Map<string, FakeEvent[]>(), // per job, oldest first
     checkpoints: new Map<string, FakeCheckpoint[]>(), // per job, oldest first
     createJobCalls: 0,
+    /** Every chat completion request that named a servable model, in arrival order. */
+    chatRequests: [] as FakeChatRequest[],
+    /** Streams whose client went away before `[DONE]`. */
+    abandonedStreams: 0,
     /** Every request the fake received (filled by the kit). */
     requests: [] as RecordedRequest[],
   };
 
-  const addEvent = (job: FakeJob, message: string) =>
+  /** Jobs `failJob` marked: their next step is to `failed` with this error. */
+  const failures = new Map<string, NonNullable<FakeJob['error']>>();
+
+  const addEvent = (job: FakeJob, message: string, level: FakeEvent['level'] = 'info') =>
     state.events.get(job.id)!.push({
       id: newId('ftevent'),
       object: 'fine_tuning.job.event',
       created_at: now(),
-      level: 'info',
+      level,
       message,
       type: 'message',
       data: {},
     });
 
   function advance(job: FakeJob) {
+    const failure = failures.get(job.id);
+    if (failure && !TERMINAL.has(job.status)) return fail(job, failure);
     const next = NEXT[job.status];
     if (!next) return;
     job.status = next;
     if (next === 'running') job.estimated_finish = now() + 60;
     if (next === 'succeeded') succeed(job);
     addEvent(job, TRANSITION_MESSAGES[next]);
+  }
+
+  function fail(job: FakeJob, error: NonNullable<FakeJob['error']>) {
+    failures.delete(job.id);
+    Object.assign(job, { status: 'failed', error, finished_at: now(), estimated_finish: null });
+    addEvent(job, error.message, 'error');
   }
 
   function succeed(job: FakeJob) {
@@ -177,14 +210,39 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     return job;
   }
 
-  /** OpenAI's cursor paging over a newest-first list: items after the `after` id, `limit` of them. */
-  function page<T extends { id: string }>(newestFirst: T[], query: URLSearchParams, defaultLimit: number) {
-    const limit = query.has('limit') ? Number(query.get('limit')) : defaultLimit;
-    if (!Number.isInteger(limit) || limit < 1) throw new HttpError(400, 'Invalid limit', 'limit');
-    const after = query.get('after');
-    const start = after ? newestFirst.findIndex((item) => item.id === after) + 1 : 0;
-    const data = after && start === 0 ? [] : newestFirst.slice(start, start + limit);
-    return { object: 'list', data, has_more: start + data.length < newestFirst.length && data.length > 0 };
+  const page = <T extends { id: string }>(items: T[], query: URLSearchParams, defaultLimit: number) =>
+    cursorPage(items, query, defaultLimit, () => new HttpError(400, 'Invalid limit', 'limit'));
+
+  function findFile(id: string): FakeFile {
+    const file = state.files.get(id);
+    if (!file) throw new HttpError(404, `No such File object: ${id}`, 'id');
+    return file;
+  }
+
+  /** `GET /v1/files`: filtered by purpose, newest first unless `order=asc`, with OpenAI's cursor fields. */
+  function listFiles(query: URLSearchParams) {
+    const order = query.get('order') ?? 'desc';
+    if (order !== 'asc' && order !== 'desc') {
+      throw new HttpError(400, `Invalid value: '${order}'. Supported values are: 'asc' and 'desc'.`, 'order', 'invalid_value');
+    }
+    const purpose = query.get('purpose');
+    const files = [...state.files.values()].filter((f) => !purpose || f.purpose === purpose).map(fileObject);
+    const list = page(order === 'asc' ? files : files.reverse(), query, 10_000);
+    return { ...list, first_id: list.data[0]?.id ?? null, last_id: list.data.at(-1)?.id ?? null };
+  }
+
+  /** A model chat can answer: a base model, or the `fine_tuned_model` of a succeeded job. */
+  const servable = (model: string) => chatModels.has(model) || [...state.jobs.values()].some((j) => j.status === 'succeeded' && j.fine_tuned_model === model);
+
+  async function chat(req: http.IncomingMessage, res: http.ServerResponse): Promise<FakeReply | void> {
+    const request = parseChatRequest(await readJson(req), (message, param, code) => new HttpError(400, message, param, code));
+    const { model } = request;
+    if (!model) throw new HttpError(400, "Missing required parameter: 'model'.", 'model', 'missing_required_parameter');
+    if (!servable(model)) throw new HttpError(404, `The model \`${model}\` does not exist or you do not have access to it.`, null, 'model_not_found');
+    state.chatRequests.push({ model, body: request.body, headers: req.headers });
+    const answer = fakeAnswer(model, request.messages);
+    if (!request.stream) return { status: 200, body: chatCompletion(model, answer) };
+    await streamChatCompletion(res, model, answer, { delayMs: streamDelayMs, includeUsage: request.includeUsage, onAbandoned: () => state.abandonedStreams++ });
   }
 
   function createJob(body: Record<string, unknown>): FakeJob {
@@ -233,18 +291,28 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     return job;
   }
 
-  async function route(req: http.IncomingMessage, path: string, query: URLSearchParams): Promise<unknown> {
+  async function route(req: http.IncomingMessage, res: http.ServerResponse, path: string, query: URLSearchParams): Promise<FakeReply | void> {
     const method = req.method ?? 'GET';
-    if (method === 'POST' && path === '/v1/files') return fileObject(await receiveUpload(req));
-    let m = /^\/v1\/files\/([^/]+)$/.exec(path);
-    if (method === 'GET' && m) {
-      const file = state.files.get(decodeURIComponent(m[1]));
-      if (!file) throw new HttpError(404, `No such File object: ${m[1]}`, 'id');
-      return fileObject(file);
+    const ok = (body: unknown): FakeReply => ({ status: 200, body });
+    if (path === '/v1/files') {
+      if (method === 'POST') return ok(fileObject(await receiveUpload(req)));
+      if (method === 'GET') return ok(listFiles(query));
     }
+    let m = /^\/v1\/files\/([^/]+)(\/content)?$/.exec(path);
+    if (m) {
+      const file = findFile(decodeURIComponent(m[1]));
+      const action = `${method} ${m[2] ?? ''}`;
+      if (action === 'GET ') return ok(fileObject(file));
+      if (action === 'GET /content') return { status: 200, body: file.content };
+      if (action === 'DELETE ') {
+        state.files.delete(file.id);
+        return ok({ id: file.id, object: 'file', deleted: true });
+      }
+    }
+    if (method === 'POST' && path === '/v1/chat/completions') return chat(req, res);
     if (path === '/v1/fine_tuning/jobs') {
-      if (method === 'POST') return createJob(await readJson(req));
-      if (method === 'GET') return page([...state.jobs.values()].reverse(), query, 20);
+      if (method === 'POST') return ok(createJob(await readJson(req)));
+      if (method === 'GET') return ok(page([...state.jobs.values()].reverse(), query, 20));
     }
     m = /^\/v1\/fine_tuning\/jobs\/([^/]+)(\/cancel|\/events|\/checkpoints)?$/.exec(path);
     if (m) {
@@ -252,49 +320,29 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
       const action = `${method} ${m[2] ?? ''}`;
       if (action === 'GET ') {
         for (let i = 0; i < stepsPerPoll; i++) advance(job);
-        return job;
+        return ok(job);
       }
       if (action === 'POST /cancel') {
         if (TERMINAL.has(job.status)) throw new HttpError(400, `Job has already completed: ${job.status}`, null);
         job.status = 'cancelled';
         job.finished_at = now();
         addEvent(job, 'Fine-tuning job cancelled');
-        return job;
+        return ok(job);
       }
-      if (action === 'GET /events') return page([...state.events.get(job.id)!].reverse(), query, 20);
+      if (action === 'GET /events') return ok(page([...state.events.get(job.id)!].reverse(), query, 20));
       if (action === 'GET /checkpoints') {
         const list = page([...state.checkpoints.get(job.id)!].reverse(), query, 10);
-        return { ...list, first_id: list.data[0]?.id ?? null, last_id: list.data.at(-1)?.id ?? null };
+        return ok({ ...list, first_id: list.data[0]?.id ?? null, last_id: list.data.at(-1)?.id ?? null });
       }
     }
     throw new HttpError(404, `Invalid URL (${method} ${path})`, null);
   }
 
-  function receiveUpload(req: http.IncomingMessage): Promise<FakeFile> {
-    return new Promise((resolve, reject) => {
-      let parser: busboy.Busboy;
-      try {
-        parser = busboy({ headers: req.headers, defParamCharset: 'utf8' });
-      } catch {
-        return reject(new HttpError(400, 'Expected multipart/form-data', null));
-      }
-      const fields: Record<string, string> = {};
-      let upload: { filename: string; chunks: Buffer[] } | undefined;
-      parser.on('field', (name, value) => (fields[name] = value));
-      parser.on('file', (name, stream, info) => {
-        if (name !== 'file') return void stream.resume();
-        const current = { filename: info.filename, chunks: [] as Buffer[] };
-        upload = current;
-        stream.on('data', (chunk: Buffer) => current.chunks.push(chunk));
-      });
-      parser.on('error', () => reject(new HttpError(400, 'Malformed multipart body', null)));
-      parser.on('close', () => {
-        if (!upload) return reject(new HttpError(400, "Missing required parameter: 'file'.", 'file'));
-        if (!fields.purpose) return reject(new HttpError(400, "Missing required parameter: 'purpose'.", 'purpose'));
-        resolve(storeFile(upload.filename, fields.purpose, Buffer.concat(upload.chunks)));
-      });
-      req.pipe(parser);
-    });
+  async function receiveUpload(req: http.IncomingMessage): Promise<FakeFile> {
+    const { fields, files } = await readMultipart(req, (message) => new HttpError(400, message, null));
+    if (!files.file) throw new HttpError(400, "Missing required parameter: 'file'.", 'file');
+    if (!fields.purpose) throw new HttpError(400, "Missing required parameter: 'purpose'.", 'purpose');
+    return storeFile(files.file.filename, fields.purpose, files.file.content);
   }
 
   const readJson = (req: http.IncomingMessage) => readJsonObject(req, () => new HttpError(400, 'We could not parse the JSON body of your request.', null));
@@ -305,7 +353,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
       status === 429
         ? new HttpError(429, o.message ?? 'Rate limit reached', null, 'rate_limit_exceeded', 'requests')
         : new HttpError(status, o.message ?? 'The server had an error', null, null, 'server_error'),
-    async route(req, _res, url) {
+    async route(req, res, url) {
       const auth = req.headers.authorization ?? '';
       if (auth !== `Bearer ${apiKey}`) {
         req.resume();
@@ -313,7 +361,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
         const masked = given.length > 8 ? `${given.slice(0, 4)}****${given.slice(-4)}` : '****';
         throw new HttpError(401, `Incorrect API key provided: ${masked}.`, null, 'invalid_api_key');
       }
-      return { status: 200, body: await route(req, url.pathname, url.searchParams) };
+      return route(req, res, url.pathname, url.searchParams);
     },
   });
   state.requests = server.requests;
@@ -325,6 +373,14 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     failNext: server.failNext,
     /** The next `times` (default 1) matching requests are answered only after `ms`. */
     delayNext: server.delayNext,
+    /** The job's next lifecycle step (its next GET) ends it `failed` with `error` instead. */
+    failJob(id: string, error: NonNullable<FakeJob['error']> = DEFAULT_JOB_FAILURE) {
+      failures.set(findJob(id).id, error);
+    },
+    /** Pause between streamed chat chunks from now on. */
+    setStreamDelay(ms: number) {
+      streamDelayMs = ms;
+    },
     close: server.close,
   };
 }
