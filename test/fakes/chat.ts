@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
-import { unixNow } from './kit';
+import { unixNow, writeChunks } from './kit';
 
 export interface ChatMessage {
   role: string;
@@ -83,16 +83,6 @@ export async function streamChatCompletion(res: http.ServerResponse, model: stri
  * left before the end. Other fakes' streams (Gemini's SSE) use it with their own event bodies.
  */
 export async function writeEvents(res: http.ServerResponse, events: string[], options: Pick<StreamOptions, 'delayMs' | 'onAbandoned'> = {}): Promise<void> {
-  let finished = false;
-  res.on('close', () => {
-    if (!finished) options.onAbandoned?.();
-  });
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  for (const data of events) {
-    if (res.destroyed) return;
-    res.write(`data: ${data}\n\n`);
-    if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
-  }
-  finished = true;
-  res.end();
+  const head = { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' } };
+  await writeChunks(res, head, events.map((data) => `data: ${data}\n\n`), options);
 }

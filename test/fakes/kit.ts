@@ -5,7 +5,9 @@
  * tests. Each fake supplies only its routes and how its provider words an error.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import http2 from 'node:http2';
+import net, { type AddressInfo } from 'node:net';
+import { Duplex } from 'node:stream';
 
 export interface RecordedRequest {
   method: string;
@@ -61,6 +63,12 @@ export interface FakeServerSpec {
   renderError(error: FakeHttpError): FakeReply;
   /** The error an injected failure of this status answers with (default: a generic message). */
   injectedError?(status: number, options: FailOptions): FakeHttpError;
+  /**
+   * Also answer cleartext HTTP/2 (prior knowledge) on the same port, next to HTTP/1.1: some official
+   * clients speak only HTTP/2 by default (the AWS SDK's Bedrock runtime client). Routes then receive
+   * the HTTP/2 compatibility request/response, which have no `host` header (`:authority` instead).
+   */
+  http2?: boolean;
 }
 
 export interface FakeServer {
@@ -120,8 +128,9 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
   }
 
   const server = http.createServer((req, res) => void handle(req, res));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listener = spec.http2 ? withHttp2(server, handle) : { server, closeAll: () => server.closeAllConnections() };
+  await new Promise<void>((resolve) => listener.server.listen(0, '127.0.0.1', resolve));
+  const { port } = listener.server.address() as AddressInfo;
 
   return {
     origin: `http://127.0.0.1:${port}`,
@@ -135,10 +144,62 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
     },
     async close() {
       for (const t of timers) clearTimeout(t);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      listener.closeAll();
+      await new Promise<void>((resolve) => listener.server.close(() => resolve()));
     },
   };
+}
+
+const HTTP2_PREFACE = 'PRI * HTTP/2.0';
+
+/**
+ * A front server that looks at the first bytes of each connection and hands it to the HTTP/1.1
+ * server, or to an HTTP/2 server when they are the HTTP/2 connection preface.
+ */
+function withHttp2(h1: http.Server, handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>) {
+  // The compatibility API mirrors IncomingMessage/ServerResponse closely enough for the fakes' routes.
+  const h2 = http2.createServer((req, res) => void handle(req as unknown as http.IncomingMessage, res as unknown as http.ServerResponse));
+  const sockets = new Set<net.Socket>();
+  const front = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    // A client resetting the connection must not crash the test run; the servers see the close.
+    socket.on('error', () => socket.destroy());
+    socket.once('data', (head: Buffer) => {
+      socket.pause();
+      socket.unshift(head);
+      // The HTTP/1.1 parser reads what was put back; the HTTP/2 session reads only a socket it can
+      // consume from the start, so it gets a stream that replays the socket instead.
+      if (head.subarray(0, HTTP2_PREFACE.length).toString('latin1') === HTTP2_PREFACE) h2.emit('connection', replaying(socket));
+      else h1.emit('connection', socket);
+      socket.resume();
+    });
+  });
+  return {
+    server: front,
+    closeAll: () => {
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+}
+
+/** A duplex stream over `socket`, for a consumer that cannot take a socket whose first bytes were already read. */
+function replaying(socket: net.Socket): Duplex {
+  const duplex = new Duplex({
+    read: () => void socket.resume(),
+    write: (chunk, encoding, callback) => void socket.write(chunk, encoding, callback),
+    final: (callback) => void socket.end(callback),
+    destroy: (error, callback) => {
+      socket.destroy(error ?? undefined);
+      callback(error);
+    },
+  });
+  socket.on('data', (chunk) => {
+    if (!duplex.push(chunk)) socket.pause();
+  });
+  socket.on('end', () => duplex.push(null));
+  socket.on('close', () => duplex.destroy());
+  return duplex;
 }
 
 /** Writes a reply: objects as JSON, strings and buffers as they are. */
@@ -155,6 +216,39 @@ export function send(res: http.ServerResponse, reply: FakeReply): void {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(body));
   }
+}
+
+export interface ChunkedWriteOptions {
+  /** Pause between chunks, so a test can observe streaming and disconnect midway. */
+  delayMs?: number;
+  /** Called when the client goes away before the last chunk was written. */
+  onAbandoned?: () => void;
+}
+
+/**
+ * Writes a streamed answer one chunk per write, pausing between chunks, and reports a client that
+ * left before the end. Works on HTTP/1.1 and HTTP/2 responses (`res.destroyed` exists only on the former).
+ */
+export async function writeChunks(
+  res: http.ServerResponse,
+  head: { status: number; headers: Record<string, string> },
+  chunks: Array<string | Uint8Array>,
+  options: ChunkedWriteOptions = {},
+): Promise<void> {
+  let finished = false;
+  let gone = false;
+  res.on('close', () => {
+    gone = true;
+    if (!finished) options.onAbandoned?.();
+  });
+  res.writeHead(head.status, head.headers);
+  for (const chunk of chunks) {
+    if (gone) return;
+    res.write(chunk);
+    if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+  }
+  finished = true;
+  res.end();
 }
 
 /** The whole request body (fakes keep what they receive so tests can compare bytes). */
