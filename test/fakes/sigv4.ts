@@ -105,10 +105,10 @@ export const sha256Hex = (data: string | Buffer) => createHash('sha256').update(
 const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data, 'utf8').digest();
 
 function signingKey(secretAccessKey: string, date: string, region: string, service: string): Buffer {
-  return [date, region, service, 'aws4_request'].reduce<string | Buffer>((key, part) => hmac(key, part), `AWS4${secretAccessKey}`) as Buffer;
+  let key = hmac(`AWS4${secretAccessKey}`, date);
+  for (const part of [region, service, 'aws4_request']) key = hmac(key, part);
+  return key;
 }
-
-const hmacHex = (key: Buffer, data: string) => createHmac('sha256', key).update(data, 'utf8').digest('hex');
 
 function canonicalPath(rawPath: string, s3Path: boolean): string {
   if (s3Path) return rawPath.split('/').map((segment) => uriEncode(decode(segment))).join('/');
@@ -122,6 +122,9 @@ function canonicalPath(rawPath: string, s3Path: boolean): string {
   return `/${segments.map(uriEncode).join('/')}${trailing}`;
 }
 
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Query parameters decoded, re-encoded the AWS way, sorted by name and then value. */
 function canonicalQuery(rawQuery: string): string {
   return rawQuery
     .split('&')
@@ -132,7 +135,7 @@ function canonicalQuery(rawQuery: string): string {
       return [uriEncode(decode(name)), uriEncode(decode(value))];
     })
     .filter(([name]) => name.toLowerCase() !== 'x-amz-signature')
-    .sort(([a, av], [b, bv]) => (a === b ? (av < bv ? -1 : av > bv ? 1 : 0) : a < b ? -1 : 1))
+    .sort(([a, av], [b, bv]) => compare(a, b) || compare(av, bv))
     .map(([name, value]) => `${name}=${value}`)
     .join('&');
 }
@@ -228,7 +231,7 @@ export function verifySigV4(req: ReceivedRequest, expect: SigV4Expectation, know
   const canonical = canonicalRequest(req, signedHeaders, expect.s3Path);
   const stringToSign = [SIGV4_ALGORITHM, amzDate, scope, sha256Hex(canonical)].join('\n');
   const key = signingKey(credentials.secretAccessKey, credentialDate, region, service);
-  const expected = hmacHex(key, stringToSign);
+  const expected = hmac(key, stringToSign).toString('hex');
   if (!timingSafeEqual(Buffer.from(expected), Buffer.from(signatureProvided))) {
     return {
       ok: false,
@@ -246,7 +249,7 @@ export function verifySigV4(req: ReceivedRequest, expect: SigV4Expectation, know
 /** The signature of one `aws-chunked` chunk, chained from the previous one (the request's signature first). */
 export function chunkSignature(verified: VerifiedSignature, previous: string, chunk: Buffer): string {
   const stringToSign = [`${SIGV4_ALGORITHM}-PAYLOAD`, verified.amzDate, verified.scope, previous, EMPTY_SHA256, sha256Hex(chunk)].join('\n');
-  return hmacHex(verified.signingKey, stringToSign);
+  return hmac(verified.signingKey, stringToSign).toString('hex');
 }
 
 /** What a fake's signature checks saw, for tests: how many requests passed, and each rejection with the error it answered. */
