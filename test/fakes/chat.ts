@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
-import { unixNow } from './kit';
+import { readJsonObject, unixNow, writeChunks, type FakeHttpError, type FakeReply } from './kit';
 
 export interface ChatMessage {
   role: string;
@@ -28,7 +28,8 @@ export function textOf(content: unknown): string {
   return '';
 }
 
-const countTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
+/** A rough token count (four characters a token), the same in every fake. */
+export const countTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 
 /** The deterministic answer of `model` to `messages`. */
 export function fakeAnswer(model: string, messages: ChatMessage[]): FakeAnswer {
@@ -164,16 +165,32 @@ function chatLineProblem(line: string): string | undefined {
  * left before the end. Other fakes' streams (Gemini's SSE) use it with their own event bodies.
  */
 export async function writeEvents(res: http.ServerResponse, events: string[], options: Pick<StreamOptions, 'delayMs' | 'onAbandoned'> = {}): Promise<void> {
-  let finished = false;
-  res.on('close', () => {
-    if (!finished) options.onAbandoned?.();
-  });
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  for (const data of events) {
-    if (res.destroyed) return;
-    res.write(`data: ${data}\n\n`);
-    if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
-  }
-  finished = true;
-  res.end();
+  const head = { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' } };
+  await writeChunks(res, head, events.map((data) => `data: ${data}\n\n`), options);
+}
+
+export interface ChatRouteOptions extends Pick<StreamOptions, 'delayMs' | 'onAbandoned'> {
+  /** Whether `model` answers here (a base model, a deployed or finished fine-tune). */
+  servable(model: string): boolean;
+  /** The provider's 400 for a body that is not JSON or is not a valid chat request. */
+  invalid(message: string, param: string | null): FakeHttpError;
+  /** The provider's error for a model that does not answer. */
+  notFound(model: string): FakeHttpError;
+  /** Receives every parsed request body, so tests can see what arrived. */
+  record(body: Record<string, unknown>): void;
+}
+
+/**
+ * An OpenAI-compatible `POST …/chat/completions`: checks the request, then answers a
+ * `chat.completion`, or streams chunks when `stream: true` (honouring `stream_options.include_usage`).
+ */
+export async function answerChat(req: http.IncomingMessage, res: http.ServerResponse, options: ChatRouteOptions): Promise<FakeReply | void> {
+  const body = await readJsonObject(req, () => options.invalid('We could not parse the JSON body of your request.', null));
+  options.record(body);
+  const chat = parseChatRequest(body, (message, param) => options.invalid(message, param));
+  if (!chat.model) throw options.invalid("Missing required parameter: 'model'.", 'model');
+  if (!options.servable(chat.model)) throw options.notFound(chat.model);
+  const answer = fakeAnswer(chat.model, chat.messages);
+  if (!chat.stream) return { status: 200, body: chatCompletion(chat.model, answer) };
+  await streamChatCompletion(res, chat.model, answer, { delayMs: options.delayMs, onAbandoned: options.onAbandoned, includeUsage: chat.includeUsage });
 }

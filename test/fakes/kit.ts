@@ -4,8 +4,11 @@
  * injected failures and slowness (`failNext`, `delayNext`) for retry, error-mapping and time-out
  * tests. Each fake supplies only its routes and how its provider words an error.
  */
+import { randomInt } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import http2 from 'node:http2';
+import net, { type AddressInfo } from 'node:net';
+import { Duplex, type Readable } from 'node:stream';
 import busboy from 'busboy';
 
 export interface RecordedRequest {
@@ -62,9 +65,18 @@ export interface FakeServerSpec {
   renderError(error: FakeHttpError): FakeReply;
   /**
    * The error an injected failure of this status answers with (default: a generic message). `url` lets
-   * a provider word it per API (Azure throttles inference and authoring calls with different bodies).
+   * a fake that speaks several error dialects (Azure's inference and authoring APIs, Fireworks' control
+   * plane and inference) pick the right one.
    */
   injectedError?(status: number, options: FailOptions, url: URL): FakeHttpError;
+  /** The log to record into; a fake made of several servers (one per host) passes one log to all, keeping the order. */
+  requests?: RecordedRequest[];
+  /**
+   * Also answer cleartext HTTP/2 (prior knowledge) on the same port, next to HTTP/1.1: some official
+   * clients speak only HTTP/2 by default (the AWS SDK's Bedrock runtime client). Routes then receive
+   * the HTTP/2 compatibility request/response, which have no `host` header (`:authority` instead).
+   */
+  http2?: boolean;
 }
 
 export interface FakeServer {
@@ -80,7 +92,7 @@ export interface FakeServer {
 }
 
 export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer> {
-  const requests: RecordedRequest[] = [];
+  const requests = spec.requests ?? [];
   const injections: Injection[] = [];
   const timers = new Set<NodeJS.Timeout>();
 
@@ -124,8 +136,9 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
   }
 
   const server = http.createServer((req, res) => void handle(req, res));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listener = spec.http2 ? withHttp2(server, handle) : { server, closeAll: () => server.closeAllConnections() };
+  await new Promise<void>((resolve) => listener.server.listen(0, '127.0.0.1', resolve));
+  const { port } = listener.server.address() as AddressInfo;
 
   return {
     origin: `http://127.0.0.1:${port}`,
@@ -139,10 +152,62 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
     },
     async close() {
       for (const t of timers) clearTimeout(t);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      listener.closeAll();
+      await new Promise<void>((resolve) => listener.server.close(() => resolve()));
     },
   };
+}
+
+const HTTP2_PREFACE = 'PRI * HTTP/2.0';
+
+/**
+ * A front server that looks at the first bytes of each connection and hands it to the HTTP/1.1
+ * server, or to an HTTP/2 server when they are the HTTP/2 connection preface.
+ */
+function withHttp2(h1: http.Server, handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>) {
+  // The compatibility API mirrors IncomingMessage/ServerResponse closely enough for the fakes' routes.
+  const h2 = http2.createServer((req, res) => void handle(req as unknown as http.IncomingMessage, res as unknown as http.ServerResponse));
+  const sockets = new Set<net.Socket>();
+  const front = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    // A client resetting the connection must not crash the test run; the servers see the close.
+    socket.on('error', () => socket.destroy());
+    socket.once('data', (head: Buffer) => {
+      socket.pause();
+      socket.unshift(head);
+      // The HTTP/1.1 parser reads what was put back; the HTTP/2 session reads only a socket it can
+      // consume from the start, so it gets a stream that replays the socket instead.
+      if (head.subarray(0, HTTP2_PREFACE.length).toString('latin1') === HTTP2_PREFACE) h2.emit('connection', replaying(socket));
+      else h1.emit('connection', socket);
+      socket.resume();
+    });
+  });
+  return {
+    server: front,
+    closeAll: () => {
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+}
+
+/** A duplex stream over `socket`, for a consumer that cannot take a socket whose first bytes were already read. */
+function replaying(socket: net.Socket): Duplex {
+  const duplex = new Duplex({
+    read: () => void socket.resume(),
+    write: (chunk, encoding, callback) => void socket.write(chunk, encoding, callback),
+    final: (callback) => void socket.end(callback),
+    destroy: (error, callback) => {
+      socket.destroy(error ?? undefined);
+      callback(error);
+    },
+  });
+  socket.on('data', (chunk) => {
+    if (!duplex.push(chunk)) socket.pause();
+  });
+  socket.on('end', () => duplex.push(null));
+  socket.on('close', () => duplex.destroy());
+  return duplex;
 }
 
 /** Writes a reply: objects as JSON, strings and buffers as they are. */
@@ -161,8 +226,41 @@ export function send(res: http.ServerResponse, reply: FakeReply): void {
   }
 }
 
-/** The whole request body (fakes keep what they receive so tests can compare bytes). */
-export async function readBody(req: http.IncomingMessage): Promise<Buffer> {
+export interface ChunkedWriteOptions {
+  /** Pause between chunks, so a test can observe streaming and disconnect midway. */
+  delayMs?: number;
+  /** Called when the client goes away before the last chunk was written. */
+  onAbandoned?: () => void;
+}
+
+/**
+ * Writes a streamed answer one chunk per write, pausing between chunks, and reports a client that
+ * left before the end. Works on HTTP/1.1 and HTTP/2 responses (`res.destroyed` exists only on the former).
+ */
+export async function writeChunks(
+  res: http.ServerResponse,
+  head: { status: number; headers: Record<string, string> },
+  chunks: Array<string | Uint8Array>,
+  options: ChunkedWriteOptions = {},
+): Promise<void> {
+  let finished = false;
+  let gone = false;
+  res.on('close', () => {
+    gone = true;
+    if (!finished) options.onAbandoned?.();
+  });
+  res.writeHead(head.status, head.headers);
+  for (const chunk of chunks) {
+    if (gone) return;
+    res.write(chunk);
+    if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+  }
+  finished = true;
+  res.end();
+}
+
+/** The whole request body, or any stream's (fakes keep what they receive so tests can compare bytes). */
+export async function readBody(req: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
@@ -182,13 +280,46 @@ export async function readJsonObject(req: http.IncomingMessage, invalid: () => F
 
 export const unixNow = () => Math.floor(Date.now() / 1000);
 
-export interface MultipartBody {
-  fields: Record<string, string>;
-  /** Uploaded parts by field name, with their exact bytes. */
-  files: Record<string, { filename: string; content: Buffer }>;
+/** RFC 3339 time, as the providers whose objects carry ISO timestamps send it. */
+export const isoNow = () => new Date().toISOString();
+
+/** A random decimal id of `length` digits without a leading zero (Google project numbers and resource ids, AWS account ids). */
+export function randomDigits(length: number): string {
+  let digits = String(randomInt(1, 10));
+  while (digits.length < length) digits += String(randomInt(0, 10));
+  return digits;
 }
 
-/** A `multipart/form-data` body; `invalid` builds the provider's error when it is not one. */
+const xmlEscape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
+ * An object store's XML error (S3 and Cloud Storage's XML API share `<Error><Code/><Message/>…`), for
+ * fakes that hand out presigned or signed upload URLs. `extra` adds elements such as `<Details>`.
+ */
+export function storageXmlError(status: number, code: string, message: string, extra: Record<string, string> = {}): FakeReply {
+  const elements = Object.entries({ Code: code, Message: message, ...extra }).map(([name, value]) => `<${name}>${xmlEscape(value)}</${name}>`);
+  return { status, body: `<?xml version="1.0" encoding="UTF-8"?>\n<Error>${elements.join('')}</Error>`, headers: { 'content-type': 'application/xml' } };
+}
+
+/** The token of an `Authorization: Bearer …` header, if there is one. */
+export function bearerToken(req: http.IncomingMessage): string | undefined {
+  return /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+}
+
+export interface UploadedPart {
+  filename: string;
+  content: Buffer;
+}
+
+export interface MultipartBody {
+  fields: Record<string, string>;
+  files: Record<string, UploadedPart>;
+}
+
+/**
+ * A `multipart/form-data` body: its text fields and its file parts (kept whole, so tests can compare
+ * bytes). `invalid` words the provider's error for a body that is not multipart or is malformed.
+ */
 export function readMultipart(req: http.IncomingMessage, invalid: (message: string) => FakeHttpError): Promise<MultipartBody> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
@@ -199,19 +330,13 @@ export function readMultipart(req: http.IncomingMessage, invalid: (message: stri
       return reject(invalid('Expected multipart/form-data'));
     }
     const body: MultipartBody = { fields: {}, files: {} };
-    const chunks = new Map<string, Buffer[]>();
+    const pending: Promise<void>[] = [];
     parser.on('field', (name, value) => (body.fields[name] = value));
     parser.on('file', (name, stream, info) => {
-      const parts: Buffer[] = [];
-      chunks.set(name, parts);
-      body.files[name] = { filename: info.filename, content: Buffer.alloc(0) };
-      stream.on('data', (chunk: Buffer) => parts.push(chunk));
+      pending.push(readBody(stream).then((content) => void (body.files[name] = { filename: info.filename, content })));
     });
     parser.on('error', () => reject(invalid('Malformed multipart body')));
-    parser.on('close', () => {
-      for (const [name, parts] of chunks) body.files[name].content = Buffer.concat(parts);
-      resolve(body);
-    });
+    parser.on('close', () => void Promise.all(pending).then(() => resolve(body), reject));
     req.pipe(parser);
   });
 }
