@@ -28,7 +28,8 @@ export function textOf(content: unknown): string {
   return '';
 }
 
-const countTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
+/** A rough token count (four characters a token), the same in every fake. */
+export const countTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 
 /** The deterministic answer of `model` to `messages`. */
 export function fakeAnswer(model: string, messages: ChatMessage[]): FakeAnswer {
@@ -83,14 +84,28 @@ export async function streamChatCompletion(res: http.ServerResponse, model: stri
  * left before the end. Other fakes' streams (Gemini's SSE) use it with their own event bodies.
  */
 export async function writeEvents(res: http.ServerResponse, events: string[], options: Pick<StreamOptions, 'delayMs' | 'onAbandoned'> = {}): Promise<void> {
+  const headers = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' };
+  await writeChunks(res, headers, events.map((data) => `data: ${data}\n\n`), options);
+}
+
+/**
+ * Writes a 200 response one chunk per write, pausing between chunks, and reports a client that left
+ * before the end: the common ground of every streamed answer (SSE events, Gemini's streamed JSON array).
+ */
+export async function writeChunks(
+  res: http.ServerResponse,
+  headers: Record<string, string>,
+  chunks: string[],
+  options: Pick<StreamOptions, 'delayMs' | 'onAbandoned'> = {},
+): Promise<void> {
   let finished = false;
   res.on('close', () => {
     if (!finished) options.onAbandoned?.();
   });
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  for (const data of events) {
+  res.writeHead(200, headers);
+  for (const chunk of chunks) {
     if (res.destroyed) return;
-    res.write(`data: ${data}\n\n`);
+    res.write(chunk);
     if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
   }
   finished = true;

@@ -4,6 +4,7 @@
  * injected failures and slowness (`failNext`, `delayNext`) for retry, error-mapping and time-out
  * tests. Each fake supplies only its routes and how its provider words an error.
  */
+import { randomInt } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -61,6 +62,8 @@ export interface FakeServerSpec {
   renderError(error: FakeHttpError): FakeReply;
   /** The error an injected failure of this status answers with (default: a generic message). */
   injectedError?(status: number, options: FailOptions): FakeHttpError;
+  /** The log to record into; a fake made of several servers (one per host) passes one log to all, keeping the order. */
+  requests?: RecordedRequest[];
 }
 
 export interface FakeServer {
@@ -76,7 +79,7 @@ export interface FakeServer {
 }
 
 export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer> {
-  const requests: RecordedRequest[] = [];
+  const requests = spec.requests ?? [];
   const injections: Injection[] = [];
   const timers = new Set<NodeJS.Timeout>();
 
@@ -177,3 +180,10 @@ export async function readJsonObject(req: http.IncomingMessage, invalid: () => F
 }
 
 export const unixNow = () => Math.floor(Date.now() / 1000);
+
+/** A random decimal id of `length` digits without a leading zero (Google project numbers and resource ids, AWS account ids). */
+export function randomDigits(length: number): string {
+  let digits = String(randomInt(1, 10));
+  while (digits.length < length) digits += String(randomInt(0, 10));
+  return digits;
+}
