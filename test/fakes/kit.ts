@@ -6,6 +6,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Readable } from 'node:stream';
+import busboy from 'busboy';
 
 export interface RecordedRequest {
   method: string;
@@ -59,8 +61,11 @@ export interface FakeServerSpec {
   route(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<FakeReply | void>;
   /** The provider's error body (and extra headers) for a failure. */
   renderError(error: FakeHttpError): FakeReply;
-  /** The error an injected failure of this status answers with (default: a generic message). */
-  injectedError?(status: number, options: FailOptions): FakeHttpError;
+  /**
+   * The error an injected failure of this status answers with (default: a generic message). `path` lets
+   * a fake that speaks several error dialects (a control plane and an inference API) pick the right one.
+   */
+  injectedError?(status: number, options: FailOptions, path: string): FakeHttpError;
 }
 
 export interface FakeServer {
@@ -103,7 +108,7 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
     if (failure) {
       req.resume(); // drain the body so the client is not left mid-upload
       const status = failure.status!;
-      const error = spec.injectedError?.(status, failure) ?? new FakeHttpError(status, failure.message ?? (status === 429 ? 'Rate limit reached' : 'The server had an error'));
+      const error = spec.injectedError?.(status, failure, url.pathname) ?? new FakeHttpError(status, failure.message ?? (status === 429 ? 'Rate limit reached' : 'The server had an error'));
       const reply = errorReply(error);
       if (failure.retryAfter !== undefined) reply.headers = { ...reply.headers, 'retry-after': failure.retryAfter };
       return send(res, reply);
@@ -157,8 +162,8 @@ export function send(res: http.ServerResponse, reply: FakeReply): void {
   }
 }
 
-/** The whole request body (fakes keep what they receive so tests can compare bytes). */
-export async function readBody(req: http.IncomingMessage): Promise<Buffer> {
+/** The whole request body, or any stream's (fakes keep what they receive so tests can compare bytes). */
+export async function readBody(req: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
@@ -177,3 +182,43 @@ export async function readJsonObject(req: http.IncomingMessage, invalid: () => F
 }
 
 export const unixNow = () => Math.floor(Date.now() / 1000);
+
+/** The token of an `Authorization: Bearer …` header, if there is one. */
+export function bearerToken(req: http.IncomingMessage): string | undefined {
+  return /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+}
+
+export interface UploadedPart {
+  filename: string;
+  content: Buffer;
+}
+
+export interface MultipartBody {
+  fields: Record<string, string>;
+  files: Record<string, UploadedPart>;
+}
+
+/**
+ * A `multipart/form-data` body: its text fields and its file parts (kept whole, so tests can compare
+ * bytes). `invalid` words the provider's error for a body that is not multipart or is malformed.
+ */
+export function readMultipart(req: http.IncomingMessage, invalid: (message: string) => FakeHttpError): Promise<MultipartBody> {
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, defParamCharset: 'utf8' });
+    } catch {
+      req.resume();
+      return reject(invalid('Expected multipart/form-data'));
+    }
+    const body: MultipartBody = { fields: {}, files: {} };
+    const pending: Promise<void>[] = [];
+    parser.on('field', (name, value) => (body.fields[name] = value));
+    parser.on('file', (name, stream, info) => {
+      pending.push(readBody(stream).then((content) => void (body.files[name] = { filename: info.filename, content })));
+    });
+    parser.on('error', () => reject(invalid('Malformed multipart body')));
+    parser.on('close', () => void Promise.all(pending).then(() => resolve(body), reject));
+    req.pipe(parser);
+  });
+}

@@ -8,8 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import busboy from 'busboy';
-import { FakeHttpError, readJsonObject, startFakeServer, type RecordedRequest } from './kit';
+import { FakeHttpError, readJsonObject, readMultipart, startFakeServer, type RecordedRequest } from './kit';
 
 export interface FakeFile {
   id: string;
@@ -270,31 +269,11 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     throw new HttpError(404, `Invalid URL (${method} ${path})`, null);
   }
 
-  function receiveUpload(req: http.IncomingMessage): Promise<FakeFile> {
-    return new Promise((resolve, reject) => {
-      let parser: busboy.Busboy;
-      try {
-        parser = busboy({ headers: req.headers, defParamCharset: 'utf8' });
-      } catch {
-        return reject(new HttpError(400, 'Expected multipart/form-data', null));
-      }
-      const fields: Record<string, string> = {};
-      let upload: { filename: string; chunks: Buffer[] } | undefined;
-      parser.on('field', (name, value) => (fields[name] = value));
-      parser.on('file', (name, stream, info) => {
-        if (name !== 'file') return void stream.resume();
-        const current = { filename: info.filename, chunks: [] as Buffer[] };
-        upload = current;
-        stream.on('data', (chunk: Buffer) => current.chunks.push(chunk));
-      });
-      parser.on('error', () => reject(new HttpError(400, 'Malformed multipart body', null)));
-      parser.on('close', () => {
-        if (!upload) return reject(new HttpError(400, "Missing required parameter: 'file'.", 'file'));
-        if (!fields.purpose) return reject(new HttpError(400, "Missing required parameter: 'purpose'.", 'purpose'));
-        resolve(storeFile(upload.filename, fields.purpose, Buffer.concat(upload.chunks)));
-      });
-      req.pipe(parser);
-    });
+  async function receiveUpload(req: http.IncomingMessage): Promise<FakeFile> {
+    const { fields, files } = await readMultipart(req, (message) => new HttpError(400, message, null));
+    if (!files.file) throw new HttpError(400, "Missing required parameter: 'file'.", 'file');
+    if (!fields.purpose) throw new HttpError(400, "Missing required parameter: 'purpose'.", 'purpose');
+    return storeFile(files.file.filename, fields.purpose, files.file.content);
   }
 
   const readJson = (req: http.IncomingMessage) => readJsonObject(req, () => new HttpError(400, 'We could not parse the JSON body of your request.', null));
