@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
-import { unixNow } from './kit';
+import { readJsonObject, unixNow, type FakeHttpError, type FakeReply } from './kit';
 
 export interface ChatMessage {
   role: string;
@@ -95,4 +95,31 @@ export async function writeEvents(res: http.ServerResponse, events: string[], op
   }
   finished = true;
   res.end();
+}
+
+export interface ChatRouteOptions extends Pick<StreamOptions, 'delayMs' | 'onAbandoned'> {
+  /** Whether `model` answers here (a base model, a deployed or finished fine-tune). */
+  servable(model: string): boolean;
+  /** The provider's 400 for a body that is not JSON or lacks `param`. */
+  invalid(message: string, param: string | null): FakeHttpError;
+  /** The provider's error for a model that does not answer. */
+  notFound(model: string): FakeHttpError;
+  /** Receives every parsed request body, so tests can see what arrived. */
+  record(body: Record<string, unknown>): void;
+}
+
+/**
+ * An OpenAI-compatible `POST …/chat/completions`: checks `model` and `messages`, then answers a
+ * `chat.completion`, or streams chunks when `stream: true` (honouring `stream_options.include_usage`).
+ */
+export async function answerChat(req: http.IncomingMessage, res: http.ServerResponse, options: ChatRouteOptions): Promise<FakeReply | void> {
+  const body = await readJsonObject(req, () => options.invalid('We could not parse the JSON body of your request.', null));
+  options.record(body);
+  if (typeof body.model !== 'string' || !body.model) throw options.invalid("Missing required parameter: 'model'.", 'model');
+  if (!Array.isArray(body.messages) || body.messages.length === 0) throw options.invalid("'messages' must be a non-empty array.", 'messages');
+  if (!options.servable(body.model)) throw options.notFound(body.model);
+  const answer = fakeAnswer(body.model, body.messages as ChatMessage[]);
+  if (body.stream !== true) return { status: 200, body: chatCompletion(body.model, answer) };
+  const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+  await streamChatCompletion(res, body.model, answer, { delayMs: options.delayMs, onAbandoned: options.onAbandoned, includeUsage });
 }

@@ -16,9 +16,9 @@
  */
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
-import { chatCompletion, fakeAnswer, streamChatCompletion, type ChatMessage } from './chat';
+import { answerChat } from './chat';
 import { inspectJsonl } from './jsonl';
-import { bearerToken, FakeHttpError, readBody, readJsonObject, readMultipart, startFakeServer, unixNow, type FakeReply, type RecordedRequest } from './kit';
+import { bearerToken, FakeHttpError, isoNow, readBody, readMultipart, startFakeServer, storageXmlError, unixNow, type FakeReply, type RecordedRequest } from './kit';
 import { decodeProtoJson, ProtoJsonError, type MessageSchema } from './protojson';
 
 export interface FakeFireworksOptions {
@@ -163,16 +163,10 @@ const inferenceError = (status: number, message: string, code: string, param: st
   new FakeHttpError(status, message, { dialect: 'inference', code, param, type });
 const bucketError = (status: number, code: string, message: string, details?: string) => new FakeHttpError(status, message, { dialect: 'bucket', code, details });
 
-const xmlEscape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-
 function renderError(e: FakeHttpError): FakeReply {
   const d = e.details;
   if (d.dialect === 'inference') return { status: e.status, body: { error: { message: e.message, param: d.param ?? null, code: d.code, type: d.type } } };
-  if (d.dialect === 'bucket') {
-    const details = d.details ? `<Details>${xmlEscape(String(d.details))}</Details>` : '';
-    const body = `<?xml version='1.0' encoding='UTF-8'?><Error><Code>${d.code}</Code><Message>${xmlEscape(e.message)}</Message>${details}</Error>`;
-    return { status: e.status, body, headers: { 'content-type': 'application/xml; charset=UTF-8' } };
-  }
+  if (d.dialect === 'bucket') return storageXmlError(e.status, String(d.code), e.message, d.details ? { Details: String(d.details) } : {});
   const code = typeof d.code === 'number' ? d.code : GRPC.INTERNAL[0];
   return { status: e.status, body: { code, message: e.message, details: [] } };
 }
@@ -260,8 +254,6 @@ const DEPLOYED_MODEL_SCHEMA: MessageSchema = {
   createTime: 'output',
   updateTime: 'output',
 };
-
-const isoNow = () => new Date().toISOString();
 
 /** A percent-decoded path part; an undecodable one names nothing the gateway routes. */
 function decodePath(part: string): string {
@@ -724,20 +716,6 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
     return baseModels.has(name) || [...state.deployedModels.values()].some((d) => d.model === name);
   }
 
-  async function chat(req: http.IncomingMessage, res: http.ServerResponse): Promise<FakeReply | void> {
-    const body = await readJsonObject(req, () => inferenceError(400, 'Invalid JSON body', 'INVALID_ARGUMENT', null, 'invalid_request_error'));
-    state.chatRequests.push(body);
-    if (typeof body.model !== 'string' || !body.model) throw inferenceError(400, 'model is required', 'INVALID_ARGUMENT', 'model', 'invalid_request_error');
-    if (!Array.isArray(body.messages) || body.messages.length === 0) {
-      throw inferenceError(400, 'messages must be a non-empty list', 'INVALID_ARGUMENT', 'messages', 'invalid_request_error');
-    }
-    if (!servable(body.model)) throw inferenceError(404, 'Model not found, inaccessible, and/or not deployed', 'NOT_FOUND', 'model');
-    const answer = fakeAnswer(body.model, body.messages as ChatMessage[]);
-    if (body.stream !== true) return { status: 200, body: chatCompletion(body.model, answer) };
-    const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
-    await streamChatCompletion(res, body.model, answer, { delayMs: opts.streamDelayMs, includeUsage, onAbandoned: () => state.abandonedStreams++ });
-  }
-
   const server = await startFakeServer({
     renderError,
     injectedError: (status, o, path) => injectedError(status, o.message, path),
@@ -749,7 +727,16 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
         throw inference ? inferenceError(401, 'The API key you provided is invalid.', 'UNAUTHORIZED') : controlError('UNAUTHENTICATED', 'unauthenticated: invalid API key');
       }
       if (inference) {
-        if (req.method === 'POST' && path === '/inference/v1/chat/completions') return chat(req, res);
+        if (req.method === 'POST' && path === '/inference/v1/chat/completions') {
+          return answerChat(req, res, {
+            servable,
+            invalid: (message, param) => inferenceError(400, message, 'INVALID_ARGUMENT', param, 'invalid_request_error'),
+            notFound: () => inferenceError(404, 'Model not found, inaccessible, and/or not deployed', 'NOT_FOUND', 'model'),
+            record: (body) => state.chatRequests.push(body),
+            delayMs: opts.streamDelayMs,
+            onAbandoned: () => state.abandonedStreams++,
+          });
+        }
         throw inferenceError(404, 'Not Found', 'NOT_FOUND');
       }
       const m = /^\/v1\/accounts\/([^/]+)\/(.+)$/.exec(path);

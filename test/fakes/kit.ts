@@ -182,6 +182,19 @@ export async function readJsonObject(req: http.IncomingMessage, invalid: () => F
 }
 
 export const unixNow = () => Math.floor(Date.now() / 1000);
+/** RFC 3339 time, as the providers whose objects carry ISO timestamps send it. */
+export const isoNow = () => new Date().toISOString();
+
+const xmlEscape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
+ * An object store's XML error (S3 and Cloud Storage's XML API share `<Error><Code/><Message/>…`), for
+ * fakes that hand out presigned or signed upload URLs. `extra` adds elements such as `<Details>`.
+ */
+export function storageXmlError(status: number, code: string, message: string, extra: Record<string, string> = {}): FakeReply {
+  const elements = Object.entries({ Code: code, Message: message, ...extra }).map(([name, value]) => `<${name}>${xmlEscape(value)}</${name}>`);
+  return { status, body: `<?xml version="1.0" encoding="UTF-8"?>\n<Error>${elements.join('')}</Error>`, headers: { 'content-type': 'application/xml' } };
+}
 
 /** The token of an `Authorization: Bearer …` header, if there is one. */
 export function bearerToken(req: http.IncomingMessage): string | undefined {
