@@ -18,7 +18,18 @@ import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { answerChat } from './chat';
 import { inspectJsonl } from './jsonl';
-import { bearerToken, FakeHttpError, isoNow, readBody, readMultipart, startFakeServer, storageXmlError, unixNow, type FakeReply, type RecordedRequest } from './kit';
+import {
+  bearerToken,
+  FakeHttpError,
+  isoNow,
+  readBody,
+  readMultipart,
+  startFakeServer,
+  storageXmlError,
+  unixNow,
+  type FakeReply,
+  type RecordedRequest,
+} from './kit';
 import { decodeProtoJson, ProtoJsonError, type MessageSchema } from './protojson';
 
 export interface FakeFireworksOptions {
@@ -161,7 +172,8 @@ type GrpcCode = keyof typeof GRPC;
 const controlError = (code: GrpcCode, message: string) => new FakeHttpError(GRPC[code][1], message, { dialect: 'control', code: GRPC[code][0] });
 const inferenceError = (status: number, message: string, code: string, param: string | null = null, type = 'error') =>
   new FakeHttpError(status, message, { dialect: 'inference', code, param, type });
-const bucketError = (status: number, code: string, message: string, details?: string) => new FakeHttpError(status, message, { dialect: 'bucket', code, details });
+const bucketError = (status: number, code: string, message: string, details?: string) =>
+  new FakeHttpError(status, message, { dialect: 'bucket', code, details });
 
 function renderError(e: FakeHttpError): FakeReply {
   const d = e.details;
@@ -348,7 +360,9 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
   function createDataset(body: Record<string, unknown>): FireworksDataset {
     const id = body.datasetId;
     if (typeof id !== 'string' || !id) throw controlError('INVALID_ARGUMENT', 'dataset_id is required');
-    if (!RESOURCE_ID.test(id)) throw controlError('INVALID_ARGUMENT', `invalid dataset id "${id}": must be 1-63 lowercase letters, digits or hyphens, not starting or ending with a hyphen`);
+    if (!RESOURCE_ID.test(id)) {
+      throw controlError('INVALID_ARGUMENT', `invalid dataset id "${id}": 1-63 lowercase letters, digits or hyphens, no hyphen at either end`);
+    }
     if (!body.dataset) throw controlError('INVALID_ARGUMENT', 'dataset is required');
     if (state.datasets.has(id)) throw controlError('ALREADY_EXISTS', 'dataset ID already exists');
     const spec = body.dataset as Record<string, unknown>;
@@ -469,17 +483,20 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
     }
     const range = req.headers['x-goog-content-length-range'];
     if (range === undefined) {
-      throw bucketError(400, 'MalformedSecurityHeader', 'Your request has a malformed header.', 'Header was included in signedheaders, but not in the request.');
+      const details = 'Header was included in signedheaders, but not in the request.';
+      throw bucketError(400, 'MalformedSecurityHeader', 'Your request has a malformed header.', details);
     }
     if (range !== `${upload.size},${upload.size}`) {
       throw bucketError(403, 'SignatureDoesNotMatch', 'Access denied.', 'The request signature we calculated does not match the signature you provided.');
     }
     const content = await readBody(req);
     if (content.length > upload.size) {
-      throw bucketError(400, 'EntityTooLarge', 'Your proposed upload is larger than the maximum object size specified in your Policy Document.', 'Content-length exceeds upper bound on range');
+      const message = 'Your proposed upload is larger than the maximum object size specified in your Policy Document.';
+      throw bucketError(400, 'EntityTooLarge', message, 'Content-length exceeds upper bound on range');
     }
     if (content.length < upload.size) {
-      throw bucketError(400, 'EntityTooSmall', 'Your proposed upload is smaller than the minimum object size specified in your Policy Document.', 'Content-length is smaller than lower bound on range');
+      const message = 'Your proposed upload is smaller than the minimum object size specified in your Policy Document.';
+      throw bucketError(400, 'EntityTooSmall', message, 'Content-length is smaller than lower bound on range');
     }
     const file = state.datasetFiles.get(upload.datasetId)?.get(upload.filename);
     if (file) file.content = content;
@@ -724,7 +741,9 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
       if (path.startsWith(`/${BUCKET}/`)) return receiveSignedUpload(req, url);
       const inference = path.startsWith('/inference/');
       if (bearerToken(req) !== apiKey) {
-        throw inference ? inferenceError(401, 'The API key you provided is invalid.', 'UNAUTHORIZED') : controlError('UNAUTHENTICATED', 'unauthenticated: invalid API key');
+        throw inference
+          ? inferenceError(401, 'The API key you provided is invalid.', 'UNAUTHORIZED')
+          : controlError('UNAUTHENTICATED', 'unauthenticated: invalid API key');
       }
       if (inference) {
         if (req.method === 'POST' && path === '/inference/v1/chat/completions') {

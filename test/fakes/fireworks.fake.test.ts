@@ -45,7 +45,11 @@ const createDataset = (id: string) => api('POST', 'datasets', { datasetId: id, d
 async function uploadDirect(id: string, content: Buffer, filename = 'train.jsonl') {
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(content)]), filename);
-  const res = await fetch(`${fake.origin}/v1/accounts/${ACCOUNT}/datasets/${id}:upload`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` }, body: form });
+  const res = await fetch(`${fake.origin}/v1/accounts/${ACCOUNT}/datasets/${id}:upload`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${KEY}` },
+    body: form,
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -99,7 +103,14 @@ describe('datasets', () => {
     const content = jsonl(4);
     const uploaded = await uploadDirect('direct', content, 'träin.jsonl');
     expect(uploaded.status).toBe(200);
-    expect(uploaded.body).toEqual({ id: 'direct', object: 'file', bytes: content.length, created_at: expect.any(Number), filename: 'träin.jsonl', purpose: 'fine-tune' });
+    expect(uploaded.body).toEqual({
+      id: 'direct',
+      object: 'file',
+      bytes: content.length,
+      created_at: expect.any(Number),
+      filename: 'träin.jsonl',
+      purpose: 'fine-tune',
+    });
 
     const { body } = await api('GET', 'datasets/direct');
     expect(body).toMatchObject({ state: 'READY', exampleCount: '4', format: 'CHAT' });
@@ -234,7 +245,8 @@ describe('supervised fine-tuning jobs', () => {
     expect(await create({ dataset, baseModel: 'accounts/fireworks/models/no-such-model' })).toMatchObject({ status: 404 });
 
     const badType = await create({ dataset, baseModel: BASE, epochs: 'three' });
-    expect(badType).toMatchObject({ status: 400, body: { code: 3, message: expect.stringMatching(/^proto: \(line 1:\d+\): invalid value for int32 field epochs: "three"$/) } });
+    const protojsonWording = /^proto: \(line 1:\d+\): invalid value for int32 field epochs: "three"$/;
+    expect(badType).toMatchObject({ status: 400, body: { code: 3, message: expect.stringMatching(protojsonWording) } });
     expect(await create({ dataset, baseModel: BASE, batchSize: 1.5 })).toMatchObject({ status: 400, body: { code: 3 } });
     const unknown = await create({ dataset, baseModel: BASE, n_epochs: 3 });
     expect(unknown).toMatchObject({ status: 400, body: { code: 3, message: expect.stringContaining('unknown field "n_epochs"') } });
@@ -260,7 +272,12 @@ describe('supervised fine-tuning jobs', () => {
     await api('GET', 'supervisedFineTuningJobs/doomed');
     fake.failJob('doomed', 'out of memory');
     const failed = (await api('GET', 'supervisedFineTuningJobs/doomed')).body;
-    expect(failed).toMatchObject({ name: job.name, state: 'JOB_STATE_FAILED', status: { code: 'INVALID_ARGUMENT', message: 'out of memory' }, completedTime: expect.any(String) });
+    expect(failed).toMatchObject({
+      name: job.name,
+      state: 'JOB_STATE_FAILED',
+      status: { code: 'INVALID_ARGUMENT', message: 'out of memory' },
+      completedTime: expect.any(String),
+    });
     expect((await api('GET', 'supervisedFineTuningJobs/doomed')).body.state).toBe('JOB_STATE_FAILED');
     expect(fake.state.models.size).toBe(0);
   });

@@ -30,7 +30,9 @@ function shapeOf(example: Record<string, unknown>): JsonlShape | string {
     const messages = example.messages;
     if (!Array.isArray(messages) || messages.length === 0) return '"messages" must be a non-empty array';
     for (const message of messages) {
-      if (!isObject(message) || typeof message.role !== 'string' || !ROLES.has(message.role)) return 'every message needs a role of system, user, assistant or tool';
+      if (!isObject(message) || typeof message.role !== 'string' || !ROLES.has(message.role)) {
+        return 'every message needs a role of system, user, assistant or tool';
+      }
       if (message.content === undefined && message.tool_calls === undefined) return 'every message needs a "content"';
     }
     if (!messages.some((m) => (m as { role: string }).role === 'assistant')) return 'an example needs at least one assistant message';

@@ -108,7 +108,9 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
     if (failure) {
       req.resume(); // drain the body so the client is not left mid-upload
       const status = failure.status!;
-      const error = spec.injectedError?.(status, failure, url.pathname) ?? new FakeHttpError(status, failure.message ?? (status === 429 ? 'Rate limit reached' : 'The server had an error'));
+      const error =
+        spec.injectedError?.(status, failure, url.pathname) ??
+        new FakeHttpError(status, failure.message ?? (status === 429 ? 'Rate limit reached' : 'The server had an error'));
       const reply = errorReply(error);
       if (failure.retryAfter !== undefined) reply.headers = { ...reply.headers, 'retry-after': failure.retryAfter };
       return send(res, reply);

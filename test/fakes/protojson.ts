@@ -72,7 +72,8 @@ function decodeMessage(text: string, body: Record<string, unknown>, schema: Mess
     seen.add(field);
     const kind = schema[field];
     if (value === null || kind === 'output') continue;
-    const invalid = () => new ProtoJsonError(`proto: ${position(text, key, true)}: invalid value for ${kindName(kind)} field ${field}: ${JSON.stringify(value)}`);
+    const invalid = () =>
+      new ProtoJsonError(`proto: ${position(text, key, true)}: invalid value for ${kindName(kind)} field ${field}: ${JSON.stringify(value)}`);
     if (typeof kind === 'object' && 'message' in kind) {
       if (!value || typeof value !== 'object' || Array.isArray(value)) throw invalid();
       out[field] = decodeMessage(text, value as Record<string, unknown>, kind.message);
@@ -98,6 +99,8 @@ export function decodeProtoJson(text: string, schema: MessageSchema): Record<str
   } catch {
     throw new ProtoJsonError('proto: syntax error (line 1:1): unexpected token');
   }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ProtoJsonError(`proto: syntax error (line 1:1): unexpected token ${text.trim().slice(0, 1)}`);
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ProtoJsonError(`proto: syntax error (line 1:1): unexpected token ${text.trim().slice(0, 1)}`);
+  }
   return decodeMessage(text, body as Record<string, unknown>, schema);
 }

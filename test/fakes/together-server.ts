@@ -21,7 +21,19 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { answerChat } from './chat';
 import { inspectJsonl } from './jsonl';
-import { bearerToken, FakeHttpError, isoNow, readBody, readJsonObject, readMultipart, startFakeServer, storageXmlError, unixNow, type FakeReply, type RecordedRequest } from './kit';
+import {
+  bearerToken,
+  FakeHttpError,
+  isoNow,
+  readBody,
+  readJsonObject,
+  readMultipart,
+  startFakeServer,
+  storageXmlError,
+  unixNow,
+  type FakeReply,
+  type RecordedRequest,
+} from './kit';
 
 export interface FakeTogetherOptions {
   /** The key `Authorization: Bearer …` must carry. */
@@ -136,7 +148,11 @@ export interface TogetherJob {
 
 const FULL_ONLY = ['events', 'model_output_path', 'trainingfile_numlines', 'trainingfile_size', 'param_count', 'epochs_completed', 'queue_depth'] as const;
 
-const DEFAULT_FINE_TUNE_MODELS = ['meta-llama/Meta-Llama-3.1-8B-Instruct-Reference', 'meta-llama/Meta-Llama-3.1-70B-Instruct-Reference', 'Qwen/Qwen2.5-7B-Instruct'];
+const DEFAULT_FINE_TUNE_MODELS = [
+  'meta-llama/Meta-Llama-3.1-8B-Instruct-Reference',
+  'meta-llama/Meta-Llama-3.1-70B-Instruct-Reference',
+  'Qwen/Qwen2.5-7B-Instruct',
+];
 const PURPOSES: readonly TogetherPurpose[] = ['fine-tune', 'eval', 'eval-sample', 'eval-output', 'eval-summary', 'batch-generated', 'batch-api'];
 const FILE_TYPES: readonly TogetherFileType[] = ['jsonl', 'parquet', 'csv'];
 const TERMINAL: ReadonlySet<TogetherJobStatus> = new Set(['completed', 'cancelled', 'error']);
@@ -159,14 +175,26 @@ function renderError(e: FakeHttpError): FakeReply {
 }
 
 function injectedError(status: number, message: string | undefined, path: string): FakeHttpError {
-  if (path.startsWith('/__presigned/')) return new FakeHttpError(status, message ?? 'We encountered an internal error. Please try again.', { bucket: true, code: 'InternalError' });
-  if (status === 429) return apiError(429, message ?? 'You have exceeded the rate limit for this model. Please try again later.', null, 'rate_limit_exceeded', 'rate_limit');
+  if (path.startsWith('/__presigned/')) {
+    return new FakeHttpError(status, message ?? 'We encountered an internal error. Please try again.', { bucket: true, code: 'InternalError' });
+  }
+  if (status === 429) {
+    return apiError(429, message ?? 'You have exceeded the rate limit for this model. Please try again later.', null, 'rate_limit_exceeded', 'rate_limit');
+  }
   return apiError(status, message ?? 'Internal server error', null, null, status >= 500 ? 'server_error' : 'invalid_request_error');
 }
 
 // ---- request checks ----------------------------------------------------------------------------
 
-const INTEGER_FIELDS: Record<string, number> = { n_epochs: 1, n_checkpoints: 1, n_evals: 0, max_seq_length: 1, gradient_accumulation_steps: 1, early_stopping_patience: 0 };
+/** Integer parameters, with their minimum. */
+const INTEGER_FIELDS: Record<string, number> = {
+  n_epochs: 1,
+  n_checkpoints: 1,
+  n_evals: 0,
+  max_seq_length: 1,
+  gradient_accumulation_steps: 1,
+  early_stopping_patience: 0,
+};
 const NUMBER_FIELDS: Record<string, [min: number, max: number]> = {
   learning_rate: [Number.MIN_VALUE, Infinity],
   warmup_ratio: [0, 1],
@@ -175,7 +203,20 @@ const NUMBER_FIELDS: Record<string, [min: number, max: number]> = {
   early_stopping_min_delta: [0, Infinity],
 };
 const BOOLEAN_FIELDS = ['packing', 'early_stopping_enabled'];
-const STRING_FIELDS = ['suffix', 'validation_file', 'wandb_api_key', 'wandb_base_url', 'wandb_project_name', 'wandb_name', 'wandb_entity', 'from_checkpoint', 'from_hf_model', 'hf_model_revision', 'hf_api_token', 'hf_output_repo_name'];
+const STRING_FIELDS = [
+  'suffix',
+  'validation_file',
+  'wandb_api_key',
+  'wandb_base_url',
+  'wandb_project_name',
+  'wandb_name',
+  'wandb_entity',
+  'from_checkpoint',
+  'from_hf_model',
+  'hf_model_revision',
+  'hf_api_token',
+  'hf_output_repo_name',
+];
 
 /** The documented types and ranges of a fine-tune request's parameters (the wording of the messages is the fake's own). */
 function checkFineTuneParams(body: Record<string, unknown>) {
@@ -190,16 +231,21 @@ function checkFineTuneParams(body: Record<string, unknown>) {
   }
   for (const param of BOOLEAN_FIELDS) if (body[param] !== undefined && typeof body[param] !== 'boolean') throw invalid(param, 'expected a boolean');
   for (const param of STRING_FIELDS) if (body[param] !== undefined && typeof body[param] !== 'string') throw invalid(param, 'expected a string');
-  if (body.random_seed !== undefined && body.random_seed !== null && !Number.isInteger(body.random_seed)) throw invalid('random_seed', 'expected an integer or null');
+  if (body.random_seed != null && !Number.isInteger(body.random_seed)) throw invalid('random_seed', 'expected an integer or null');
   const batch = body.batch_size;
-  if (batch !== undefined && batch !== 'max' && !(Number.isInteger(batch) && (batch as number) >= 1)) throw invalid('batch_size', 'expected an integer >= 1 or "max"');
+  if (batch !== undefined && batch !== 'max' && !(Number.isInteger(batch) && (batch as number) >= 1)) {
+    throw invalid('batch_size', 'expected an integer >= 1 or "max"');
+  }
   if (typeof body.suffix === 'string' && body.suffix.length > 64) throw invalid('suffix', 'must be at most 64 characters');
-  const type = body.training_type as Record<string, unknown> | null | undefined;
-  if (type != null && (typeof type !== 'object' || !['Full', 'Lora'].includes(type.type as string))) throw invalid('training_type', 'expected {"type": "Full"} or {"type": "Lora", …}');
-  const method = body.training_method as Record<string, unknown> | undefined;
-  if (method !== undefined && (typeof method !== 'object' || !['sft', 'dpo'].includes(method?.method as string))) throw invalid('training_method', 'expected {"method": "sft"} or {"method": "dpo", …}');
-  const scheduler = body.lr_scheduler as Record<string, unknown> | undefined;
-  if (scheduler !== undefined && !['linear', 'cosine'].includes(scheduler?.lr_scheduler_type as string)) throw invalid('lr_scheduler', 'lr_scheduler_type must be "linear" or "cosine"');
+  const oneOf = (param: string, key: string, allowed: string[]) => {
+    const value = body[param] as Record<string, unknown> | null | undefined;
+    if (value != null && (typeof value !== 'object' || !allowed.includes(value[key] as string))) {
+      throw invalid(param, `${key} must be one of ${allowed.join(', ')}`);
+    }
+  };
+  oneOf('training_type', 'type', ['Full', 'Lora']);
+  oneOf('training_method', 'method', ['sft', 'dpo']);
+  oneOf('lr_scheduler', 'lr_scheduler_type', ['linear', 'cosine']);
 }
 
 export async function startFakeTogether(opts: FakeTogetherOptions = {}) {
@@ -310,7 +356,8 @@ export async function startFakeTogether(opts: FakeTogetherOptions = {}) {
 
   function finishValidation(file: TogetherFile) {
     const report = file.FileType === 'jsonl' ? inspectJsonl(state.fileContents.get(file.id)!) : undefined;
-    const error = report?.error ? `Line ${report.error.line}: ${report.error.message}` : report && report.examples === 0 ? 'The file has no examples' : undefined;
+    const empty = report && report.examples === 0 ? 'The file has no examples' : undefined;
+    const error = report?.error ? `Line ${report.error.line}: ${report.error.message}` : empty;
     file.validation_report = {
       valid: !error,
       file_id: file.id,
@@ -470,7 +517,8 @@ export async function startFakeTogether(opts: FakeTogetherOptions = {}) {
     const step = epoch * stepsPerEpoch(job);
     job.token_count += Math.ceil(job.trainingfile_size / 4);
     job.updated_at = isoNow();
-    state.metrics.get(job.id)!.push({ 'train/loss': Number((1.5 / (epoch + 1)).toFixed(4)), 'train/learning_rate': job.learning_rate, 'train/global_step': step, 'train/epoch': epoch });
+    const loss = Number((1.5 / (epoch + 1)).toFixed(4));
+    state.metrics.get(job.id)!.push({ 'train/loss': loss, 'train/learning_rate': job.learning_rate, 'train/global_step': step, 'train/epoch': epoch });
     const checkpoints = state.checkpoints.get(job.id)!;
     if (epoch < job.n_epochs && checkpoints.length < job.n_checkpoints - 1) {
       const path = `${job.model_output_path}-step-${step}`;
@@ -490,7 +538,13 @@ export async function startFakeTogether(opts: FakeTogetherOptions = {}) {
     setStatus(job, 'completed');
     const step = stepsPerEpoch(job) * job.n_epochs;
     job.total_price = Math.round(job.token_count * job.n_epochs * 0.0005);
-    state.checkpoints.get(job.id)!.push({ step, path: job.model_output_path, created_at: job.updated_at, checkpoint_type: `Final checkpoint (step ${step})`, checkpoint: 'adapter' });
+    state.checkpoints.get(job.id)!.push({
+      step,
+      path: job.model_output_path,
+      created_at: job.updated_at,
+      checkpoint_type: `Final checkpoint (step ${step})`,
+      checkpoint: 'adapter',
+    });
     event(job, 'model_upload_complete', 'Model upload complete', { model_path: job.model_output_path });
     event(job, 'job_complete', `Job finished: ${job.model_output_name}`, { model_path: job.model_output_path, step });
   }
@@ -529,7 +583,10 @@ export async function startFakeTogether(opts: FakeTogetherOptions = {}) {
       return answerChat(req, res, {
         servable,
         invalid: (message, param) => apiError(400, message, param),
-        notFound: (model) => apiError(404, `Unable to access model ${model}. Please visit https://api.together.ai/models to view the list of supported models.`, null, 'model_not_available'),
+        notFound: (model) => {
+          const message = `Unable to access model ${model}. Please visit https://api.together.ai/models to view the list of supported models.`;
+          return apiError(404, message, null, 'model_not_available');
+        },
         record: (body) => state.chatRequests.push(body),
         delayMs: opts.streamDelayMs,
         onAbandoned: () => state.abandonedStreams++,

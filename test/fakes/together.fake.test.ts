@@ -71,7 +71,11 @@ async function uploadDataset(examples = 6) {
 const randomSuffix = () => Math.random().toString(36).slice(2, 8);
 
 /** The error a call rejects with. */
-const failure = (promise: Promise<unknown>) => promise.then(() => Promise.reject(new Error('expected the call to fail')), (e: unknown) => e as InstanceType<TogetherModule['APIError']>);
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => Promise.reject(new Error('expected the call to fail')),
+    (e: unknown) => e as InstanceType<TogetherModule['APIError']>,
+  );
 
 async function completedJob(suffix = 'tuned') {
   const { uploaded } = await uploadDataset();
@@ -85,7 +89,14 @@ describe('files', () => {
   test("the SDK's upload helper: 302 to a presigned PUT, then a GET of the file; the bytes arrive exactly", async () => {
     const before = fake.state.requests.length;
     const { file, uploaded } = await uploadDataset(6);
-    expect(uploaded).toMatchObject({ id: expect.stringMatching(/^file-[0-9a-f-]{36}$/), object: 'file', filename: file, purpose: 'fine-tune', FileType: 'jsonl', Processed: true });
+    expect(uploaded).toMatchObject({
+      id: expect.stringMatching(/^file-[0-9a-f-]{36}$/),
+      object: 'file',
+      filename: file, // the helper sends the path it was given as file_name
+      purpose: 'fine-tune',
+      FileType: 'jsonl',
+      Processed: true,
+    });
     expect(fake.state.fileContents.get(uploaded.id)!.equals(await fs.readFile(file))).toBe(true);
 
     const [start, put, get] = fake.state.requests.slice(before);
@@ -118,7 +129,10 @@ describe('files', () => {
     const uploaded = await client.files.upload(file, 'fine-tune', false); // skip the SDK's local check: the server must catch it
     expect(uploaded.processing_status).toBe('RUNNING');
     const checked = await client.files.retrieve(uploaded.id);
-    expect(checked).toMatchObject({ processing_status: 'INVALID_FORMAT', validation_report: { valid: false, error_type: 'INVALID_FORMAT', error: expect.stringContaining('Line 2') } });
+    expect(checked).toMatchObject({
+      processing_status: 'INVALID_FORMAT',
+      validation_report: { valid: false, error_type: 'INVALID_FORMAT', error: expect.stringContaining('Line 2') },
+    });
 
     const refused = await failure(client.fineTuning.create({ model: BASE, training_file: uploaded.id }));
     expect(refused).toBeInstanceOf(sdk.BadRequestError);
@@ -133,7 +147,14 @@ describe('files', () => {
     const res = await fetch(`${fake.url}/files/upload`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` }, body: form });
     expect(res.status).toBe(200);
     const uploaded = await res.json();
-    expect(uploaded).toMatchObject({ object: 'file', filename: 'direct.jsonl', FileType: 'jsonl', Processed: true, processing_status: 'PENDING', bytes: Buffer.byteLength(example(1)) + 1 });
+    expect(uploaded).toMatchObject({
+      object: 'file',
+      filename: 'direct.jsonl',
+      FileType: 'jsonl',
+      Processed: true,
+      processing_status: 'PENDING',
+      bytes: Buffer.byteLength(example(1)) + 1,
+    });
     expect(await client.files.retrieve(uploaded.id)).toMatchObject({ processing_status: 'RUNNING' });
 
     const incomplete = new FormData();
@@ -173,8 +194,9 @@ describe('files', () => {
 describe('fine-tuning', () => {
   test('create answers a pending truncated job; retrieve advances it to completed with events, checkpoints and metrics', async () => {
     const { uploaded } = await uploadDataset();
-    const job = await client.fineTuning.create({ model: BASE, training_file: uploaded.id, suffix: 'my-run', n_epochs: 2, n_checkpoints: 2, learning_rate: 0.0001 });
-    expect(job).toMatchObject({ id: expect.stringMatching(/^ft-[0-9a-f-]{36}$/), status: 'pending', user_id: 'acme', model: BASE, training_file: uploaded.id, n_epochs: 2, learning_rate: 0.0001 });
+    const params = { model: BASE, training_file: uploaded.id, suffix: 'my-run', n_epochs: 2, n_checkpoints: 2, learning_rate: 0.0001 };
+    const job = await client.fineTuning.create(params);
+    expect(job).toMatchObject({ ...params, id: expect.stringMatching(/^ft-[0-9a-f-]{36}$/), status: 'pending', user_id: 'acme' });
     expect(job.model_output_name).toMatch(/^acme\/Meta-Llama-3\.1-8B-Instruct-Reference-my-run-[0-9a-f]{8}$/);
     expect(job).not.toHaveProperty('events');
     expect((await client.fineTuning.list()).data.map((j) => j.id)).toContain(job.id);
