@@ -735,7 +735,7 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
 
   const server = await startFakeServer({
     renderError,
-    injectedError: (status, o, path) => injectedError(status, o.message, path),
+    injectedError: (status, o, url) => injectedError(status, o.message, url.pathname),
     async route(req, res, url) {
       const path = url.pathname;
       if (path.startsWith(`/${BUCKET}/`)) return receiveSignedUpload(req, url);

@@ -641,7 +641,7 @@ export async function startFakeTogether(opts: FakeTogetherOptions = {}) {
 
   const server = await startFakeServer({
     renderError,
-    injectedError: (status, o, path) => injectedError(status, o.message, path),
+    injectedError: (status, o, url) => injectedError(status, o.message, url.pathname),
     async route(req, res, url) {
       const presignedUpload = /^\/__presigned\/([^/]+)$/.exec(url.pathname);
       if (presignedUpload) return receivePresigned(req, presignedUpload[1]);

@@ -14,7 +14,7 @@
  * whichever host owns the path.
  */
 import type http from 'node:http';
-import { fakeAnswer, writeChunks, writeEvents } from './chat';
+import { fakeAnswer, writeEvents } from './chat';
 import {
   contentsProblem,
   chatMessagesOf,
@@ -45,6 +45,7 @@ import {
   readBody,
   readJsonObject,
   startFakeServer,
+  writeChunks,
   type FailOptions,
   type FakeReply,
   type FakeServer,
@@ -634,7 +635,7 @@ export async function startFakeVertex(options: FakeVertexOptions = {}) {
     if (call.alt === 'sse') return writeEvents(res, chunks, stream);
     // Without alt=sse Vertex streams one JSON array, element by element.
     const pieces = chunks.map((chunk, i) => `${i === 0 ? '[' : '\n,\r\n'}${chunk}`);
-    return writeChunks(res, { 'content-type': 'application/json; charset=UTF-8' }, [...pieces, '\n]'], stream);
+    return writeChunks(res, { status: 200, headers: { 'content-type': 'application/json; charset=UTF-8' } }, [...pieces, '\n]'], stream);
   }
 
   // ---- routing ----
