@@ -54,6 +54,8 @@ export interface ErrorDetails {
   code?: string | null;
   /** Overrides the kind's status (provider errors carry the provider's status). */
   status?: number;
+  /** What led to it (kept for diagnosis; never part of an answer). */
+  cause?: unknown;
 }
 
 export class GatewayError extends Error {
@@ -68,7 +70,7 @@ export class GatewayError extends Error {
     message: string,
     details: ErrorDetails = {},
   ) {
-    super(message);
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = 'GatewayError';
     this.path = typeof details.path === 'string' ? [details.path] : (details.path ?? null);
     this.param = details.param ?? null;

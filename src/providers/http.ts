@@ -154,7 +154,7 @@ function transportFailure(req: Pick<ProviderRequest, 'provider'>, err: unknown):
   const cause = e?.cause as { code?: string; errors?: Array<{ code?: string }> } | undefined;
   const code = cause?.code ?? cause?.errors?.[0]?.code;
   const message = `Could not reach ${req.provider}${code ? ` (${code})` : ''}`;
-  return { ok: false, error: new GatewayError('provider', message, { status: 502 }), retry: true };
+  return { ok: false, error: new GatewayError('provider', message, { status: 502, cause: err }), retry: true };
 }
 
 /** Maps a non-2xx answer, reading the common error body shapes: OpenAI's, Google's, and bare strings. */

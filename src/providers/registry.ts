@@ -9,7 +9,9 @@ import type { HttpPolicy } from './http';
 import { isProviderName, type ProviderName } from './names';
 import { openaiProvider } from './openai';
 import { readSettings, type SettingsOrigin } from './settings';
+import { conversionFailure, convertJsonl } from './dataset';
 import type {
+  ChatRequest,
   CreateJobInput,
   FileListInput,
   OperationName,
@@ -36,6 +38,7 @@ export const OPERATIONS: readonly OperationName[] = [
   'cancelJob',
   'listEvents',
   'listCheckpoints',
+  'chat',
 ];
 
 export class ProviderRegistry {
@@ -98,7 +101,17 @@ export class ProviderClient {
     readSettings(this.module.settings, this.origin, op);
   }
 
-  uploadFile = (input: UploadInput) => this.run('uploadFile', (ops, conn) => ops.uploadFile?.(conn, input));
+  /** Uploads, converting the dataset to the provider's format on the way when it has its own. */
+  uploadFile = async (input: UploadInput) => {
+    const format = this.module.dataset;
+    if (!format) return this.run('uploadFile', (ops, conn) => ops.uploadFile?.(conn, input));
+    const converted: UploadInput = { ...input, bytes: undefined, open: () => convertJsonl(input.open(), format.converter(input.model)) };
+    try {
+      return await this.run('uploadFile', (ops, conn) => ops.uploadFile?.(conn, converted));
+    } catch (err) {
+      throw conversionFailure(err) ?? err;
+    }
+  };
   listFiles = (page: FileListInput) => this.run('listFiles', (ops, conn) => ops.listFiles?.(conn, page));
   getFile = (id: string) => this.run('getFile', (ops, conn) => ops.getFile?.(conn, id));
   fileContent = (id: string): Promise<ProviderContent> => this.run('fileContent', (ops, conn) => ops.fileContent?.(conn, id));
@@ -110,6 +123,7 @@ export class ProviderClient {
   listEvents = (id: string, page: PageInput) => this.run('listEvents', (ops, conn) => ops.listEvents?.(conn, id, page));
   listCheckpoints = (id: string, page: PageInput) => this.run('listCheckpoints', (ops, conn) => ops.listCheckpoints?.(conn, id, page));
   findJob = (gatewayJobId: string) => this.run('findJob', (ops, conn) => ops.findJob?.(conn, gatewayJobId));
+  chat = (request: ChatRequest) => this.run('chat', (ops, conn) => ops.chat?.(conn, request));
 
   private async run<T>(op: OperationName, call: (ops: ProviderOperations<unknown>, conn: unknown) => Promise<T> | undefined): Promise<T> {
     if (!this.supports(op)) throw unsupported(`${this.module.title} does not support ${op}`);

@@ -164,6 +164,54 @@ export interface UploadInput {
   model?: string;
 }
 
+export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+
+/** A message as every provider can take it: its text (OpenAI's text parts joined). */
+export interface ChatMessage {
+  role: ChatRole;
+  content: string;
+  name?: string;
+}
+
+export interface ChatRequest {
+  /** The provider's model (or deployment) to answer with. */
+  model: string;
+  messages: ChatMessage[];
+  stream: boolean;
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  stop?: string[];
+  seed?: number;
+  /** Aborted when the caller goes away: the provider call ends with it. */
+  signal: AbortSignal;
+}
+
+export interface ChatUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls';
+
+export interface ChatCompletion {
+  id: string;
+  model: string;
+  /** Unix seconds. */
+  created: number;
+  content: string;
+  finishReason: FinishReason | null;
+  usage: ChatUsage | null;
+}
+
+/** A streamed answer's pieces, in order: text deltas, then the finish reason and (when known) the usage. */
+export type ChatChunk = { type: 'delta'; content: string } | { type: 'finish'; finishReason: FinishReason } | { type: 'usage'; usage: ChatUsage };
+
+export type ChatAnswer =
+  | { stream: false; completion: ChatCompletion }
+  | { stream: true; id: string; model: string; created: number; chunks: AsyncIterable<ChatChunk> };
+
 export interface ProviderContent {
   stream: Readable;
   bytes: number | null;
@@ -185,6 +233,8 @@ export interface ProviderOperations<C> {
   listCheckpoints?(conn: C, id: string, page: PageInput): Promise<ProviderPage<ProviderCheckpoint>>;
   /** Provider mode: the job an interrupted submission of `gatewayJobId` may have created. */
   findJob?(conn: C, gatewayJobId: string): Promise<ProviderJob | undefined>;
+  /** Chat completions with a (fine-tuned) model; streamed answers yield chunks as the provider produces them. */
+  chat?(conn: C, request: ChatRequest): Promise<ChatAnswer>;
 }
 
 export type OperationName = keyof ProviderOperations<unknown>;
@@ -209,6 +259,15 @@ export interface HostingPolicy {
   fileState?(file: ProviderFile): 'ready' | 'pending' | 'failed';
 }
 
+/**
+ * A training format that differs from OpenAI's chat JSONL: uploads are converted line by line (see
+ * dataset.ts). `model` is the base model the dataset is meant for (`x-gateway-provider-model`, or the
+ * hosted job's model), for providers whose format depends on it; throw to refuse a line.
+ */
+export interface DatasetFormat {
+  converter(model: string | undefined): (example: unknown, lineNumber: number) => unknown;
+}
+
 export interface ProviderModule<T extends SettingsSpec = SettingsSpec, C = unknown> {
   readonly name: ProviderName;
   /** Shown in messages: `Azure OpenAI`. */
@@ -220,4 +279,5 @@ export interface ProviderModule<T extends SettingsSpec = SettingsSpec, C = unkno
   connect(settings: SettingValues<T>, env: ProviderEnvironment): C;
   readonly operations: ProviderOperations<C>;
   readonly hosting?: HostingPolicy;
+  readonly dataset?: DatasetFormat;
 }
