@@ -176,7 +176,8 @@ function httpError(req: Pick<ProviderRequest, 'provider' | 'redact'>, status: nu
   } catch {
     // Not JSON (an HTML error page, a proxy's text): the status text is all we can trust.
   }
-  return new GatewayError('provider', redact(message, req.redact), { status, code, param });
+  // api.md §6.2: the provider's status for its 4xx; a provider's own failure (5xx) is a bad gateway here.
+  return new GatewayError('provider', redact(message, req.redact), { status: status >= 500 ? 502 : status, code, param });
 }
 
 function redact(message: string, secrets: readonly string[] = []): string {

@@ -270,7 +270,7 @@ describe('openai adapter', () => {
   it('scrubs credentials a provider echoes back in an error message', async () => {
     fake.failNext('GET', '/v1/fine_tuning/jobs', 500, { times: 3, message: `bad key ${API_KEY}` });
     const err = await providerError(openai().listJobs({}));
-    expect(err.status).toBe(500);
+    expect(err.status).toBe(502);
     expect(err.message).toBe('bad key [redacted]');
   });
 
@@ -285,7 +285,7 @@ describe('openai adapter', () => {
   it('gives up on a GET after the bounded number of retries', async () => {
     fake.failNext('GET', '/v1/fine_tuning/jobs', 503, { times: 5 });
     const err = await providerError(openai().listJobs({}));
-    expect(err.status).toBe(503);
+    expect(err.status).toBe(502);
     expect(requestsTo('GET', '/v1/fine_tuning/jobs')).toHaveLength(3); // first try + 2 retries
   });
 
@@ -293,7 +293,7 @@ describe('openai adapter', () => {
     const { uploaded } = await uploadDataset();
     fake.failNext('POST', '/v1/fine_tuning/jobs', 500);
     const err = await providerError(openai().createJob({ model: 'gpt-4o-mini', trainingFile: uploaded.id, options: {} }));
-    expect(err.status).toBe(500);
+    expect(err.status).toBe(502);
     expect(requestsTo('POST', '/v1/fine_tuning/jobs')).toHaveLength(1);
     expect(fake.state.jobs.size).toBe(0);
   });
@@ -316,7 +316,7 @@ describe('openai adapter', () => {
   it('does not retry a streamed upload answered 500', async () => {
     fake.failNext('POST', '/v1/files', 500);
     const err = await providerError(uploadDataset());
-    expect(err.status).toBe(500);
+    expect(err.status).toBe(502);
     expect(requestsTo('POST', '/v1/files')).toHaveLength(1);
   });
 
