@@ -63,8 +63,10 @@ export class ProviderRegistry {
   /** A client for one provider, reading its settings from `origin` (validated on every call). */
   client(name: string, origin: SettingsOrigin): ProviderClient {
     const module = this.module(name);
-    const baseUrls = Object.fromEntries(Object.entries(module.endpoints).map(([key, spec]) => [key, this.endpointOverrides[spec.env] ?? spec.default]));
-    return new ProviderClient(module, origin, { baseUrls, http: this.http });
+    const endpoints = Object.entries(module.endpoints);
+    const baseUrls = Object.fromEntries(endpoints.map(([key, spec]) => [key, this.endpointOverrides[spec.env] ?? spec.default]));
+    const configured = new Set(endpoints.filter(([, spec]) => this.endpointOverrides[spec.env] !== undefined).map(([key]) => key));
+    return new ProviderClient(module, origin, { baseUrls, configured, http: this.http });
   }
 }
 

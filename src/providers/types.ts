@@ -65,6 +65,11 @@ export interface ProviderJob {
   status: JobStatus;
   model: string;
   fineTunedModel: string | null;
+  /**
+   * What chat completions call to use the result, when that is not `fineTunedModel` itself (Vertex AI:
+   * the tuned model's endpoint). Null otherwise.
+   */
+  servingModel: string | null;
   trainedTokens: number | null;
   error: JobError | null;
   createdAt: number;
@@ -243,6 +248,8 @@ export type OperationName = keyof ProviderOperations<unknown>;
 export interface ProviderEnvironment {
   /** The module's endpoints, from `GATEWAY_*_BASE_URL` variables or their defaults (may hold `{placeholders}`). */
   baseUrls: Record<string, string>;
+  /** The endpoints whose URL came from configuration rather than the default (e.g. S3 then goes path-style). */
+  configured: ReadonlySet<string>;
   http: HttpPolicy;
 }
 

@@ -23,3 +23,6 @@ UPDATE "fine_tuning_jobs" SET "provider_options" = (
       WHEN 'training_type' THEN 'trainingType'
       ELSE key END, value), '{}'::jsonb)
   FROM jsonb_each("provider_options"));
+
+-- What chat completions call for a job's result when it is not the fine-tuned model's name (Vertex AI endpoints).
+ALTER TABLE "fine_tuning_jobs" ADD COLUMN "serving_model" TEXT;

@@ -23,6 +23,7 @@ export function hostedJobView(job: HostedJob): ProviderJob {
     status: job.status,
     model: job.model,
     fineTunedModel: job.fineTunedModel,
+    servingModel: job.servingModel,
     trainedTokens: job.trainedTokens,
     error: job.error,
     createdAt: unixSeconds(job.createdAt),

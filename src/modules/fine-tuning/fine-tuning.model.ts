@@ -43,6 +43,8 @@ export interface HostedJob {
   providerJobId: string | null;
   submitAttempts: number;
   fineTunedModel: string | null;
+  /** What chat completions call for the result when it is not `fineTunedModel` (see ProviderJob). */
+  servingModel: string | null;
   trainedTokens: number | null;
   error: JobError | null;
   resultFiles: string[];

@@ -67,6 +67,7 @@ export function toCheckpoint(row: CheckpointRow): JobCheckpoint {
 export interface JobUpdate {
   status?: JobStatus;
   fineTunedModel?: string | null;
+  servingModel?: string | null;
   trainedTokens?: number | null;
   error?: JobError | null;
   finishedAt?: Date | null;

@@ -77,6 +77,7 @@ const sameDate = (a: Date | null, b: Date | null) => (a?.getTime() ?? null) === 
 function changedColumns(job: HostedJob, remote: ProviderJob): JobUpdate {
   const data: JobUpdate = {};
   if (remote.fineTunedModel !== job.fineTunedModel) data.fineTunedModel = remote.fineTunedModel;
+  if (remote.servingModel !== job.servingModel) data.servingModel = remote.servingModel;
   const trainedTokens = remote.trainedTokens === null ? null : Math.round(remote.trainedTokens);
   if (trainedTokens !== job.trainedTokens) data.trainedTokens = trainedTokens;
   if (!sameJson(remote.error, job.error)) data.error = remote.error;

@@ -150,6 +150,7 @@ export const toJob = (j: OpenAIJob): ProviderJob => ({
   status: JOB_STATUS[j.status] ?? 'running',
   model: j.model,
   fineTunedModel: j.fine_tuned_model ?? null,
+  servingModel: null,
   trainedTokens: j.trained_tokens ?? null,
   error: toJobError(j.error),
   createdAt: j.created_at,
