@@ -133,7 +133,7 @@ const JOB_STATUS: Readonly<Record<string, JobStatus>> = {
 export const toHyperparameters = (h: OpenAIHyperparameters | null | undefined): Hyperparameters =>
   compact({ nEpochs: h?.n_epochs, batchSize: h?.batch_size, learningRateMultiplier: h?.learning_rate_multiplier, beta: h?.beta });
 
-export const fromHyperparameters = (h: Hyperparameters): OpenAIHyperparameters =>
+const fromHyperparameters = (h: Hyperparameters): OpenAIHyperparameters =>
   compact({ n_epochs: h.nEpochs, batch_size: h.batchSize, learning_rate_multiplier: h.learningRateMultiplier, beta: h.beta });
 
 function toMethod(m: OpenAIMethod | null | undefined): JobMethod | null {
@@ -142,8 +142,14 @@ function toMethod(m: OpenAIMethod | null | undefined): JobMethod | null {
   return null;
 }
 
-export const fromMethod = (m: JobMethod): OpenAIMethod =>
-  m.type === 'dpo' ? { type: 'dpo', dpo: { hyperparameters: fromHyperparameters(m.hyperparameters) } } : { type: 'supervised', supervised: { hyperparameters: fromHyperparameters(m.hyperparameters) } };
+/** Only the values the caller chose: "auto" is left out, which every API reads as "the provider chooses" (Azure refuses the word). */
+const chosen = (h: Hyperparameters): OpenAIHyperparameters => {
+  const numbers = (v: HyperparameterValue | undefined) => (typeof v === 'number' ? v : undefined);
+  return fromHyperparameters({ nEpochs: numbers(h.nEpochs), batchSize: numbers(h.batchSize), learningRateMultiplier: numbers(h.learningRateMultiplier), beta: numbers(h.beta) });
+};
+
+const fromMethod = (m: JobMethod): OpenAIMethod =>
+  m.type === 'dpo' ? { type: 'dpo', dpo: { hyperparameters: chosen(m.hyperparameters) } } : { type: 'supervised', supervised: { hyperparameters: chosen(m.hyperparameters) } };
 
 export const toJob = (j: OpenAIJob): ProviderJob => ({
   id: j.id,
@@ -212,7 +218,7 @@ export function toCreateJobBody(input: CreateJobInput, dialect: Pick<OpenAICompa
     suffix: input.suffix,
     seed: input.seed,
     method: input.method && !topLevel ? fromMethod(input.method) : undefined,
-    hyperparameters: input.method && topLevel ? fromHyperparameters(input.method.hyperparameters) : undefined,
+    hyperparameters: input.method && topLevel ? chosen(input.method.hyperparameters) : undefined,
     metadata: dialect.metadataOnCreate ? withGatewayJobId(input) : undefined,
   });
 }
