@@ -1,6 +1,6 @@
 import { buildSubgraphSchema } from '@apollo/subgraph';
-import { printSchemaWithDirectives } from '@graphql-tools/utils';
-import { assertValidSchema, parse, type GraphQLSchema } from 'graphql';
+import { MapperKind, mapSchema, printSchemaWithDirectives } from '@graphql-tools/utils';
+import { assertValidSchema, isObjectType, parse, type GraphQLSchema } from 'graphql';
 import { createResolversMap } from 'type-graphql';
 import { schemaEntities } from './entity';
 
@@ -25,7 +25,14 @@ export function toSubgraphSchema(schema: GraphQLSchema): GraphQLSchema {
   for (const entity of schemaEntities(schema)) {
     resolvers[entity.typeName] = { ...(resolvers[entity.typeName] as object), __resolveReference: entity.resolveReference };
   }
-  const subgraph = buildSubgraphSchema({ typeDefs: parse(subgraphTypeDefs(schema)), resolvers });
+  // Rebuilt from SDL, the subgraph lost the fields' extensions (their declared query cost): carried over.
+  const subgraph = mapSchema(buildSubgraphSchema({ typeDefs: parse(subgraphTypeDefs(schema)), resolvers }), {
+    [MapperKind.OBJECT_FIELD]: (field, name, typeName) => {
+      const type = schema.getType(typeName);
+      const declared = isObjectType(type) ? type.getFields()[name]?.extensions : undefined;
+      return declared && Object.keys(declared).length ? { ...field, extensions: { ...field.extensions, ...declared } } : field;
+    },
+  });
   // type-graphql built with `skipCheck`: the checks it skipped run here, on the schema that is served.
   assertValidSchema(subgraph);
   return subgraph;

@@ -1,12 +1,11 @@
 import type { ApolloServerPlugin } from '@apollo/server';
+import { costOf } from './cost';
 import {
   GraphQLError,
   Kind,
   getNamedType,
-  getNullableType,
   isCompositeType,
   isInterfaceType,
-  isListType,
   isObjectType,
   type ASTNode,
   type FieldNode,
@@ -17,15 +16,14 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
   type ValidationRule,
-  type ValueNode,
 } from 'graphql';
 
 /**
  * Query limits of the GraphQL face (configured in src/config.ts, `GATEWAY_GRAPHQL_*`), all checked
- * before any resolver runs. Depth, aliases, directives, page sizes and cost are a graphql-js
+ * before any resolver runs. Depth, aliases, directives and literal page sizes are a graphql-js
  * validation rule (Apollo caches validated documents, so the rule sees no variables); the token limit
- * is graphql-js's `parse(…, {maxTokens})`; the cost of `_entities`, whose representations arrive as a
- * variable, is checked again by a plugin once the variables are known.
+ * is graphql-js's `parse(…, {maxTokens})`; the cost, declared on fields (cost.ts), is added up by a
+ * plugin once the variables are known.
  */
 export interface QueryLimits {
   /** Nesting of fields (the operation's root fields are depth 1). */
@@ -34,16 +32,16 @@ export interface QueryLimits {
   maxDirectives: number;
   /** graphql-js lexer tokens of the whole document. */
   maxTokens: number;
-  /** Estimated cost, see {@link measureOperation}. */
+  /** Estimated cost, see cost.ts. */
   maxCost: number;
   /** The largest page size a list argument may ask for. */
   maxPageSize: number;
-  /** The size assumed for a list field without a page size argument. */
+  /** The size assumed for a list of objects whose cost is not declared. */
   defaultListSize: number;
 }
 
-/** Arguments that set how many items a list field returns. */
-export const PAGE_SIZE_ARGUMENTS = ['pageSize', 'limit', 'first', 'last'] as const;
+/** Arguments that set how many items a list field returns: a literal above the cap is refused. */
+const PAGE_SIZE_ARGUMENTS: ReadonlySet<string> = new Set(['pageSize', 'limit', 'first', 'last']);
 
 /** The `extensions.code` of each rejection (HTTP 400). */
 export const LIMIT_CODES = {
@@ -86,7 +84,6 @@ export interface OperationMeasure {
   depth: number;
   aliases: number;
   directives: number;
-  cost: number;
   /** Literal page sizes above the limit. */
   oversizedPages: { node: FieldNode; argument: string; value: number }[];
 }
@@ -95,77 +92,43 @@ interface SetMeasure {
   depth: number;
   aliases: number;
   directives: number;
-  cost: number;
 }
 
-const ZERO: SetMeasure = { depth: 0, aliases: 0, directives: 0, cost: 0 };
+const ZERO: SetMeasure = { depth: 0, aliases: 0, directives: 0 };
 
 /**
  * Measures one operation, fragments expanded (and memoised, so fragment fan-out cannot make this
- * exponential). Cost: every field returning an object costs 1, leaves cost 0; a list field multiplies
- * the cost of one item (1 + its selections) by its size. The size is the field's page size argument
- * (`pageSize`, `limit`, …) or, for a list inside a page object (`labels(pageSize: 20) { items }`),
- * the page size of the field that returned the page; a variable counts as `maxPageSize` unless
- * `variables` are given; a list without any counts as `defaultListSize`. `_entities` counts its
- * representations. Introspection fields (`__schema`, `__type`) are not measured.
+ * exponential): its depth, aliases and directives, and the literal page sizes above the cap.
+ * Introspection fields (`__schema`, `__type`) are not measured.
  */
 export function measureOperation(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
   fragments: (name: string) => FragmentDefinitionNode | undefined | null,
   limits: QueryLimits,
-  variables?: Record<string, unknown>,
 ): OperationMeasure {
   const oversizedPages: OperationMeasure['oversizedPages'] = [];
   const memo = new Map<string, SetMeasure>();
   const visiting = new Set<string>();
 
-  const literalSize = (value: ValueNode): number | undefined => {
-    switch (value.kind) {
-      case Kind.INT:
-        return Number(value.value);
-      case Kind.LIST:
-        return value.values.length;
-      case Kind.NULL:
-        return undefined;
-      case Kind.VARIABLE: {
-        const given = variables?.[value.name.value];
-        if (variables === undefined) return limits.maxPageSize;
-        if (Array.isArray(given)) return given.length;
-        return typeof given === 'number' ? given : undefined;
-      }
-      default:
-        return undefined;
-    }
-  };
-
-  /** The size a field's arguments ask for, if any. */
-  const sizeOf = (node: FieldNode): number | undefined => {
+  /** Reports a literal page size above the cap (a variable is checked by the service). */
+  const checkPageSize = (node: FieldNode): void => {
     for (const arg of node.arguments ?? []) {
-      const name = arg.name.value;
-      if (node.name.value === '_entities' && name === 'representations') {
-        // Without the variables, the count is left to entityCostPlugin.
-        return arg.value.kind === Kind.VARIABLE && variables === undefined ? 1 : literalSize(arg.value);
+      if (PAGE_SIZE_ARGUMENTS.has(arg.name.value) && arg.value.kind === Kind.INT && Number(arg.value.value) > limits.maxPageSize) {
+        oversizedPages.push({ node, argument: arg.name.value, value: Number(arg.value.value) });
       }
-      if (!(PAGE_SIZE_ARGUMENTS as readonly string[]).includes(name)) continue;
-      const size = literalSize(arg.value);
-      if (size === undefined) continue;
-      if (arg.value.kind !== Kind.VARIABLE && size > limits.maxPageSize) oversizedPages.push({ node, argument: name, value: size });
-      return Math.max(0, Math.min(size, limits.maxPageSize));
     }
-    return undefined;
   };
 
   const fieldDef = (parent: GraphQLCompositeType, name: string): GraphQLField<unknown, unknown> | undefined =>
     isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[name] : undefined;
 
-  const measureSet = (set: SelectionSetNode, parent: GraphQLCompositeType, inheritedSize: number | undefined): SetMeasure => {
+  const measureSet = (set: SelectionSetNode, parent: GraphQLCompositeType): SetMeasure => {
     const total = { ...ZERO };
     const add = (m: SetMeasure, extraDepth = 0) => {
       total.depth = Math.max(total.depth, m.depth + extraDepth);
       total.aliases += m.aliases;
       total.directives += m.directives;
-      total.cost += m.cost;
     };
     for (const selection of set.selections) {
       total.directives += selection.directives?.length ?? 0;
@@ -175,29 +138,24 @@ export function measureOperation(
         if (name.startsWith('__')) continue;
         const def = fieldDef(parent, name);
         if (!def) continue; // Unknown fields are reported by graphql-js's own rules.
-        const type = getNullableType(def.type);
+        checkPageSize(selection);
         const named = getNamedType(def.type);
-        const size = sizeOf(selection);
-        const child = selection.selectionSet && isCompositeType(named) ? measureSet(selection.selectionSet, named, isListType(type) ? undefined : size) : ZERO;
-        const own = isCompositeType(named) ? 1 : 0;
-        const items = isListType(type) ? (size ?? inheritedSize ?? limits.defaultListSize) : 1;
-        add({ depth: child.depth, aliases: child.aliases, directives: child.directives, cost: items * (own + child.cost) }, 1);
+        add(selection.selectionSet && isCompositeType(named) ? measureSet(selection.selectionSet, named) : ZERO, 1);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const condition = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
-        if (condition && isCompositeType(condition)) add(measureSet(selection.selectionSet, condition, inheritedSize));
+        if (condition && isCompositeType(condition)) add(measureSet(selection.selectionSet, condition));
       } else {
         const name = selection.name.value;
-        const key = `${name}|${inheritedSize ?? ''}`;
-        let measured = memo.get(key);
+        let measured = memo.get(name);
         if (!measured) {
           const fragment = fragments(name);
           const condition = fragment ? schema.getType(fragment.typeCondition.name.value) : undefined;
           if (!fragment || !condition || !isCompositeType(condition) || visiting.has(name)) continue; // Reported by graphql-js.
           visiting.add(name);
-          measured = { ...measureSet(fragment.selectionSet, condition, inheritedSize) };
+          measured = { ...measureSet(fragment.selectionSet, condition) };
           measured.directives += fragment.directives?.length ?? 0;
           visiting.delete(name);
-          memo.set(key, measured);
+          memo.set(name, measured);
         }
         add(measured);
       }
@@ -206,7 +164,7 @@ export function measureOperation(
   };
 
   const root = schema.getRootType(operation.operation);
-  const measured = root ? measureSet(operation.selectionSet, root, undefined) : ZERO;
+  const measured = root ? measureSet(operation.selectionSet, root) : ZERO;
   return {
     ...measured,
     directives: measured.directives + (operation.directives?.length ?? 0),
@@ -214,7 +172,7 @@ export function measureOperation(
   };
 }
 
-/** The validation rule: refuses operations over the depth, alias, directive, page size or cost limits. */
+/** The validation rule: refuses operations over the depth, alias, directive or page size limits. */
 export function queryLimitsRule(limits: QueryLimits): ValidationRule {
   return (context) => ({
     OperationDefinition(operation) {
@@ -241,40 +199,34 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
           }),
         );
       }
-      if (m.cost > limits.maxCost) {
-        context.reportError(new QueryLimitError(`Query cost ${m.cost} exceeds the limit of ${limits.maxCost}`, LIMIT_CODES.cost, at, { cost: m.cost, maxCost: limits.maxCost }));
-      }
       return false;
     },
   });
 }
 
 /**
- * The cost again once the variables are known, for operations whose size depends on them in a way the
- * validation rule cannot bound: `_entities(representations: $representations)`.
+ * The cost limit, once the variables are known (a page size or `_entities`' representations may
+ * come as variables): after the operation is resolved, before any resolver runs.
  */
-export function entityCostPlugin(limits: QueryLimits): ApolloServerPlugin {
+export function costLimitPlugin(limits: QueryLimits): ApolloServerPlugin {
   return {
-    async requestDidStart() {
-      return {
-        async didResolveOperation({ operation, document, request, schema }) {
-          if (!operation || !usesVariableRepresentations(operation)) return;
-          const fragments = new Map(document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
-          const m = measureOperation(schema, operation, (name) => fragments.get(name), limits, request.variables ?? {});
-          if (m.cost > limits.maxCost) {
-            throw new QueryLimitError(`Query cost ${m.cost} exceeds the limit of ${limits.maxCost}`, LIMIT_CODES.cost, operation.name ?? operation, {
-              cost: m.cost,
-              maxCost: limits.maxCost,
-            });
+    requestDidStart: () =>
+      Promise.resolve({
+        didResolveOperation: ({ operation, document, request, schema }) => {
+          if (!operation) return Promise.resolve();
+          let cost: number;
+          try {
+            cost = costOf(schema, document, request.variables ?? {}, request.operationName ?? undefined, limits.defaultListSize);
+          } catch {
+            // Variables that do not fit their types: execution refuses them with its own 400, before any resolver.
+            return Promise.resolve();
           }
+          if (cost > limits.maxCost) {
+            const message = `Query cost ${cost} exceeds the limit of ${limits.maxCost}`;
+            return Promise.reject(new QueryLimitError(message, LIMIT_CODES.cost, operation.name ?? operation, { cost, maxCost: limits.maxCost }));
+          }
+          return Promise.resolve();
         },
-      };
-    },
+      }),
   };
-}
-
-function usesVariableRepresentations(operation: OperationDefinitionNode): boolean {
-  return operation.selectionSet.selections.some(
-    (s) => s.kind === Kind.FIELD && s.name.value === '_entities' && s.arguments?.some((a) => a.name.value === 'representations' && a.value.kind === Kind.VARIABLE),
-  );
 }

@@ -12,7 +12,7 @@ import type { Config } from '../config';
 import { GatewayError } from '../errors';
 import type { Logger } from '../logger';
 import { formatGraphQLError, unauthenticatedGraphQLError } from './errors';
-import { entityCostPlugin, knownOperationTypesRule, queryLimitsRule } from './limits';
+import { costLimitPlugin, knownOperationTypesRule, queryLimitsRule } from './limits';
 
 export interface GraphQLFace {
   middleware: (RequestHandler | ErrorRequestHandler)[];
@@ -50,7 +50,7 @@ export async function createGraphQLFace<C extends object>({ config, logger, http
     validationRules: [knownOperationTypesRule, queryLimitsRule(limits)],
     formatError: formatGraphQLError(logger, { hideSuggestions: config.production }),
     plugins: [
-      entityCostPlugin(limits),
+      costLimitPlugin(limits),
       // Apollo would add federated tracing (ftv1) to a subgraph; no router reports to Apollo Studio here.
       ApolloServerPluginInlineTraceDisabled(),
       ApolloServerPluginDrainHttpServer({ httpServer }),

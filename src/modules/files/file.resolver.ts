@@ -3,6 +3,7 @@ import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import type { Scope } from '../../auth/scope';
 import type { AppContext } from '../../context';
 import { badRequest } from '../../errors';
+import { pageCost } from '../../graphql/cost';
 import { WorkspaceScope } from '../../graphql/scope';
 import { toFileType } from './file.mapper';
 import { FilesArgs } from './file.inputs';
@@ -24,7 +25,7 @@ export class FileResolver {
     return toFileType(await ctx.services.files.get(scope, id));
   }
 
-  @Query(() => FilePageType, { description: 'Newest first.' })
+  @Query(() => FilePageType, { description: 'Newest first.', complexity: pageCost('limit', MAX_GRAPHQL_PAGE) })
   async files(@Ctx() ctx: AppContext, @Args(() => FilesArgs) args: FilesArgs, @WorkspaceScope() scope: Scope) {
     if (args.limit != null && (args.limit < 1 || args.limit > MAX_GRAPHQL_PAGE)) {
       throw badRequest(`limit must be an integer between 1 and ${MAX_GRAPHQL_PAGE}`, 'limit');

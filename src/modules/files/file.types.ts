@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context';
 import { GraphQLSafeInt } from 'graphql-scalars';
 import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { itemCost } from '../../graphql/cost';
 import { Entity, loadByIds } from '../../graphql/entity';
 import { toFileType } from './file.mapper';
 
@@ -32,6 +33,6 @@ export class FileType {
 
 @ObjectType('FilePage')
 export class FilePageType {
-  @Field(() => [FileType]) items!: FileType[];
+  @Field(() => [FileType], { complexity: itemCost }) items!: FileType[];
   @Field() hasMore!: boolean;
 }

@@ -1,6 +1,7 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { Scope } from '../../auth/scope';
 import type { AppContext } from '../../context';
+import { listCost, pageCost } from '../../graphql/cost';
 import { ServiceFieldNames } from '../../graphql/field-names';
 import { InputScope, WorkspaceScope } from '../../graphql/scope';
 import { parseInput } from '../../validation/parse';
@@ -58,7 +59,7 @@ export class FineTuningJobResolver {
     return toJobType(await ctx.services.fineTuning.get(scope, id));
   }
 
-  @Query(() => FineTuningJobPageType, { description: 'Hosted jobs, newest first.' })
+  @Query(() => FineTuningJobPageType, { description: 'Hosted jobs, newest first.', complexity: pageCost('limit', 20) })
   async fineTuningJobs(
     @Ctx() ctx: AppContext,
     @WorkspaceScope() scope: Scope,
@@ -93,14 +94,14 @@ export class FineTuningJobResolver {
     return file ? toFileType(file) : null;
   }
 
-  @FieldResolver(() => [FineTuningJobEventType], { description: 'The newest events, newest first.' })
+  @FieldResolver(() => [FineTuningJobEventType], { description: 'The newest events, newest first.', complexity: listCost('limit', 20) })
   async events(@Root() job: FineTuningJobType, @Ctx() ctx: AppContext, @Arg('limit', () => Int, { nullable: true, description: '1..100, default 20.' }) limit?: number | null) {
     const { limit: take } = parseInput(listEventsSchema, { limit: limit ?? undefined });
     const events = await ctx.loaders.get(fineTuningLoaders).eventsByJob(take).load({ scope: scopeOfJob(job), id: job.id });
     return events.map(toEventType);
   }
 
-  @FieldResolver(() => [FineTuningJobCheckpointType], { description: 'The newest checkpoints, newest first.' })
+  @FieldResolver(() => [FineTuningJobCheckpointType], { description: 'The newest checkpoints, newest first.', complexity: listCost('limit', 10) })
   async checkpoints(
     @Root() job: FineTuningJobType,
     @Ctx() ctx: AppContext,

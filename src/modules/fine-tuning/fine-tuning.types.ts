@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context';
 import { GraphQLJSON, GraphQLJSONObject, GraphQLSafeInt } from 'graphql-scalars';
 import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { itemCost } from '../../graphql/cost';
 import { Entity, loadByIds } from '../../graphql/entity';
 import type { EventLevel, EventType, JobStatus, MethodType } from './fine-tuning.model';
 import { toCheckpointType, toEventType, toJobType } from './fine-tuning.mapper';
@@ -69,7 +70,7 @@ export class FineTuningJobType {
 
 @ObjectType('FineTuningJobPage')
 export class FineTuningJobPageType {
-  @Field(() => [FineTuningJobType]) items!: FineTuningJobType[];
+  @Field(() => [FineTuningJobType], { complexity: itemCost }) items!: FineTuningJobType[];
   @Field() hasMore!: boolean;
 }
 

@@ -1,6 +1,7 @@
 import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import type { Scope } from '../../auth/scope';
 import type { AppContext } from '../../context';
+import { listCost } from '../../graphql/cost';
 import { InputScope, WorkspaceScope } from '../../graphql/scope';
 import { CreateIntegrationInputType } from './integration.inputs';
 import { toIntegrationType } from './integration.mapper';
@@ -13,7 +14,7 @@ export class IntegrationResolver {
     return toIntegrationType(await ctx.services.integrations.get(scope, slug));
   }
 
-  @Query(() => [IntegrationType])
+  @Query(() => [IntegrationType], { complexity: listCost(null, 50) })
   async integrations(@Ctx() ctx: AppContext, @WorkspaceScope() scope: Scope) {
     return (await ctx.services.integrations.list(scope)).map(toIntegrationType);
   }

@@ -1,6 +1,7 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import type { Scope } from '../../auth/scope';
 import type { AppContext } from '../../context';
+import { pageCost } from '../../graphql/cost';
 import { ServiceFieldNames } from '../../graphql/field-names';
 import { InputScope, WorkspaceScope } from '../../graphql/scope';
 import { toLabelType } from './label.mapper';
@@ -14,7 +15,7 @@ export class LabelResolver {
     return toLabelType(await ctx.services.labels.get(scope, id));
   }
 
-  @Query(() => LabelPageType)
+  @Query(() => LabelPageType, { complexity: pageCost('pageSize', 50) })
   @ServiceFieldNames({ currentPage: 'page' })
   async labels(
     @Ctx() ctx: AppContext,

@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context';
 import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { itemCost } from '../../graphql/cost';
 import { Entity, loadByIds } from '../../graphql/entity';
 import { toLabelType } from './label.mapper';
 
@@ -21,5 +22,5 @@ export class LabelType {
 @ObjectType('LabelPage')
 export class LabelPageType {
   @Field(() => Int) total!: number;
-  @Field(() => [LabelType]) items!: LabelType[];
+  @Field(() => [LabelType], { complexity: itemCost }) items!: LabelType[];
 }

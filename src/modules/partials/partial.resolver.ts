@@ -1,6 +1,7 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { Scope } from '../../auth/scope';
 import type { AppContext } from '../../context';
+import { listCost } from '../../graphql/cost';
 import { InputScope, WorkspaceScope } from '../../graphql/scope';
 import { CreatePromptPartialInputType, UpdatePromptPartialInputType } from './partial.inputs';
 import { partialLoaders } from './partial.loaders';
@@ -16,7 +17,7 @@ export class PromptPartialResolver {
     return toPromptPartialType((await ctx.services.partials.get(scope, idOrSlug)).partial);
   }
 
-  @Query(() => [PromptPartialType], { description: 'Active partials unless `status` asks for archived ones.' })
+  @Query(() => [PromptPartialType], { description: 'Active partials unless `status` asks for archived ones.', complexity: listCost(null, 50) })
   async promptPartials(
     @Ctx() ctx: AppContext,
     @WorkspaceScope() scope: Scope,
@@ -59,7 +60,7 @@ export class PromptPartialResolver {
     return toPromptPartialType((await ctx.services.partials.makeDefault(scope, idOrSlug, { version })).partial);
   }
 
-  @FieldResolver(() => [PromptPartialVersionType], { description: 'All versions, newest first.' })
+  @FieldResolver(() => [PromptPartialVersionType], { description: 'All versions, newest first.', complexity: listCost(null, 50) })
   async versions(@Root() partial: PromptPartialType, @Ctx() ctx: AppContext) {
     const versions = await ctx.loaders.get(partialLoaders).versionsByPartial.load({ scope: scopeOfPartial(partial), id: partial.id });
     return versions.map(toPromptPartialVersionType);
