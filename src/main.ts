@@ -80,7 +80,7 @@ async function main(): Promise<void> {
     force.unref();
     gateway.stop().then(
       () => process.exit(0),
-      (err) => {
+      (err: unknown) => {
         logger.error({ err }, 'error during shutdown');
         process.exit(1);
       },

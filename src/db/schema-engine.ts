@@ -38,7 +38,7 @@ function startWasm(bg: typeof EngineModule): void {
 export interface EngineHandle {
   engine: SchemaEngine;
   /** Turns an engine error into one that says what the database said. */
-  explain(err: unknown): Error;
+  explain: (err: unknown) => Error;
 }
 
 export async function openSchemaEngine(

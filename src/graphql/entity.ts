@@ -33,9 +33,10 @@ type AnyContext = TenantContext<any>;
 export type EntityLoader<T, C extends AnyContext = AnyContext> = (ids: readonly string[], ctx: C) => Promise<ReadonlyArray<T | null | undefined>>;
 
 interface EntityRegistration {
-  target: Function;
+  /** The type-graphql class (type-graphql's metadata is keyed by it). */
+  target: object;
   /** Builds the request's DataLoader for this type (one per request, see RequestCache). A method: its context parameter is the entity's own. */
-  loader(ctx: AnyContext): DataLoader<string, unknown>;
+  loader(this: void, ctx: AnyContext): DataLoader<string, unknown>;
 }
 
 const registrations: EntityRegistration[] = [];
@@ -98,7 +99,7 @@ export async function orNull<T>(value: Promise<T>): Promise<T | null> {
 export interface EntityDefinition {
   typeName: string;
   /** `__resolveReference` for the subgraph's resolver map. */
-  resolveReference(reference: Record<string, unknown>, ctx: AnyContext): Promise<unknown> | null;
+  resolveReference(this: void, reference: Record<string, unknown>, ctx: AnyContext): Promise<unknown> | null;
 }
 
 /** The entities of a built schema: the registered classes whose object type it contains. */

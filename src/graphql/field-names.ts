@@ -15,7 +15,8 @@ export function ServiceFieldNames(renames: Record<string, string>): MethodDecora
     .sort((a, b) => b.from.length - a.from.length);
   return createMethodMiddlewareDecorator(async (_data, next) => {
     try {
-      return await next();
+      const result: unknown = await next();
+      return result;
     } catch (err) {
       if (!(err instanceof GatewayError) || !err.path) throw err;
       const path = err.path;

@@ -1,11 +1,11 @@
 import 'reflect-metadata';
 import type { GraphQLSchema } from 'graphql';
-import { buildSchema } from 'type-graphql';
+import { buildSchema, type ClassType } from 'type-graphql';
 import { toSubgraphSchema } from './federation';
 
 /** What a domain module contributes to the GraphQL face: its resolvers (its loaders live in the request cache). */
 export interface GraphQLModule {
-  resolvers: readonly Function[];
+  resolvers: readonly ClassType[];
 }
 
 const built = new WeakMap<readonly GraphQLModule[], { api: Promise<GraphQLSchema>; served?: Promise<GraphQLSchema> }>();

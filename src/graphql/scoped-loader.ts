@@ -33,10 +33,7 @@ export function scopedLoader<V>(
           results.set(key, await load(group.scope, [...group.ids]));
         }),
       );
-      return keys.map(({ scope, id }) => {
-        const found = results.get(scopeKey(scope))!;
-        return found.has(id) ? found.get(id)! : missing(id);
-      });
+      return keys.map(({ scope, id }) => results.get(scopeKey(scope))?.get(id) ?? missing(id));
     },
     { cacheKeyFn: ({ scope, id }) => `${scopeKey(scope)}/${id}` },
   );

@@ -3,8 +3,16 @@ import { GatewayError, MASKED_INTERNAL, badRequest, errorBody } from '../errors'
 import type { Logger } from '../logger';
 import { restPath } from './case';
 
+interface BodyParserError {
+  type?: string;
+  message?: string;
+  status?: number;
+}
+
 /** Errors raised by express.json() carry a `type`; they are the caller's fault. */
-function fromBodyParser(err: { type?: string; message?: string; status?: number }): GatewayError | null {
+function fromBodyParser(raw: unknown): GatewayError | null {
+  if (typeof raw !== 'object' || raw === null) return null;
+  const err: BodyParserError = raw;
   switch (err.type) {
     case 'entity.parse.failed':
       return badRequest(`Malformed JSON body: ${withoutSourceExcerpt(err.message)}`, null, 'invalid_json');
@@ -29,7 +37,7 @@ function withoutSourceExcerpt(message: string | undefined): string {
 }
 
 export function restErrorHandler(logger: Logger): ErrorRequestHandler {
-  return (err, req, res, _next) => {
+  return (err: unknown, req, res, _next) => {
     let mapped = err instanceof GatewayError ? err : fromBodyParser(err);
     if (!mapped) {
       logger.error({ err, method: req.method, path: req.path }, 'unhandled error');

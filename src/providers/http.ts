@@ -6,6 +6,7 @@
  * credential value scrubbed out, since providers sometimes echo keys back.
  */
 import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { GatewayError } from '../errors';
 import type { ProviderContent } from './types';
 
@@ -88,7 +89,7 @@ export async function providerDownload(req: Omit<ProviderRequest, 'json' | 'body
   }
   const length = response.headers.get('content-length');
   return {
-    stream: Readable.fromWeb(response.body as import('node:stream/web').ReadableStream),
+    stream: Readable.fromWeb(response.body as WebReadableStream),
     bytes: length !== null && /^\d+$/.test(length) ? Number(length) : null,
     contentType: response.headers.get('content-type'),
   };

@@ -60,7 +60,7 @@ function fromIssue(issue: ZodIssue): GatewayError {
  * path. Services call this on entry, so both faces (and the admin CLI) share one set of rules.
  */
 export function parseInput<S extends ZodTypeAny>(schema: S, input: unknown): z.output<S> {
-  const result = schema.safeParse(input ?? {}, { errorMap: reasons });
+  const result: z.SafeParseReturnType<z.input<S>, z.output<S>> = schema.safeParse(input ?? {}, { errorMap: reasons });
   if (result.success) return result.data;
   throw fromIssue(result.error.issues[0]);
 }

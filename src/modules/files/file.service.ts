@@ -6,7 +6,7 @@ import type { Logger } from '../../logger';
 import type { FileStore } from '../../storage/file-store';
 import { isUuid, parseInput, type Input } from '../../validation/parse';
 import { assertValidDataset, createDatasetValidator, type DatasetReport } from './dataset-validator';
-import { FileRepository, isForeignKeyViolation, type GatewayFile } from './file.repository';
+import { isForeignKeyViolation, type FileRepository, type GatewayFile } from './file.repository';
 import { filePurpose, listFilesSchema, MAX_FILENAME_LENGTH, type FilePurpose, type ListFilesInput } from './file.schemas';
 
 export type { GatewayFile };
@@ -203,6 +203,6 @@ export function checkPurpose(purpose: unknown): FilePurpose {
 export function checkFilename(raw: string): string {
   const filename = raw.split(/[/\\]/).pop()?.trim() || 'file';
   if (filename.length > MAX_FILENAME_LENGTH) throw badRequest(`The filename must be at most ${MAX_FILENAME_LENGTH} characters`, 'file', 'invalid_filename');
-  if (/[\u0000-\u001f\u007f]/.test(filename)) throw badRequest('The filename must not contain control characters', 'file', 'invalid_filename');
+  if (/\p{Cc}/u.test(filename)) throw badRequest('The filename must not contain control characters', 'file', 'invalid_filename');
   return filename;
 }

@@ -35,7 +35,7 @@ export function failOnTruncation(stream: NodeJS.ReadableStream, maxBytes: number
 
 /** After a failure, read the rest of the file to nowhere so the request can finish and be answered. */
 export function drain(stream: NodeJS.ReadableStream | undefined): void {
-  const readable = stream as (NodeJS.ReadableStream & { destroyed?: boolean }) | undefined;
+  const readable: (NodeJS.ReadableStream & { destroyed?: boolean }) | undefined = stream;
   if (readable && !readable.destroyed) {
     readable.on('error', () => undefined);
     readable.resume();

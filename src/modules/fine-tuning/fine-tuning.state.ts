@@ -46,9 +46,12 @@ export const providerEventDraft = (e: ProviderEvent): EventDraft => ({
 /** Event data is the provider's JSON; anything else (absent, or not JSON) is stored as null. */
 function toJsonData(data: unknown): EventDraft['data'] {
   if (data === undefined || data === null) return null;
-  const json: EventDraft['data'] = JSON.parse(JSON.stringify(data));
-  return json !== null && typeof json === 'object' ? json : null;
+  const json: unknown = JSON.parse(JSON.stringify(data));
+  return isJsonData(json) ? json : null;
 }
+
+/** After a JSON round trip, an object or array is JSON through and through. */
+const isJsonData = (value: unknown): value is NonNullable<EventDraft['data']> => value !== null && typeof value === 'object';
 
 export const providerCheckpointDraft = (c: ProviderCheckpoint): CheckpointDraft => ({
   providerCheckpointId: c.id,

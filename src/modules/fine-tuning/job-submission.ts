@@ -95,12 +95,12 @@ export class JobSubmission {
 
   /** Whether the provider has processed the uploaded files (Azure); a file it rejected fails the job. */
   private async filesReady(scope: Scope, job: HostedJob, provider: ProviderClient, ids: (string | null)[]): Promise<boolean> {
-    const { fileState } = provider.hosting;
-    if (!fileState) return true;
+    const { hosting } = provider;
+    if (!hosting.fileState) return true;
     for (const id of ids) {
       if (id === null) continue;
       const file = await provider.getFile(id);
-      const state = fileState(file);
+      const state = hosting.fileState(file);
       if (state === 'pending') return false;
       if (state === 'failed') {
         const error = { code: 'invalid_training_file', message: `${provider.title} could not process file ${id}: ${file.statusDetails ?? file.status}`, param: null };

@@ -237,6 +237,9 @@ function withGatewayJobId({ metadata, gatewayJobId }: CreateJobInput): Record<st
 /** The object without its undefined fields. */
 function compact<T extends object>(o: T): Partial<T> {
   const out: Partial<T> = {};
-  for (const [key, value] of Object.entries(o)) if (value !== undefined) Object.assign(out, { [key]: value });
+  for (const key of Object.keys(o)) {
+    const value: unknown = Reflect.get(o, key);
+    if (value !== undefined) Object.assign(out, { [key]: value });
+  }
   return out;
 }

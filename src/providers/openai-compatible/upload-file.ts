@@ -74,8 +74,9 @@ async function* fileContent(input: UploadInput, report: { failure?: GatewayError
   let sent = 0;
   const expected = input.bytes ?? Infinity;
   try {
-    for await (const chunk of input.open()) {
-      const buf: Buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    // Node types a stream's chunks as `any`: they are Buffers, or strings from a stream with an encoding.
+    for await (const chunk of input.open() as AsyncIterable<Buffer | string>) {
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       sent += buf.length;
       if (sent > expected) throw mismatch(sent);
       yield buf;
