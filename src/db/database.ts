@@ -5,7 +5,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client';
-import { applyMigrations } from './migrations';
+import { migrate, type MigrateOptions, type MigrationOutcome, type RawQuery } from './migrations';
 
 export type { PrismaClient };
 
@@ -21,8 +21,8 @@ export interface DatabaseOptions {
 export interface Database {
   kind: 'postgres' | 'pglite';
   prisma: PrismaClient;
-  /** Applies pending migrations; returns the names applied now. */
-  migrate(log?: (message: string) => void): Promise<string[]>;
+  /** Applies pending migrations (the schema engine runs only when some may be pending). */
+  migrate(options?: MigrateOptions): Promise<MigrationOutcome>;
   close(): Promise<void>;
 }
 
@@ -37,13 +37,18 @@ function newClient(adapter: SqlMigrationAwareDriverAdapterFactory, onQuery?: (sq
   return client;
 }
 
+/** Raw SQL through the client, for the migrations check that runs before the engine would. */
+function rawQuery(prisma: PrismaClient): RawQuery {
+  return <Row>(sql: string) => prisma.$queryRawUnsafe<Row[]>(sql);
+}
+
 function openPostgres(url: string, options: DatabaseOptions): Database {
   const prisma = newClient(new PrismaPg({ connectionString: url }), options.onQuery);
   return {
     kind: 'postgres',
     prisma,
-    // The engine gets its own small pool, closed with the engine's work.
-    migrate: (log) => applyMigrations(new PrismaPg({ connectionString: url, max: 2 }), log),
+    // The engine gets its own small pool (it connects only if the engine runs), closed with the engine's work.
+    migrate: (migrateOptions) => migrate(new PrismaPg({ connectionString: url, max: 2 }), rawQuery(prisma), migrateOptions),
     close: () => prisma.$disconnect(),
   };
 }
@@ -58,7 +63,7 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
     return {
       kind: 'pglite',
       prisma,
-      migrate: (log) => applyMigrations(adapter, log),
+      migrate: (migrateOptions) => migrate(adapter, rawQuery(prisma), migrateOptions),
       close: async () => {
         await prisma.$disconnect();
         await pglite.close();
