@@ -14,8 +14,8 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-/** Hooks for tests and tools: statement counting. */
-export type GatewayOptions = Pick<DatabaseOptions, 'onQuery'>;
+/** Hooks for tests and tools: statement counting, an in-memory PGlite started from a dump. */
+export type GatewayOptions = Pick<DatabaseOptions, 'onQuery' | 'pgliteLoadDataDir'>;
 
 /** Start: config → database → migrations → first-run bootstrap → app → listen. */
 export async function startGateway(config: Config, logger: Logger, options: GatewayOptions = {}): Promise<RunningGateway> {

@@ -16,6 +16,12 @@ export interface DatabaseOptions {
   pgliteDir: string;
   /** Called with each SQL statement Prisma sends (statement counting in tests, debug logs). */
   onQuery?: (sql: string) => void;
+  /**
+   * A file holding a PGlite data directory (`PGlite.dumpDataDir()`) that an in-memory database starts
+   * from instead of an empty one: no initdb, and no migrations when the dump was migrated. Tests
+   * copy one pre-migrated database this way.
+   */
+  pgliteLoadDataDir?: string;
 }
 
 export interface Database {
@@ -55,9 +61,12 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
 
 async function openPglite(options: DatabaseOptions): Promise<Database> {
   const inMemory = options.pgliteDir.startsWith('memory://');
+  // PGlite refuses to load a dump over an existing database; a persistent directory may hold one.
+  if (options.pgliteLoadDataDir && !inMemory) throw new Error('pgliteLoadDataDir applies to in-memory databases (memory://) only');
   const releaseLock = inMemory ? () => {} : lockDataDir(options.pgliteDir);
   try {
-    const pglite = await PGlite.create(options.pgliteDir);
+    const loadDataDir = options.pgliteLoadDataDir ? new Blob([new Uint8Array(await fs.promises.readFile(options.pgliteLoadDataDir))]) : undefined;
+    const pglite = await PGlite.create(options.pgliteDir, { loadDataDir });
     const adapter = new PrismaPGlite(pglite);
     const prisma = newClient(adapter, options.onQuery);
     return {

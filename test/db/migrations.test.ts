@@ -33,7 +33,8 @@ describe('database start-up and migrations', () => {
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    // Migrations are what this file tests: it starts from an empty database, not the run's template.
+    database = await createTestDatabase({ migrated: false });
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-db-'));
     env = database.databaseUrl ? { DATABASE_URL: database.databaseUrl, DATA_DIR: dataDir } : { DATA_DIR: dataDir };
   });
@@ -119,7 +120,7 @@ describe('the migrations fast path', () => {
   };
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await createTestDatabase({ migrated: false });
     db = await openDatabase({ databaseUrl: database.databaseUrl, pgliteDir: database.pgliteDir });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-migrations-'));
   });
