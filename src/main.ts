@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { createApp } from './app';
 import { loadConfig, type Config } from './config';
-import { openDatabase } from './db/database';
+import { openDatabase, type DatabaseOptions } from './db/database';
 import { createLogger, type Logger } from './logger';
 import { JobMonitor } from './modules/fine-tuning/job-monitor';
 import { createServices, type Services } from './services';
@@ -14,12 +14,15 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
+/** Hooks for tests and tools: statement counting, an in-memory PGlite started from a dump. */
+export type GatewayOptions = Pick<DatabaseOptions, 'onQuery' | 'pgliteLoadDataDir'>;
+
 /** Start: config → database → migrations → first-run bootstrap → app → listen. */
-export async function startGateway(config: Config, logger: Logger, options: { onQuery?: (sql: string) => void } = {}): Promise<RunningGateway> {
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: config.pgliteDir, onQuery: options.onQuery });
+export async function startGateway(config: Config, logger: Logger, options: GatewayOptions = {}): Promise<RunningGateway> {
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: config.pgliteDir, ...options });
   try {
-    const applied = await db.migrate();
-    logger.info({ database: db.kind, applied }, applied.length ? 'migrations applied' : 'database schema is current');
+    const { applied, engineRan } = await db.migrate();
+    logger.info({ database: db.kind, applied, schemaEngine: engineRan }, applied.length ? 'migrations applied' : 'database schema is current');
     const services = createServices(db, config, logger);
     await bootstrap(services, config, logger);
     const gateway = await createApp(config, services, logger);

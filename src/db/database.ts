@@ -5,7 +5,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client';
-import { applyMigrations } from './migrations';
+import { migrate, type MigrateOptions, type MigrationOutcome, type RawQuery } from './migrations';
 
 export type { PrismaClient };
 
@@ -16,13 +16,19 @@ export interface DatabaseOptions {
   pgliteDir: string;
   /** Called with each SQL statement Prisma sends (statement counting in tests, debug logs). */
   onQuery?: (sql: string) => void;
+  /**
+   * A file holding a PGlite data directory (`PGlite.dumpDataDir()`) that an in-memory database starts
+   * from instead of an empty one: no initdb, and no migrations when the dump was migrated. Tests
+   * copy one pre-migrated database this way.
+   */
+  pgliteLoadDataDir?: string;
 }
 
 export interface Database {
   kind: 'postgres' | 'pglite';
   prisma: PrismaClient;
-  /** Applies pending migrations; returns the names applied now. */
-  migrate(log?: (message: string) => void): Promise<string[]>;
+  /** Applies pending migrations (the schema engine runs only when some may be pending). */
+  migrate(options?: MigrateOptions): Promise<MigrationOutcome>;
   close(): Promise<void>;
 }
 
@@ -37,28 +43,36 @@ function newClient(adapter: SqlMigrationAwareDriverAdapterFactory, onQuery?: (sq
   return client;
 }
 
+/** Raw SQL through the client, for the migrations check that runs before the engine would. */
+function rawQuery(prisma: PrismaClient): RawQuery {
+  return <Row>(sql: string) => prisma.$queryRawUnsafe<Row[]>(sql);
+}
+
 function openPostgres(url: string, options: DatabaseOptions): Database {
   const prisma = newClient(new PrismaPg({ connectionString: url }), options.onQuery);
   return {
     kind: 'postgres',
     prisma,
-    // The engine gets its own small pool, closed with the engine's work.
-    migrate: (log) => applyMigrations(new PrismaPg({ connectionString: url, max: 2 }), log),
+    // The engine gets its own small pool (it connects only if the engine runs), closed with the engine's work.
+    migrate: (migrateOptions) => migrate(new PrismaPg({ connectionString: url, max: 2 }), rawQuery(prisma), migrateOptions),
     close: () => prisma.$disconnect(),
   };
 }
 
 async function openPglite(options: DatabaseOptions): Promise<Database> {
   const inMemory = options.pgliteDir.startsWith('memory://');
+  // PGlite refuses to load a dump over an existing database; a persistent directory may hold one.
+  if (options.pgliteLoadDataDir && !inMemory) throw new Error('pgliteLoadDataDir applies to in-memory databases (memory://) only');
   const releaseLock = inMemory ? () => {} : lockDataDir(options.pgliteDir);
   try {
-    const pglite = await PGlite.create(options.pgliteDir);
+    const loadDataDir = options.pgliteLoadDataDir ? new Blob([new Uint8Array(await fs.promises.readFile(options.pgliteLoadDataDir))]) : undefined;
+    const pglite = await PGlite.create(options.pgliteDir, { loadDataDir });
     const adapter = new PrismaPGlite(pglite);
     const prisma = newClient(adapter, options.onQuery);
     return {
       kind: 'pglite',
       prisma,
-      migrate: (log) => applyMigrations(adapter, log),
+      migrate: (migrateOptions) => migrate(adapter, rawQuery(prisma), migrateOptions),
       close: async () => {
         await prisma.$disconnect();
         await pglite.close();

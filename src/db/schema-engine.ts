@@ -1,6 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { bindMigrationAwareSqlAdapterFactory, type SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import {
+  bindMigrationAwareSqlAdapterFactory,
+  type SqlDriverAdapter,
+  type SqlMigrationAwareDriverAdapterFactory,
+} from '@prisma/driver-adapter-utils';
 import type * as EngineModule from '@prisma/schema-engine-wasm/schema_engine_bg';
 
 /**
@@ -39,6 +43,8 @@ export interface EngineHandle {
   engine: SchemaEngine;
   /** Turns an engine error into one that says what the database said. */
   explain: (err: unknown) => Error;
+  /** Frees the engine and closes the connections it opened. */
+  close: () => Promise<void>;
 }
 
 export async function openSchemaEngine(
@@ -47,10 +53,42 @@ export async function openSchemaEngine(
   log: (message: string) => void = () => {},
 ): Promise<EngineHandle> {
   const bg = await loadEngine();
-  const bound = bindMigrationAwareSqlAdapterFactory(adapterFactory);
+  const connections = trackConnections(adapterFactory);
+  const bound = bindMigrationAwareSqlAdapterFactory(connections.factory);
   const datamodel = fs.readFileSync(schemaPath, 'utf8');
   const engine = await bg.SchemaEngine.new({ datamodels: [[schemaPath, datamodel]] }, log, bound);
-  return { engine, explain: (err) => explainEngineError(err, bound.errorRegistry) };
+  return {
+    engine,
+    explain: (err) => explainEngineError(err, bound.errorRegistry),
+    close: async () => {
+      engine.free();
+      await connections.disposeAll();
+    },
+  };
+}
+
+/**
+ * The engine never disposes of the adapters it connects: on Postgres each holds a pool whose idle
+ * connections would outlive the migration (keeping the process alive, and the database busy for a
+ * `CREATE DATABASE … TEMPLATE` or a rename). Recording them lets `close` end them.
+ */
+function trackConnections(factory: SqlMigrationAwareDriverAdapterFactory) {
+  const opened: SqlDriverAdapter[] = [];
+  const track = async (connecting: Promise<SqlDriverAdapter>) => {
+    const adapter = await connecting;
+    opened.push(adapter);
+    return adapter;
+  };
+  const tracked: SqlMigrationAwareDriverAdapterFactory = {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: () => track(factory.connect()),
+    connectToShadowDb: () => track(factory.connectToShadowDb()),
+  };
+  const disposeAll = async () => {
+    await Promise.all(opened.splice(0).map((adapter) => adapter.dispose()));
+  };
+  return { factory: tracked, disposeAll };
 }
 
 /** Engine errors say `External error id#N`; the JS error behind N sits in the bound adapter's registry. */

@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { openDatabase } from '../../src/db/database';
-import { migrationsDir, projectRoot } from '../../src/db/migrations';
+import { openDatabase, type Database } from '../../src/db/database';
+import { isEveryMigrationRecorded, migrationChecksum, migrationsDir, projectRoot, readMigrations, type RecordedMigration } from '../../src/db/migrations';
 import { api, startTestGateway } from '../support/gateway';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
@@ -33,7 +33,8 @@ describe('database start-up and migrations', () => {
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    // Migrations are what this file tests: it starts from an empty database, not the run's template.
+    database = await createTestDatabase({ migrated: false });
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-db-'));
     env = database.databaseUrl ? { DATABASE_URL: database.databaseUrl, DATA_DIR: dataDir } : { DATA_DIR: dataDir };
   });
@@ -50,7 +51,8 @@ describe('database start-up and migrations', () => {
 
     const db = await openDatabase({ databaseUrl: database.databaseUrl, pgliteDir: path.join(dataDir, 'pglite') });
     try {
-      expect(await db.migrate()).toEqual([]);
+      // Every migration is recorded unchanged: the schema engine is not even loaded.
+      expect(await db.migrate()).toEqual({ applied: [], engineRan: false });
       const rows = await db.prisma.$queryRawUnsafe<Array<{ migration_name: string; finished_at: Date | null; rolled_back_at: Date | null; applied_steps_count: number }>>(
         'SELECT migration_name, finished_at, rolled_back_at, applied_steps_count FROM _prisma_migrations ORDER BY migration_name',
       );
@@ -102,5 +104,91 @@ describe('database start-up and migrations', () => {
     } finally {
       await gw.gateway.stop();
     }
+  });
+});
+
+describe('the migrations fast path', () => {
+  let database: TestDatabase;
+  let db: Database;
+  let dir: string;
+
+  /** A copy of prisma/migrations this test may change. */
+  const editableMigrations = () => {
+    const copy = path.join(dir, `migrations-${Math.random().toString(36).slice(2)}`);
+    fs.cpSync(migrationsDir(), copy, { recursive: true });
+    return copy;
+  };
+
+  beforeAll(async () => {
+    database = await createTestDatabase({ migrated: false });
+    db = await openDatabase({ databaseUrl: database.databaseUrl, pgliteDir: database.pgliteDir });
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-migrations-'));
+  });
+  afterAll(async () => {
+    await db.close();
+    await database.drop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs the engine while there is no migrations table, and skips it once every migration is recorded', async () => {
+    expect(await db.migrate()).toEqual({ applied: migrationNames(), engineRan: true });
+    expect(await db.migrate()).toEqual({ applied: [], engineRan: false });
+  });
+
+  it('hands a new migration to the engine, which applies it', async () => {
+    const migrations = editableMigrations();
+    const name = '29991231000000_fast_path_probe';
+    fs.mkdirSync(path.join(migrations, name));
+    fs.writeFileSync(path.join(migrations, name, 'migration.sql'), 'CREATE TABLE "fast_path_probe" ("id" INTEGER PRIMARY KEY);\n');
+
+    expect(await db.migrate({ migrationsDir: migrations })).toEqual({ applied: [name], engineRan: true });
+    expect(await db.prisma.$queryRawUnsafe('SELECT count(*)::int AS n FROM fast_path_probe')).toEqual([{ n: 0 }]);
+    expect(await db.migrate({ migrationsDir: migrations })).toEqual({ applied: [], engineRan: false });
+  });
+
+  it('hands an edited migration to the engine', async () => {
+    const migrations = editableMigrations();
+    const [first] = migrationNames();
+    fs.appendFileSync(path.join(migrations, first, 'migration.sql'), '\n-- edited after it was applied\n');
+
+    // Deploying does not re-run an applied migration; what matters is that the engine, not the shortcut, decided.
+    expect(await db.migrate({ migrationsDir: migrations })).toEqual({ applied: [], engineRan: true });
+  });
+
+  it('records the checksum format it compares: SHA-256 of migration.sql, as 64 hex digits', async () => {
+    const rows = await db.prisma.$queryRawUnsafe<Array<{ migration_name: string; checksum: string }>>(
+      'SELECT migration_name, checksum FROM _prisma_migrations ORDER BY migration_name',
+    );
+    for (const name of migrationNames()) {
+      const script = fs.readFileSync(path.join(migrationsDir(), name, 'migration.sql'), 'utf8');
+      expect(rows.find((row) => row.migration_name === name)?.checksum).toBe(migrationChecksum(script));
+    }
+    expect(migrationChecksum('')).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+  });
+});
+
+describe('isEveryMigrationRecorded', () => {
+  const migrations = readMigrations();
+  const applied = (): RecordedMigration[] =>
+    migrations.migrationDirectories.map((dir) => ({
+      name: dir.path,
+      checksum: dir.migrationFile.content.tag === 'ok' ? migrationChecksum(dir.migrationFile.content.value) : '',
+      finished: true,
+      rolledBack: false,
+    }));
+
+  it('is true only when every migration is recorded, finished and unchanged', () => {
+    expect(isEveryMigrationRecorded(migrations, applied())).toBe(true);
+  });
+
+  it.each<[string, (rows: RecordedMigration[]) => RecordedMigration[] | null]>([
+    ['there is no migrations table', () => null],
+    ['a migration is not recorded', (rows) => rows.slice(1)],
+    ['the database knows a migration this checkout does not', (rows) => [...rows, { ...rows[0], name: '29991231000000_elsewhere' }]],
+    ['a script changed since it was applied', (rows) => [{ ...rows[0], checksum: migrationChecksum('changed') }, ...rows.slice(1)]],
+    ['a migration failed (never finished)', (rows) => [{ ...rows[0], finished: false }, ...rows.slice(1)]],
+    ['a migration was rolled back', (rows) => [{ ...rows[0], rolledBack: true }, ...rows.slice(1)]],
+  ])('is false when %s', (_case, change) => {
+    expect(isEveryMigrationRecorded(migrations, change(applied()))).toBe(false);
   });
 });

@@ -54,7 +54,7 @@ export async function startHostedGateway(options: {
   });
   config.pgliteDir = options.database.pgliteDir;
   const logger = createLogger(config.logLevel, { write: (line: string) => void logs.push(line) });
-  const gateway = await startGateway(config, logger, { onQuery: options.onQuery });
+  const gateway = await startGateway(config, logger, { onQuery: options.onQuery, pgliteLoadDataDir: options.database.pgliteLoadDataDir });
   return { url: gateway.url, key: options.key, gateway, database: options.database, logs, stop: () => gateway.stop() };
 }
 

@@ -1,330 +1,248 @@
+/**
+ * Multipart uploads through the real path: HTTP `POST /v1/files` on a running gateway, the real
+ * receiveMultipartUpload, FileService.stage/commit and the local file store. Every refusal leaves
+ * the database and the store exactly as they were.
+ */
 import { createHash } from 'node:crypto';
-import { EventEmitter, once } from 'node:events';
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { badRequest, errorBody, GatewayError } from '../../src/errors';
-import { restPath } from '../../src/http/case';
-import { receiveMultipartUpload } from '../../src/http/multipart';
-import {
-  assertValidDataset,
-  createDatasetValidator,
-  type DatasetReport,
-} from '../../src/modules/files/dataset-validator';
-import { LocalFileStore } from '../../src/storage/local-file-store';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { MAX_FILENAME_LENGTH } from '../../src/modules/files/file.schemas';
+import type { StagedFile } from '../../src/modules/files/file.service';
+import { BOUNDARY, dataset, example, fieldPart, filePart, postMultipart, recordedKeys, storedNames, tempDataDir, waitFor } from '../files/helpers';
+import { startTestGateway, type TestGateway } from '../support/gateway';
 
 const MAX_FILE_BYTES = 64 * 1024;
 
-interface StoredUpload {
-  key: string;
-  filename: string;
-  mimeType: string;
-  bytes: number;
-  sha256: string;
-  report: DatasetReport;
+let gw: TestGateway;
+let data: { dir: string; remove(): Promise<void> };
+
+beforeAll(async () => {
+  data = await tempDataDir('gw-multipart-');
+  gw = await startTestGateway({ DATA_DIR: data.dir, GATEWAY_UPLOAD_LIMIT_BYTES: String(MAX_FILE_BYTES) });
+});
+afterAll(async () => {
+  await gw.stop();
+  await data.remove();
+});
+afterEach(() => jest.restoreAllMocks());
+
+const sha256 = (content: string | Buffer) => createHash('sha256').update(content).digest('hex');
+
+/** The file rows and what the store holds (stored objects and temporary files). */
+async function storeAndDatabase() {
+  return { recorded: await recordedKeys(gw), stored: await storedNames(data.dir) };
 }
 
-/** How each request ended, for tests whose client cannot read a response (it hung up). */
-type Outcome = { ok: true } | { ok: false; error: unknown };
-
-/**
- * A miniature POST /v1/files: streams the file into the store and the dataset validator at once,
- * then, with `purpose` in hand, keeps the file or deletes it.
- */
-class UploadServer {
-  readonly outcomes = new EventEmitter();
-  private readonly server: Server;
-  private seq = 0;
-
-  constructor(private readonly store: LocalFileStore) {
-    this.server = createServer((req, res) => {
-      this.handle(req, res).then(
-        () => this.outcomes.emit('settled', { ok: true } satisfies Outcome),
-        (error: unknown) => {
-          respondWithError(res, error);
-          this.outcomes.emit('settled', { ok: false, error } satisfies Outcome);
-        },
-      );
-    });
-  }
-
-  async listen(): Promise<string> {
-    this.server.listen(0, '127.0.0.1');
-    await once(this.server, 'listening');
-    return `http://127.0.0.1:${this.port}`;
-  }
-
-  get port(): number {
-    return (this.server.address() as AddressInfo).port;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const { fields, file } = await receiveMultipartUpload(req, {
-      maxFileBytes: MAX_FILE_BYTES,
-      allowedFields: ['purpose'],
-      onFile: async ({ filename, mimeType, stream }): Promise<StoredUpload> => {
-        const key = `file-${++this.seq}`;
-        const validator = createDatasetValidator({ minExamples: 2 });
-        stream.on('data', (chunk: Buffer) => validator.write(chunk));
-        const stored = await this.store.put(key, stream, { maxBytes: MAX_FILE_BYTES });
-        return { key, filename, mimeType, ...stored, report: validator.finish() };
-      },
-      onDiscard: (stored) => this.store.delete(stored.key),
-    });
-    try {
-      if (fields.purpose !== 'fine-tune' && fields.purpose !== 'batch') {
-        throw badRequest("'purpose' must be 'fine-tune' or 'batch'", 'purpose');
-      }
-      if (fields.purpose === 'fine-tune') assertValidDataset(file.report);
-    } catch (err) {
-      await this.store.delete(file.key);
-      throw err;
-    }
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ fields, file }));
-  }
+/** Runs `refuse`, which must leave no row, no stored object and no temporary file behind. */
+async function expectNothingKept(refuse: () => Promise<void>): Promise<void> {
+  const before = await storeAndDatabase();
+  expect(before.stored).toEqual(before.recorded);
+  await refuse();
+  expect(await storeAndDatabase()).toEqual(before);
 }
 
-function respondWithError(res: ServerResponse, error: unknown): void {
-  const err = error instanceof GatewayError ? error : new GatewayError('internal', String(error));
-  res.statusCode = err.status;
-  res.setHeader('content-type', 'application/json');
-  res.end(JSON.stringify(errorBody(err, restPath)));
+function expectError(res: { status: number; body: any }, status: number, expected: { param?: string | null; code?: string | null; message?: string | RegExp } = {}) {
+  expect(res.status).toBe(status);
+  expect(Object.keys(res.body.error)).toEqual(['message', 'type', 'param', 'code']);
+  if (expected.param !== undefined) expect(res.body.error.param).toBe(expected.param);
+  if (expected.code !== undefined) expect(res.body.error.code).toBe(expected.code);
+  if (expected.message !== undefined) expect(res.body.error.message).toMatch(expected.message);
 }
 
-const example = (n: number) =>
-  JSON.stringify({
-    messages: [
-      { role: 'user', content: `Q${n} — ✓` },
-      { role: 'assistant', content: `A${n}` },
-    ],
-  });
-const DATASET = [1, 2, 3].map(example).join('\n') + '\n';
-
-const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
-
-const jsonlFile = (content: string | Buffer, name = 'train.jsonl') =>
-  new File([typeof content === 'string' ? content : new Uint8Array(content)], name, { type: 'application/jsonl' });
-
-function form(...parts: Array<[string, string | File]>): FormData {
+/** An upload built by fetch's own FormData encoder, as browsers and SDKs send it. */
+async function postForm(...parts: Array<[string, string | File]>) {
   const body = new FormData();
   for (const [name, value] of parts) body.append(name, value);
-  return body;
+  const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key }, body });
+  return { status: res.status, body: (await res.json()) as any };
 }
 
-describe('receiveMultipartUpload', () => {
-  let base: string;
-  let root: string;
-  let server: UploadServer;
-  let url: string;
+const jsonl = (content: string | Buffer, name = 'train.jsonl') =>
+  new File([typeof content === 'string' ? content : new Uint8Array(content)], name, { type: 'application/jsonl' });
 
-  const storedNames = () => readdir(root);
+async function download(id: string): Promise<Buffer> {
+  const res = await fetch(`${gw.url}/v1/files/${id}/content`, { headers: { 'x-gateway-api-key': gw.key } });
+  expect(res.status).toBe(200);
+  return Buffer.from(await res.arrayBuffer());
+}
 
-  async function waitFor(condition: () => Promise<boolean>, what: string): Promise<void> {
-    const deadline = Date.now() + 5000;
-    while (!(await condition())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+describe('accepted uploads', () => {
+  it('stores the file with purpose first, recording its size and hash', async () => {
+    const content = dataset(10);
+    const res = await postForm(['purpose', 'fine-tune'], ['file', jsonl(content, 'données ✓.jsonl')]);
+
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ object: 'file', filename: 'données ✓.jsonl', purpose: 'fine-tune', bytes: Buffer.byteLength(content) });
+    const row = await gw.gateway.services.db.prisma.file.findUniqueOrThrow({ where: { id: res.body.id } });
+    expect(row).toMatchObject({ sha256: sha256(content), bytes: BigInt(Buffer.byteLength(content)) });
+    expect((await download(res.body.id)).toString()).toBe(content);
+    expect(await storedNames(data.dir)).toEqual(await recordedKeys(gw));
+  });
+
+  it('stores the file when purpose comes after it', async () => {
+    const content = dataset(10);
+    const res = await postMultipart(gw, '/v1/files', [filePart(content), fieldPart('purpose', 'fine-tune')]);
+
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ purpose: 'fine-tune', bytes: Buffer.byteLength(content) });
+    expect((await download(res.body.id)).toString()).toBe(content);
+  });
+
+  it('accepts a file of exactly the size limit', async () => {
+    const exact = Buffer.alloc(MAX_FILE_BYTES, 'a');
+    const res = await postMultipart(gw, '/v1/files', [filePart(exact, 'exact.bin'), fieldPart('purpose', 'batch')]);
+
+    expect(res.status).toBe(200);
+    expect(res.body.bytes).toBe(MAX_FILE_BYTES);
+    expect((await download(res.body.id)).equals(exact)).toBe(true);
+  });
+
+  it.each<[string, string, string]>([
+    ['keeps only the base name of a Windows path', 'C:\\data\\sets\\named.jsonl', 'named.jsonl'],
+    ['keeps only the base name of a Unix path', '../../etc/named.jsonl', 'named.jsonl'],
+    ['names a file whose name is only a directory "file"', 'folder/', 'file'],
+    ['trims surrounding spaces', '  spaced.jsonl  ', 'spaced.jsonl'],
+    ['keeps a name of exactly the maximum length', 'n'.repeat(MAX_FILENAME_LENGTH), 'n'.repeat(MAX_FILENAME_LENGTH)],
+  ])('%s', async (_case, sent, kept) => {
+    const res = await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'batch'), filePart('{}\n', sent)]);
+
+    expect(res.status).toBe(200);
+    expect(res.body.filename).toBe(kept);
+  });
+});
+
+describe('refused uploads keep nothing', () => {
+  it.each<[string, Buffer[], number, { param?: string | null; code?: string | null; message?: string | RegExp }]>([
+    ['a missing purpose', [filePart(dataset(10))], 400, { param: 'purpose', message: /purpose is required/ }],
+    ['an unknown purpose, after the file', [filePart(dataset(10)), fieldPart('purpose', 'fine_tune')], 400, { param: 'purpose' }],
+    ['a missing file part', [fieldPart('purpose', 'batch')], 400, { param: 'file', message: /'file' is required/ }],
+    ['a text field in place of the file', [fieldPart('file', 'just text'), fieldPart('purpose', 'batch')], 400, { param: 'file' }],
+    [
+      'a second file, discarding the first',
+      [filePart('{}\n', 'one.jsonl'), filePart('{}\n', 'two.jsonl'), fieldPart('purpose', 'batch')],
+      400,
+      { param: 'file', message: 'Only one file may be uploaded per request' },
+    ],
+    [
+      'an unknown field after the file, naming it',
+      [filePart('{}\n'), fieldPart('purpose', 'batch'), fieldPart('colour', 'blue')],
+      400,
+      { param: 'colour', message: "Unknown field 'colour'" },
+    ],
+    ['a repeated field', [fieldPart('purpose', 'batch'), fieldPart('purpose', 'fine-tune'), filePart('{}\n')], 400, { param: 'purpose' }],
+    ['a field value over 16 KiB', [filePart('{}\n'), fieldPart('purpose', 'b'.repeat(17 * 1024))], 400, { param: 'purpose', message: /too long/ }],
+    ['a file field under another name', [fieldPart('purpose', 'batch'), filePart('{}\n', 'x.jsonl', 'upload')], 400, { param: 'upload' }],
+    ['an empty file', [fieldPart('purpose', 'batch'), filePart('')], 400, { param: 'file', code: 'empty_file' }],
+    ['a filename with a control character', [fieldPart('purpose', 'batch'), filePart('{}\n', 'tab\there.jsonl')], 400, { param: 'file', code: 'invalid_filename' }],
+    ['a part header the parser cannot read', [fieldPart('purpose', 'batch'), filePart('{}\n', 'bad\u0001name.jsonl')], 400, { message: /Malformed part header/ }],
+    // busboy reads a part whose filename is empty as a text field.
+    ['a file part with an empty filename', [fieldPart('purpose', 'batch'), filePart('{}\n', '')], 400, { param: 'file', message: /must be a file/ }],
+    [
+      'a filename over the maximum length',
+      [fieldPart('purpose', 'batch'), filePart('{}\n', 'n'.repeat(MAX_FILENAME_LENGTH + 1))],
+      400,
+      { code: 'invalid_filename' },
+    ],
+    [
+      'an invalid fine-tune dataset, naming the lines',
+      [filePart([example(1), '{"messages": [{"role": "bot", "content": "x"}]}', '', 'nope'].join('\n')), fieldPart('purpose', 'fine-tune')],
+      400,
+      { param: 'file', code: 'invalid_dataset', message: /line 2: .*"bot".*line 4: invalid JSON/ },
+    ],
+    [
+      'a file over the size limit, purpose first (413 reaches the client because the rest is drained)',
+      [fieldPart('purpose', 'batch'), filePart(Buffer.alloc(MAX_FILE_BYTES * 16, 'x'))],
+      413,
+      { param: 'file', code: 'file_too_large', message: 'File exceeds the maximum size of 65536 bytes' },
+    ],
+    ['a file one byte over the size limit, purpose last', [filePart(Buffer.alloc(MAX_FILE_BYTES + 1, 'x')), fieldPart('purpose', 'batch')], 413, { code: 'file_too_large' }],
+    ['a workspace_id field naming no workspace, after the file', [filePart('{}\n'), fieldPart('purpose', 'batch'), fieldPart('workspace_id', 'nowhere')], 404, {}],
+  ])('%s', async (_case, parts, status, expected) => {
+    await expectNothingKept(async () => expectError(await postMultipart(gw, '/v1/files', parts), status, expected));
+  });
+
+  it('a body that is not multipart: 415', async () => {
+    await expectNothingKept(async () => {
+      const res = await fetch(`${gw.url}/v1/files`, {
+        method: 'POST',
+        headers: { 'x-gateway-api-key': gw.key, 'content-type': 'application/json' },
+        body: JSON.stringify({ purpose: 'batch' }),
+      });
+      expectError({ status: res.status, body: await res.json() }, 415);
+    });
+  });
+
+  it('a multipart content type without a boundary: 400', async () => {
+    await expectNothingKept(async () => {
+      const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key, 'content-type': 'multipart/form-data' }, body: 'whatever' });
+      expectError({ status: res.status, body: await res.json() }, 400, { message: /Malformed multipart/ });
+    });
+  });
+
+  it('a complete request whose body stops mid-file, without its closing boundary: 400', async () => {
+    const truncated = filePart(Buffer.alloc(20_000, 'x'));
+    await expectNothingKept(async () => {
+      const res = await fetch(`${gw.url}/v1/files`, {
+        method: 'POST',
+        headers: { 'x-gateway-api-key': gw.key, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+        body: Buffer.concat([fieldPart('purpose', 'batch'), truncated.subarray(0, truncated.length - 5_000)]),
+      });
+      expectError({ status: res.status, body: await res.json() }, 400);
+    });
+  });
+});
+
+describe('when the client hangs up mid-upload', () => {
+  const port = () => Number(new URL(gw.url).port);
+
+  /** Sends the request head and the first `sent` bytes of `body`, then waits for `ready` and drops the connection. */
+  async function hangUpAfter(body: Buffer, sent: number, ready: () => Promise<boolean>): Promise<void> {
+    const socket = connect(port(), '127.0.0.1');
+    socket.on('error', () => undefined);
+    await once(socket, 'connect');
+    socket.write(
+      `POST /v1/files HTTP/1.1\r\nHost: 127.0.0.1\r\nx-gateway-api-key: ${gw.key}\r\n` +
+        `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
+    socket.write(body.subarray(0, sent));
+    await waitFor(ready, 'the upload to reach the store');
+    socket.destroy();
   }
 
-  async function post(body: FormData | string, headers: Record<string, string> = {}) {
-    const res = await fetch(`${url}/v1/files`, { method: 'POST', body, headers });
-    return { status: res.status, body: (await res.json()) as Record<string, any> };
-  }
+  it('mid-file: staging fails as aborted and its temporary file is removed', async () => {
+    const files = gw.gateway.services.files;
+    const stage = jest.spyOn(files, 'stage');
+    const commit = jest.spyOn(files, 'commit');
+    const body = Buffer.concat([fieldPart('purpose', 'batch'), filePart(Buffer.alloc(40_000, 'd'), 'big.jsonl'), Buffer.from(`--${BOUNDARY}--\r\n`)]);
 
-  beforeAll(async () => {
-    base = await mkdtemp(join(tmpdir(), 'multipart-'));
-    root = join(base, 'files');
-    server = new UploadServer(new LocalFileStore(root));
-    url = await server.listen();
-  });
-
-  afterAll(async () => {
-    await server.close();
-    await rm(base, { recursive: true, force: true });
-  });
-
-  beforeEach(async () => {
-    await rm(root, { recursive: true, force: true });
-    await mkdir(root, { recursive: true });
-  });
-
-  it('stores the file and returns the fields (purpose first)', async () => {
-    const { status, body } = await post(form(['purpose', 'fine-tune'], ['file', jsonlFile(DATASET, 'données.jsonl')]));
-
-    expect(status).toBe(200);
-    expect(body.fields).toEqual({ purpose: 'fine-tune' });
-    expect(body.file).toMatchObject({
-      filename: 'données.jsonl',
-      mimeType: 'application/jsonl',
-      bytes: Buffer.byteLength(DATASET),
-      sha256: sha256(DATASET),
-      report: { examples: 3, errors: [] },
+    await expectNothingKept(async () => {
+      await hangUpAfter(body, body.length / 2, async () => (await storedNames(data.dir)).some((name) => name.endsWith('.tmp')));
+      // stage() settles only after the store has removed its temporary file.
+      await expect(stage.mock.results[0].value).rejects.toMatchObject({ code: 'upload_aborted' });
     });
-    expect(await readFile(join(root, body.file.key), 'utf8')).toBe(DATASET);
+    expect(stage).toHaveBeenCalledTimes(1);
+    expect(commit).not.toHaveBeenCalled();
   });
 
-  it('accepts the file before purpose', async () => {
-    const { status, body } = await post(form(['file', jsonlFile(DATASET)], ['purpose', 'fine-tune']));
+  it('after the file, while a field is still arriving: the stored file is discarded', async () => {
+    const files = gw.gateway.services.files;
+    const discard = jest.spyOn(files, 'discard');
+    const commit = jest.spyOn(files, 'commit');
+    const head = Buffer.concat([filePart(dataset(10)), Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nfine`)]);
+    const body = Buffer.concat([head, Buffer.from(`-tune\r\n--${BOUNDARY}--\r\n`)]);
+    const unrecorded = async () => {
+      const { recorded, stored } = await storeAndDatabase();
+      return stored.filter((name) => !name.startsWith('.') && !recorded.includes(name));
+    };
 
-    expect(status).toBe(200);
-    expect(body.fields).toEqual({ purpose: 'fine-tune' });
-    expect(await storedNames()).toEqual([body.file.key]);
-  });
-
-  it('accepts a file of exactly maxFileBytes', async () => {
-    const exact = jsonlFile(Buffer.alloc(MAX_FILE_BYTES, 'a'));
-    const { status, body } = await post(form(['file', exact], ['purpose', 'batch']));
-
-    expect(status).toBe(200);
-    expect(body.file.bytes).toBe(MAX_FILE_BYTES);
-  });
-
-  it('lets the caller refuse an invalid dataset after the fact, leaving nothing stored', async () => {
-    const bad = [example(1), '{"messages": [{"role": "bot", "content": "x"}]}', '', 'nope'].join('\n');
-
-    const { status, body } = await post(form(['file', jsonlFile(bad)], ['purpose', 'fine-tune']));
-
-    expect(status).toBe(400);
-    expect(body.error).toMatchObject({
-      message: 'Invalid fine-tune dataset: line 2: message 1 has invalid role "bot"; line 4: invalid JSON',
-      param: 'file',
-      code: 'invalid_dataset',
+    await expectNothingKept(async () => {
+      // The file part is complete (renamed into place in the store); purpose is cut off.
+      await hangUpAfter(body, head.length, async () => (await unrecorded()).length > 0);
+      await waitFor(async () => discard.mock.calls.length > 0, 'the upload to be discarded');
+      await discard.mock.results[0].value;
     });
-    expect(await storedNames()).toEqual([]);
-  });
-
-  it('refuses a file over maxFileBytes with 413 and leaves no file behind', async () => {
-    // Far more than socket buffers hold: the 413 reaches the client only because the rest is drained.
-    const big = Buffer.alloc(MAX_FILE_BYTES * 16, 'x');
-
-    const { status, body } = await post(form(['file', jsonlFile(big)], ['purpose', 'batch']));
-
-    expect(status).toBe(413);
-    expect(body.error).toMatchObject({ param: 'file', message: 'File exceeds the maximum size of 65536 bytes' });
-    expect(await storedNames()).toEqual([]);
-  });
-
-  it('refuses a non-multipart body with 415', async () => {
-    const { status, body } = await post(JSON.stringify({ purpose: 'batch' }), { 'content-type': 'application/json' });
-
-    expect(status).toBe(415);
-    expect(body.error.type).toBe('invalid_request_error');
-  });
-
-  it('refuses a multipart content type without a boundary', async () => {
-    const { status } = await post('whatever', { 'content-type': 'multipart/form-data' });
-
-    expect(status).toBe(400);
-  });
-
-  it('requires a file part', async () => {
-    const { status, body } = await post(form(['purpose', 'batch']));
-
-    expect(status).toBe(400);
-    expect(body.error).toMatchObject({ param: 'file' });
-    expect(body.error.message).toContain('file');
-  });
-
-  it('refuses a text field in place of the file', async () => {
-    const { status, body } = await post(form(['file', 'just text'], ['purpose', 'batch']));
-
-    expect(status).toBe(400);
-    expect(body.error.param).toBe('file');
-  });
-
-  it('refuses a second file and discards the first', async () => {
-    const { status, body } = await post(
-      form(['file', jsonlFile(DATASET)], ['file', jsonlFile(DATASET, 'again.jsonl')], ['purpose', 'batch']),
-    );
-
-    expect(status).toBe(400);
-    expect(body.error).toMatchObject({ param: 'file', message: 'Only one file may be uploaded per request' });
-    expect(await storedNames()).toEqual([]);
-  });
-
-  it('refuses an unknown field, naming it, and discards a file already stored', async () => {
-    const { status, body } = await post(form(['file', jsonlFile(DATASET)], ['purpose', 'batch'], ['colour', 'blue']));
-
-    expect(status).toBe(400);
-    expect(body.error).toMatchObject({ param: 'colour', message: "Unknown field 'colour'" });
-    expect(await storedNames()).toEqual([]);
-  });
-
-  it('refuses a repeated field', async () => {
-    const { status, body } = await post(
-      form(['purpose', 'batch'], ['purpose', 'fine-tune'], ['file', jsonlFile(DATASET)]),
-    );
-
-    expect(status).toBe(400);
-    expect(body.error.param).toBe('purpose');
-  });
-
-  describe('when the client hangs up mid-upload', () => {
-    const boundary = 'test-boundary-7MA4YWxkTrZu0gW';
-    const part = (headers: string) => Buffer.from(`--${boundary}\r\n${headers}\r\n\r\n`);
-
-    /** Sends the request head and `sent` bytes of `body`, waits for `ready`, then drops the connection. */
-    async function hangUpAfter(body: Buffer, sent: number, ready: () => Promise<boolean>): Promise<Outcome> {
-      const settled = once(server.outcomes, 'settled') as Promise<[Outcome]>;
-      const socket = connect(server.port, '127.0.0.1');
-      socket.on('error', () => undefined);
-      await once(socket, 'connect');
-      socket.write(
-        `POST /v1/files HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
-          `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n`,
-      );
-      socket.write(body.subarray(0, sent));
-      await waitFor(ready, 'the upload to reach the store');
-      socket.destroy();
-      const [outcome] = await settled;
-      return outcome;
-    }
-
-    it('removes the partial temporary file', async () => {
-      const data = Buffer.alloc(40_000, 'd');
-      const body = Buffer.concat([
-        part('Content-Disposition: form-data; name="purpose"'),
-        Buffer.from('batch\r\n'),
-        part('Content-Disposition: form-data; name="file"; filename="big.jsonl"\r\nContent-Type: application/jsonl'),
-        data,
-        Buffer.from(`\r\n--${boundary}--\r\n`),
-      ]);
-
-      // Half the body: the file is mid-way, streaming into a temporary file.
-      const outcome = await hangUpAfter(body, body.length / 2, async () =>
-        (await storedNames()).some((name) => name.endsWith('.tmp')),
-      );
-
-      expect(outcome).toMatchObject({ ok: false, error: { code: 'upload_aborted' } });
-      expect(await storedNames()).toEqual([]);
-    });
-
-    it('discards a file already stored when the fields never finish arriving', async () => {
-      const head = Buffer.concat([
-        part('Content-Disposition: form-data; name="file"; filename="a.jsonl"\r\nContent-Type: application/jsonl'),
-        Buffer.from(DATASET),
-        Buffer.from('\r\n'),
-        part('Content-Disposition: form-data; name="purpose"'),
-        Buffer.from('fine'),
-      ]);
-      const body = Buffer.concat([head, Buffer.from(`-tune\r\n--${boundary}--\r\n`)]);
-
-      // The file part is complete (the store has renamed it into place); purpose is cut off.
-      const outcome = await hangUpAfter(body, head.length, async () =>
-        (await storedNames()).some((name) => name.startsWith('file-')),
-      );
-
-      expect(outcome).toMatchObject({ ok: false, error: { code: 'upload_aborted' } });
-      expect(await storedNames()).toEqual([]);
-    });
+    const [staged] = discard.mock.calls[0] as [StagedFile];
+    expect(staged.bytes).toBe(Buffer.byteLength(dataset(10)));
+    expect(commit).not.toHaveBeenCalled();
   });
 });

@@ -38,7 +38,7 @@ async function start(dataDir: string, env: Record<string, string> = {}) {
   });
   config.pgliteDir = database.pgliteDir;
   const log = capturingLogger();
-  const gateway = await startGateway(config, log.logger);
+  const gateway = await startGateway(config, log.logger, { pgliteLoadDataDir: database.pgliteLoadDataDir });
   return {
     url: gateway.url,
     key,

@@ -28,7 +28,7 @@ export async function startTestGateway(env: Record<string, string> = {}, options
   const { reuseDatabase, ...overrides } = env;
   env = overrides;
   const database: TestDatabase = reuseDatabase
-    ? { kind: env.DATABASE_URL ? 'postgres' : 'pglite', databaseUrl: env.DATABASE_URL, pgliteDir: '', drop: async () => {} }
+    ? { kind: env.DATABASE_URL ? 'postgres' : 'pglite', databaseUrl: env.DATABASE_URL, pgliteDir: '', pgliteLoadDataDir: undefined, drop: async () => {} }
     : await createTestDatabase();
   const key = env.GATEWAY_BOOTSTRAP_API_KEY ?? `gw_test_${randomBytes(16).toString('hex')}`;
   const ownDataDir = env.DATA_DIR ? undefined : mkdtempSync(join(tmpdir(), 'gw-test-'));
@@ -42,7 +42,7 @@ export async function startTestGateway(env: Record<string, string> = {}, options
     ...env,
   });
   if (database.pgliteDir) config.pgliteDir = database.pgliteDir;
-  const gateway = await startGateway(config, createLogger(config.logLevel), { onQuery: options.onQuery });
+  const gateway = await startGateway(config, createLogger(config.logLevel), { onQuery: options.onQuery, pgliteLoadDataDir: database.pgliteLoadDataDir });
   return {
     url: gateway.url,
     key,
