@@ -113,7 +113,7 @@ describe('accepted uploads', () => {
 
 describe('refused uploads keep nothing', () => {
   it.each<[string, Buffer[], number, { param?: string | null; code?: string | null; message?: string | RegExp }]>([
-    ['a missing purpose', [filePart(dataset(10))], 400, { param: 'purpose', message: /purpose is required/ }],
+    ['a missing purpose', [filePart(dataset(10))], 400, { param: 'purpose', message: /purpose: is required/ }],
     ['an unknown purpose, after the file', [filePart(dataset(10)), fieldPart('purpose', 'fine_tune')], 400, { param: 'purpose' }],
     ['a missing file part', [fieldPart('purpose', 'batch')], 400, { param: 'file', message: /'file' is required/ }],
     ['a text field in place of the file', [fieldPart('file', 'just text'), fieldPart('purpose', 'batch')], 400, { param: 'file' }],
