@@ -27,7 +27,12 @@ afterAll(async () => {
 
 /** The OpenAI SDK in client mode: the gateway's key in a header, the provider's settings in others. */
 function client(headers: Record<string, string>, apiKey = 'unused'): OpenAI {
-  return new OpenAI({ apiKey, baseURL: `${gw.url}/v1`, defaultHeaders: { 'x-gateway-api-key': gw.key, 'x-gateway-provider': 'vertex-ai', ...headers }, maxRetries: 0 });
+  return new OpenAI({
+    apiKey,
+    baseURL: `${gw.url}/v1`,
+    defaultHeaders: { 'x-gateway-api-key': gw.key, 'x-gateway-provider': 'vertex-ai', ...headers },
+    maxRetries: 0,
+  });
 }
 
 /** A service account the fake's token endpoint knows, other than the one the other tests use (its own token cache entry). */
@@ -51,22 +56,50 @@ const geminiExample = (n: number) => ({
 /** Upload → create → get → list → events → checkpoints → cancel → delete, checking OpenAI's shapes. */
 async function exerciseEverything(sdk: OpenAI) {
   const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(dataset(12)), 'train.jsonl'), purpose: 'fine-tune' });
-  expect(uploaded).toMatchObject({ id: expect.stringMatching(`^gs://${BUCKET}/gateway-files/`), object: 'file', filename: 'train.jsonl', purpose: 'fine-tune', status: 'processed' });
+  expect(uploaded).toMatchObject({
+    id: expect.stringMatching(`^gs://${BUCKET}/gateway-files/`),
+    object: 'file',
+    filename: 'train.jsonl',
+    purpose: 'fine-tune',
+    status: 'processed',
+  });
   const stored = fake.state.storage.buckets.get(BUCKET)!.get(uploaded.id.slice(`gs://${BUCKET}/`.length))!;
-  expect(stored.data.toString('utf8').trimEnd().split('\n').map((line) => JSON.parse(line))).toEqual(Array.from({ length: 12 }, (_, i) => geminiExample(i + 1)));
+  expect(
+    stored.data
+      .toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line)),
+  ).toEqual(Array.from({ length: 12 }, (_, i) => geminiExample(i + 1)));
   expect((await sdk.files.list()).data.map((f) => f.id)).toContain(uploaded.id);
   expect(await sdk.files.retrieve(uploaded.id)).toMatchObject({ id: uploaded.id, bytes: stored.data.length });
   expect(await (await sdk.files.content(uploaded.id)).text()).toBe(stored.data.toString('utf8'));
 
   const method = { type: 'supervised' as const, supervised: { hyperparameters: { n_epochs: 2 } } };
   const job = await sdk.fineTuning.jobs.create({ model: 'gemini-2.0-flash-001', training_file: uploaded.id, suffix: 'cm', method });
-  expect(job).toMatchObject({ object: 'fine_tuning.job', id: expect.stringMatching(/\/tuningJobs\/\d+$/), status: 'queued', model: 'gemini-2.0-flash-001', training_file: uploaded.id, suffix: 'cm' });
+  expect(job).toMatchObject({
+    object: 'fine_tuning.job',
+    id: expect.stringMatching(/\/tuningJobs\/\d+$/),
+    status: 'queued',
+    model: 'gemini-2.0-flash-001',
+    training_file: uploaded.id,
+    suffix: 'cm',
+  });
   expect((await sdk.fineTuning.jobs.list({ limit: 5 })).data.map((j) => j.id)).toContain(job.id);
   expect(await sdk.fineTuning.jobs.retrieve(job.id)).toMatchObject({ id: job.id, status: 'running' });
   const done = await sdk.fineTuning.jobs.retrieve(job.id);
-  expect(done).toMatchObject({ status: 'succeeded', fine_tuned_model: expect.stringMatching(/\/models\/\d+@1$/), trained_tokens: expect.any(Number), hyperparameters: { n_epochs: 2 } });
+  expect(done).toMatchObject({
+    status: 'succeeded',
+    fine_tuned_model: expect.stringMatching(/\/models\/\d+@1$/),
+    trained_tokens: expect.any(Number),
+    hyperparameters: { n_epochs: 2 },
+  });
   const events = await sdk.fineTuning.jobs.listEvents(job.id);
-  expect(events.data.map((e) => e.message)).toEqual([expect.stringContaining('Tuning succeeded'), 'Tuning started', expect.stringContaining('Tuning job created')]);
+  expect(events.data.map((e) => e.message)).toEqual([
+    expect.stringContaining('Tuning succeeded'),
+    'Tuning started',
+    expect.stringContaining('Tuning job created'),
+  ]);
   const checkpoints = await sdk.fineTuning.jobs.checkpoints.list(job.id);
   expect(checkpoints.data.map((c) => [c.object, c.step_number, c.fine_tuning_job_id])).toEqual([
     ['fine_tuning.job.checkpoint', 24, job.id],
@@ -131,7 +164,9 @@ describe('client mode with Vertex AI', () => {
     ['base64 of nonsense', Buffer.from('nonsense').toString('base64')],
   ])('refuses a key file that is %s with a 400 naming the header, never a 500', async (_case, value) => {
     const before = fake.state.requests.length;
-    const res = await api(gw, 'GET', '/v1/fine_tuning/jobs', { headers: { 'x-gateway-provider': 'vertex-ai', ...vertexHeaders(fake), 'x-gateway-vertex-service-account-json': value } });
+    const res = await api(gw, 'GET', '/v1/fine_tuning/jobs', {
+      headers: { 'x-gateway-provider': 'vertex-ai', ...vertexHeaders(fake), 'x-gateway-vertex-service-account-json': value },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param: 'x-gateway-vertex-service-account-json', code: 'invalid_setting' });
     expect(fake.state.requests.length).toBe(before);
@@ -139,7 +174,12 @@ describe('client mode with Vertex AI', () => {
 
   it('refuses an integration whose key file is malformed when it is stored', async () => {
     const res = await api(gw, 'POST', '/v1/integrations', {
-      body: { slug: 'bad-vertex', provider: 'vertex-ai', credentials: { service_account_json: '{"type":"service_account"}' }, options: { 'x-gateway-vertex-project-id': 'p-123456', 'x-gateway-vertex-region': 'us-central1' } },
+      body: {
+        slug: 'bad-vertex',
+        provider: 'vertex-ai',
+        credentials: { service_account_json: '{"type":"service_account"}' },
+        options: { 'x-gateway-vertex-project-id': 'p-123456', 'x-gateway-vertex-region': 'us-central1' },
+      },
     });
     expect(res.status).toBe(400);
     expect(res.body.error.message).toContain('client_email is missing');
@@ -154,6 +194,9 @@ describe('client mode with Vertex AI', () => {
     expect(missing.body.error).toMatchObject({ type: 'provider_error', code: 'NOT_FOUND' });
     const bad = `${example(1)}\n${JSON.stringify({ messages: [{ role: 'user', content: 'only a question' }] })}\n`;
     const refused = await sdk.files.create({ file: await toFile(Buffer.from(bad), 'bad.jsonl'), purpose: 'fine-tune' }).catch((e: unknown) => e);
-    expect(refused).toMatchObject({ status: 400, error: { code: 'invalid_dataset', message: expect.stringContaining('line 2: the last message must be from the assistant') } });
+    expect(refused).toMatchObject({
+      status: 400,
+      error: { code: 'invalid_dataset', message: expect.stringContaining('line 2: the last message must be from the assistant') },
+    });
   });
 });

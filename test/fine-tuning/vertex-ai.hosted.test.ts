@@ -22,7 +22,10 @@ beforeAll(async () => {
   client = sdk(gw);
   const options = { 'x-gateway-vertex-project-id': fake.projectId, 'x-gateway-vertex-region': fake.location };
   const credentials = { service_account_json: JSON.stringify(fake.serviceAccount) };
-  for (const [slug, extra] of [['my-vertex', { 'x-gateway-vertex-storage-bucket-name': BUCKET }], ['no-bucket', {}]] as const) {
+  for (const [slug, extra] of [
+    ['my-vertex', { 'x-gateway-vertex-storage-bucket-name': BUCKET }],
+    ['no-bucket', {}],
+  ] as const) {
     const res = await api(gw, 'POST', '/v1/integrations', { body: { slug, provider: 'vertex-ai', credentials, options: { ...options, ...extra } } });
     if (res.status !== 200) throw new Error(`integration not created: ${JSON.stringify(res.body)}`);
   }
@@ -49,7 +52,10 @@ const waitForStatus = (id: string, statuses: string[]) =>
 const providerJobOf = (id: string) => eventually(async () => [...fake.state.tuningJobs.values()].find((job: TuningJob) => job.labels?.gateway_job_id === id));
 
 async function servingModelOf(id: string): Promise<string | null> {
-  const rows = await gw.gateway.services.db.prisma.$queryRawUnsafe<{ serving_model: string | null }[]>('SELECT serving_model FROM fine_tuning_jobs WHERE id = $1', id);
+  const rows = await gw.gateway.services.db.prisma.$queryRawUnsafe<{ serving_model: string | null }[]>(
+    'SELECT serving_model FROM fine_tuning_jobs WHERE id = $1',
+    id,
+  );
   return rows[0]?.serving_model ?? null;
 }
 
@@ -71,10 +77,18 @@ describe('hosted fine-tuning jobs on Vertex AI', () => {
     expect(await servingModelOf(created.id)).toBe(remote.tunedModel!.endpoint);
 
     // The job asked Vertex for what the caller asked, on the dataset the monitor converted and uploaded.
-    expect(remote).toMatchObject({ baseModel: 'gemini-2.0-flash-001', tunedModelDisplayName: 'faq-bot', supervisedTuningSpec: { hyperParameters: { epochCount: '2' } } });
+    expect(remote).toMatchObject({
+      baseModel: 'gemini-2.0-flash-001',
+      tunedModelDisplayName: 'faq-bot',
+      supervisedTuningSpec: { hyperParameters: { epochCount: '2' } },
+    });
     const uri = String(remote.supervisedTuningSpec.trainingDatasetUri);
     const stored = fake.state.storage.buckets.get(BUCKET)!.get(uri.slice(`gs://${BUCKET}/`.length))!;
-    const lines = stored.data.toString('utf8').trimEnd().split('\n').map((line) => JSON.parse(line));
+    const lines = stored.data
+      .toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines).toHaveLength(12);
     expect(lines[0]).toEqual({
       systemInstruction: { parts: [{ text: 'You are terse.' }] },
@@ -89,7 +103,9 @@ describe('hosted fine-tuning jobs on Vertex AI', () => {
       [...remote.tunedModel!.checkpoints].reverse().map((c) => [Number(c.step), c.endpoint]),
     );
     const events = (await client.fineTuning.jobs.listEvents(created.id, { limit: 50 })).data.map((e) => e.message);
-    expect(events).toEqual(expect.arrayContaining([`Uploaded training file to vertex-ai as ${uri}`, 'Tuning started', expect.stringMatching(/^Tuning succeeded: tuned model /)]));
+    expect(events).toEqual(
+      expect.arrayContaining([`Uploaded training file to vertex-ai as ${uri}`, 'Tuning started', expect.stringMatching(/^Tuning succeeded: tuned model /)]),
+    );
     // Each synthesised event was stored once, however often the monitor polled.
     expect(events.filter((m) => m === 'Tuning started')).toHaveLength(1);
   });
@@ -132,7 +148,11 @@ describe('hosted fine-tuning jobs on Vertex AI', () => {
     expect((await waitForStatus(withBucket.id, ['succeeded', 'failed', 'cancelled'])).status).toBe('succeeded');
 
     const hostile = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
-      body: { model: 'gemini-2.0-flash-001', training_file: trainingFileId, gateway_options: { 'x-gateway-provider': '@my-vertex', 'x-gateway-vertex-region': 'us-central1.evil.com' } },
+      body: {
+        model: 'gemini-2.0-flash-001',
+        training_file: trainingFileId,
+        gateway_options: { 'x-gateway-provider': '@my-vertex', 'x-gateway-vertex-region': 'us-central1.evil.com' },
+      },
     });
     expect(hostile.status).toBe(400);
     expect(hostile.body.error.param).toBe('gateway_options.x-gateway-vertex-region');

@@ -23,7 +23,10 @@ const objectOf = (file: ProviderFile) => objects().get(file.id.slice(`gs://${BUC
 
 /** Uploads `content` as a stream of small chunks, the way a client's upload arrives. */
 function upload(content: string, purpose: string | Promise<string> = 'fine-tune', filename = 'träin.jsonl') {
-  const chunks = Buffer.from(content).toString('base64').match(/.{1,40}/g)!.map((b) => Buffer.from(b, 'base64'));
+  const chunks = Buffer.from(content)
+    .toString('base64')
+    .match(/.{1,40}/g)!
+    .map((b) => Buffer.from(b, 'base64'));
   return vertex().uploadFile({ filename, purpose, open: () => Readable.from(chunks) });
 }
 
@@ -52,11 +55,39 @@ describe('Vertex AI files', () => {
   });
 
   it.each([
-    ['a tool call', { messages: [{ role: 'user', content: 'x' }, { role: 'assistant', tool_calls: [{ id: 't' }] }] }, 'line 2: messages[1]: tool calls cannot be converted'],
+    [
+      'a tool call',
+      {
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', tool_calls: [{ id: 't' }] },
+        ],
+      },
+      'line 2: messages[1]: tool calls cannot be converted',
+    ],
     ['a tool message', { messages: [{ role: 'tool', content: 'x' }] }, 'line 2: messages[0]: role must be system, developer, user or assistant'],
     ['no final assistant turn', { messages: [{ role: 'user', content: 'x' }] }, 'line 2: the last message must be from the assistant'],
-    ['a late system message', { messages: [{ role: 'user', content: 'x' }, { role: 'system', content: 'y' }, { role: 'assistant', content: 'z' }] }, 'line 2: messages[1]: a system message must come before'],
-    ['an image', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }, { role: 'assistant', content: 'z' }] }, 'only text content'],
+    [
+      'a late system message',
+      {
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'system', content: 'y' },
+          { role: 'assistant', content: 'z' },
+        ],
+      },
+      'line 2: messages[1]: a system message must come before',
+    ],
+    [
+      'an image',
+      {
+        messages: [
+          { role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] },
+          { role: 'assistant', content: 'z' },
+        ],
+      },
+      'only text content',
+    ],
   ])('refuses a line with %s, naming it, and stores nothing', async (_case, line, reason) => {
     const err = await gatewayError(upload(`${JSON.stringify(examplePair(1).openai)}\n${JSON.stringify(line)}\n`));
     expect(err).toMatchObject({ kind: 'invalid_request', status: 400, code: 'invalid_dataset' });
@@ -66,7 +97,12 @@ describe('Vertex AI files', () => {
 
   it('keeps OpenAI chat lines as they are for an open model (meta/…)', async () => {
     const content = openaiDataset(2);
-    const file = await vertex().uploadFile({ filename: 'llama.jsonl', purpose: 'fine-tune', model: 'meta/llama3_1@llama-3.1-8b', open: () => Readable.from([content]) });
+    const file = await vertex().uploadFile({
+      filename: 'llama.jsonl',
+      purpose: 'fine-tune',
+      model: 'meta/llama3_1@llama-3.1-8b',
+      open: () => Readable.from([content]),
+    });
     expect(objectOf(file)!.data.toString()).toBe(content);
   });
 
@@ -176,7 +212,11 @@ describe('Vertex AI tuning jobs', () => {
     ]);
     expect(events.data[1].data).toEqual({ examples: 3, billable_tokens: running.trainedTokens, steps: 6 });
     expect(await vertex().listEvents(id, {})).toEqual(events); // stable ids and times
-    expect(await vertex().listEvents(id, { after: events.data[0].id, limit: 1 })).toEqual({ data: [events.data[1]], hasMore: true, nextAfter: events.data[1].id });
+    expect(await vertex().listEvents(id, { after: events.data[0].id, limit: 1 })).toEqual({
+      data: [events.data[1]],
+      hasMore: true,
+      nextAfter: events.data[1].id,
+    });
 
     const checkpoints = await vertex().listCheckpoints(id, {});
     expect(checkpoints.data).toEqual(
@@ -221,8 +261,16 @@ describe('Vertex AI tuning jobs', () => {
   });
 
   it.each([
-    ['a batch size for a Gemini model', { method: { type: 'supervised', hyperparameters: { batchSize: 8 } } }, ['method', 'supervised', 'hyperparameters', 'batchSize']],
-    ['a legacy batch size', { method: { type: 'supervised', hyperparameters: { batchSize: 4 } }, legacyHyperparameters: true }, ['hyperparameters', 'batchSize']],
+    [
+      'a batch size for a Gemini model',
+      { method: { type: 'supervised', hyperparameters: { batchSize: 8 } } },
+      ['method', 'supervised', 'hyperparameters', 'batchSize'],
+    ],
+    [
+      'a legacy batch size',
+      { method: { type: 'supervised', hyperparameters: { batchSize: 4 } }, legacyHyperparameters: true },
+      ['hyperparameters', 'batchSize'],
+    ],
     ['DPO', { method: { type: 'dpo', hyperparameters: {} } }, ['method', 'type']],
     ['an absolute learning rate for a Gemini model', { options: { learningRate: 0.0001 } }, ['providerOptions', 'learningRate']],
     ["another provider's option", { options: { roleArn: 'arn:aws:iam::1:role/x' } }, ['providerOptions', 'roleArn']],
@@ -238,7 +286,9 @@ describe('Vertex AI tuning jobs', () => {
   it('sends an open model its batch size and absolute learning rate', async () => {
     const file = await upload(openaiDataset(2));
     const method = { type: 'supervised' as const, hyperparameters: { nEpochs: 1, batchSize: 8 } };
-    const err = await gatewayError(vertex().createJob({ model: 'meta/llama3_1@llama-3.1-8b', trainingFile: file.id, method, options: { learningRate: 0.0002 } }));
+    const err = await gatewayError(
+      vertex().createJob({ model: 'meta/llama3_1@llama-3.1-8b', trainingFile: file.id, method, options: { learningRate: 0.0002 } }),
+    );
     // The fake tunes Gemini models only; what matters is what was asked of it.
     expect(err).toMatchObject({ kind: 'provider', status: 400, code: 'INVALID_ARGUMENT' });
     expect(fake.state.createJobRequests[0]).toMatchObject({ supervisedTuningSpec: { hyperParameters: { epochCount: 1, batchSize: 8, learningRate: 0.0002 } } });

@@ -64,7 +64,7 @@ describe('Vertex AI service-account auth', () => {
     expect(exchanges()).toBe(2);
   });
 
-  it('reports a refused exchange as a provider error with Google\'s reason, and never calls the API without a token', async () => {
+  it("reports a refused exchange as a provider error with Google's reason, and never calls the API without a token", async () => {
     const stranger = fake.unknownServiceAccount();
     const err = await gatewayError(vertexClient(fake, { headers: { 'x-gateway-vertex-service-account-json': JSON.stringify(stranger) } }).listJobs({}));
     expect(err).toMatchObject({ kind: 'provider', type: 'provider_error', status: 400, code: 'invalid_grant' });
@@ -128,7 +128,11 @@ describe('Vertex AI settings', () => {
     ['not JSON', 'not a key file', 'is neither a JSON service-account key file nor base64 of one'],
     ['another kind of key', JSON.stringify({ type: 'authorized_user', client_id: 'x' }), 'type must be "service_account"'],
     ['a key without its private key', JSON.stringify({ type: 'service_account', client_email: 'a@b.iam.gserviceaccount.com' }), 'private_key is missing'],
-    ['a broken private key', JSON.stringify({ type: 'service_account', client_email: 'a@b.iam.gserviceaccount.com', private_key: 'garbage' }), 'not a PEM private key'],
+    [
+      'a broken private key',
+      JSON.stringify({ type: 'service_account', client_email: 'a@b.iam.gserviceaccount.com', private_key: 'garbage' }),
+      'not a PEM private key',
+    ],
   ])('refuses %s as a key file with a 400 naming the header, never quoting it', async (_case, value, reason) => {
     const err = await refused({ 'x-gateway-vertex-service-account-json': value });
     expect(err).toMatchObject({ kind: 'invalid_request', status: 400, param: 'x-gateway-vertex-service-account-json', code: 'invalid_setting' });

@@ -43,7 +43,16 @@ async function collect(answer: ChatAnswer): Promise<ChatChunk[]> {
 
 /** A tuning job driven to success: its endpoint serves the tuned model. */
 async function tunedEndpoint(): Promise<string> {
-  fake.putObject(BUCKET, 'gateway-files/chat.jsonl', JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }, { role: 'model', parts: [{ text: 'ho' }] }] }));
+  fake.putObject(
+    BUCKET,
+    'gateway-files/chat.jsonl',
+    JSON.stringify({
+      contents: [
+        { role: 'user', parts: [{ text: 'hi' }] },
+        { role: 'model', parts: [{ text: 'ho' }] },
+      ],
+    }),
+  );
   const vertex = vertexClient(fake);
   const job = await vertex.createJob({ model: 'gemini-2.0-flash-001', trainingFile: `gs://${BUCKET}/gateway-files/chat.jsonl`, options: {} });
   await vertex.getJob(job.id);
@@ -130,7 +139,12 @@ describe('Vertex AI chat', () => {
   );
 
   it('refuses tool messages and a conversation without a user turn', async () => {
-    const tool = request({ messages: [{ role: 'user', content: 'x' }, { role: 'tool', content: 'y' }] });
+    const tool = request({
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'tool', content: 'y' },
+      ],
+    });
     expect(await gatewayError(vertexClient(fake).chat(tool))).toMatchObject({ status: 400, path: ['messages', 1, 'role'] });
     const systemOnly = request({ messages: [{ role: 'system', content: 'x' }] });
     expect(await gatewayError(vertexClient(fake).chat(systemOnly))).toMatchObject({ status: 400, path: ['messages'] });

@@ -49,8 +49,7 @@ export function toGenerateRequest(request: ChatRequest): Record<string, unknown>
 }
 
 /** The text of a response's first candidate (a streamed response holds a piece of it). */
-export const answerText = (response: GenerateContentResponse) =>
-  (response.candidates?.[0]?.content?.parts ?? []).map((part) => part.text ?? '').join('');
+export const answerText = (response: GenerateContentResponse) => (response.candidates?.[0]?.content?.parts ?? []).map((part) => part.text ?? '').join('');
 
 /** Why the answer ended, if this response says; a prompt blocked before any candidate is a content filter. */
 export function finishReason(response: GenerateContentResponse): FinishReason | null {

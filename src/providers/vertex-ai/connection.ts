@@ -84,6 +84,15 @@ export function googleDownload(conn: VertexConnection, service: Service, req: Om
 /** A streamed upload: sent once (a stream cannot be replayed), under the upload time-out. */
 export function googleUpload(conn: VertexConnection, url: string, body: Readable, headers: Record<string, string>): Promise<unknown> {
   const send = (token: string) =>
-    providerFetch<unknown>({ provider: STORAGE, method: 'POST', url, body, headers: { ...headers, ...bearer(token) }, upload: true, redact: [token], policy: conn.http });
+    providerFetch<unknown>({
+      provider: STORAGE,
+      method: 'POST',
+      url,
+      body,
+      headers: { ...headers, ...bearer(token) },
+      upload: true,
+      redact: [token],
+      policy: conn.http,
+    });
   return authorized(conn, send, false);
 }

@@ -26,7 +26,8 @@ function finishedEvent(job: TuningJob, endTime: string): ProviderEvent | null {
       data: { fine_tuned_model: fineTunedModel, endpoint: servingModel },
     });
   }
-  if (status === 'failed') return event(job, status, endTime, { level: 'error', message: `Tuning failed: ${error?.message ?? 'no reason given'}`, data: { error } });
+  if (status === 'failed')
+    return event(job, status, endTime, { level: 'error', message: `Tuning failed: ${error?.message ?? 'no reason given'}`, data: { error } });
   if (status === 'cancelled') return event(job, status, endTime, { level: 'info', message: 'Tuning cancelled', data: null });
   return null;
 }

@@ -28,7 +28,15 @@ const FILE_OPERATIONS = ['uploadFile', 'listFiles', 'getFile', 'fileContent', 'd
 const settings = defineSettings({
   /** Either credential will do (see credentials below); the key file wins when both are sent (OpenAI SDKs always send Authorization). */
   serviceAccountJson: { header: SERVICE_ACCOUNT_HEADER, key: 'service_account_json', secret: true, maxLength: 16 * 1024, validate: serviceAccountProblem },
-  accessToken: { header: 'authorization', bearer: true, key: 'access_token', secret: true, maxLength: 4096, pattern: /^[A-Za-z0-9._~+/=-]+$/, format: 'an OAuth 2 access token' },
+  accessToken: {
+    header: 'authorization',
+    bearer: true,
+    key: 'access_token',
+    secret: true,
+    maxLength: 4096,
+    pattern: /^[A-Za-z0-9._~+/=-]+$/,
+    format: 'an OAuth 2 access token',
+  },
   projectId: {
     header: 'x-gateway-vertex-project-id',
     key: 'x-gateway-vertex-project-id',

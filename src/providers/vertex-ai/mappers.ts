@@ -110,15 +110,27 @@ function hyperParameters(input: CreateJobInput): Record<string, number> | undefi
   const out: Record<string, number> = {};
   if (typeof h.nEpochs === 'number') out.epochCount = h.nEpochs;
   if (typeof h.batchSize === 'number') {
-    if (!open) throw invalidField(hyperparameterPath(input, 'batchSize'), 'is not supported by Vertex AI for Gemini models (they take no batch size); leave it out or "auto"');
+    if (!open)
+      throw invalidField(
+        hyperparameterPath(input, 'batchSize'),
+        'is not supported by Vertex AI for Gemini models (they take no batch size); leave it out or "auto"',
+      );
     out.batchSize = h.batchSize;
   }
   if (typeof h.learningRateMultiplier === 'number') {
-    if (open) throw invalidField(hyperparameterPath(input, 'learningRateMultiplier'), 'is not supported by Vertex AI for open models: give provider_options.learning_rate');
+    if (open)
+      throw invalidField(
+        hyperparameterPath(input, 'learningRateMultiplier'),
+        'is not supported by Vertex AI for open models: give provider_options.learning_rate',
+      );
     out.learningRateMultiplier = h.learningRateMultiplier;
   }
   if (input.options.learningRate !== undefined) {
-    if (!open) throw invalidField(['providerOptions', 'learningRate'], 'is for open models; Gemini models take method.supervised.hyperparameters.learning_rate_multiplier');
+    if (!open)
+      throw invalidField(
+        ['providerOptions', 'learningRate'],
+        'is for open models; Gemini models take method.supervised.hyperparameters.learning_rate_multiplier',
+      );
     out.learningRate = input.options.learningRate;
   }
   return Object.keys(out).length ? out : undefined;
@@ -132,7 +144,10 @@ function labels(input: CreateJobInput): Record<string, string> | undefined {
   const out: Record<string, string> = { ...input.metadata };
   for (const [key, value] of Object.entries(out)) {
     if (!LABEL_KEY.test(key) || !LABEL_VALUE.test(value)) {
-      throw invalidField('metadata', 'becomes Vertex AI labels: keys and values of lower-case letters, digits, "_" and "-" (keys start with a letter), at most 63 characters');
+      throw invalidField(
+        'metadata',
+        'becomes Vertex AI labels: keys and values of lower-case letters, digits, "_" and "-" (keys start with a letter), at most 63 characters',
+      );
     }
   }
   if (input.gatewayJobId) out[GATEWAY_JOB_ID_LABEL] = input.gatewayJobId;
