@@ -39,7 +39,7 @@ afterAll(async () => {
 
 function createJob(extra: Record<string, unknown> = {}) {
   const body = { model: 'gemini-2.0-flash-001', training_file: trainingFileId, gateway_options: { 'x-gateway-provider': '@my-vertex' }, ...extra };
-  return client.fineTuning.jobs.create(body as Parameters<typeof client.fineTuning.jobs.create>[0]);
+  return client.fineTuning.jobs.create(body);
 }
 
 const waitForStatus = (id: string, statuses: string[]) =>
@@ -49,7 +49,8 @@ const waitForStatus = (id: string, statuses: string[]) =>
   });
 
 /** The fake's tuning job the monitor submitted for gateway job `id` (found by its label). */
-const providerJobOf = (id: string) => eventually(async () => [...fake.state.tuningJobs.values()].find((job: TuningJob) => job.labels?.gateway_job_id === id));
+const providerJobOf = (id: string) =>
+  eventually(() => Promise.resolve([...fake.state.tuningJobs.values()].find((job: TuningJob) => job.labels?.gateway_job_id === id)));
 
 async function servingModelOf(id: string): Promise<string | null> {
   const rows = await gw.gateway.services.db.prisma.$queryRawUnsafe<{ serving_model: string | null }[]>(

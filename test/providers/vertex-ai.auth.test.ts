@@ -166,7 +166,7 @@ describe('TokenCache', () => {
     let now = 0;
     const cache = new TokenCache(2, () => now);
     let issued = 0;
-    const exchange = async () => ({ value: `token-${++issued}`, lifetimeSeconds: 3600 });
+    const exchange = () => Promise.resolve({ value: `token-${++issued}`, lifetimeSeconds: 3600 });
     await cache.get('a', exchange);
     await cache.get('b', exchange);
     await cache.get('a', exchange); // a is now the most recently used

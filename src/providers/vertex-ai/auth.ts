@@ -154,5 +154,5 @@ export function serviceAccountCredentials(account: ServiceAccount, tokenUrl: str
 
 /** Credentials from an access token the caller brings: sent as it is, never exchanged. */
 export function bearerCredentials(accessToken: string): GoogleCredentials {
-  return { token: async () => accessToken, refused: () => false };
+  return { token: () => Promise.resolve(accessToken), refused: () => false };
 }

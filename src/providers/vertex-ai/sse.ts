@@ -19,7 +19,9 @@ export async function* sseData(stream: Readable): AsyncGenerator<string> {
     }
   };
   for await (const chunk of stream) {
-    buffered += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    const piece: unknown = chunk;
+    if (typeof piece === 'string') buffered += piece;
+    else if (piece instanceof Uint8Array) buffered += decoder.decode(piece, { stream: true });
     let newline: number;
     while ((newline = buffered.indexOf('\n')) >= 0) {
       yield* line(buffered.slice(0, newline));

@@ -110,7 +110,7 @@ export const streamErrorSchema = z.object({
 });
 
 /** `value` read as `schema`; an answer that does not fit is the provider's failure (502). */
-export function parseAnswer<S extends z.ZodTypeAny>(schema: S, value: unknown, provider: string, what: string): z.output<S> {
+export function parseAnswer<T>(schema: z.ZodType<T, z.ZodTypeDef, unknown>, value: unknown, provider: string, what: string): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   throw new GatewayError('provider', `${provider} answered with an unexpected ${what}`, { status: 502 });
