@@ -41,8 +41,8 @@ function partsOf(content: unknown, at: string): GeminiPart[] {
 }
 
 function roleOf(message: Record<string, unknown>, at: string): 'system' | 'user' | 'model' {
-  if (message.tool_calls !== undefined || message.function_call !== undefined)
-    throw new DatasetLineError(`${at}: tool calls cannot be converted to Gemini's format`);
+  const callsTools = message.tool_calls !== undefined || message.function_call !== undefined;
+  if (callsTools) throw new DatasetLineError(`${at}: tool calls cannot be converted to Gemini's format`);
   switch (message.role) {
     case 'system':
     case 'developer':

@@ -19,17 +19,18 @@ const event = (job: TuningJob, suffix: string, time: string, fields: Pick<Provid
 
 function finishedEvent(job: TuningJob, endTime: string): ProviderEvent | null {
   const { status, error, fineTunedModel, servingModel } = toJob(job);
-  if (status === 'succeeded') {
-    return event(job, status, endTime, {
-      level: 'info',
-      message: `Tuning succeeded: tuned model ${fineTunedModel ?? '(unnamed)'}, served on ${servingModel ?? '(no endpoint)'}`,
-      data: { fine_tuned_model: fineTunedModel, endpoint: servingModel },
-    });
+  switch (status) {
+    case 'succeeded': {
+      const message = `Tuning succeeded: tuned model ${fineTunedModel ?? '(unnamed)'}, served on ${servingModel ?? '(no endpoint)'}`;
+      return event(job, status, endTime, { level: 'info', message, data: { fine_tuned_model: fineTunedModel, endpoint: servingModel } });
+    }
+    case 'failed':
+      return event(job, status, endTime, { level: 'error', message: `Tuning failed: ${error?.message ?? 'no reason given'}`, data: { error } });
+    case 'cancelled':
+      return event(job, status, endTime, { level: 'info', message: 'Tuning cancelled', data: null });
+    default:
+      return null;
   }
-  if (status === 'failed')
-    return event(job, status, endTime, { level: 'error', message: `Tuning failed: ${error?.message ?? 'no reason given'}`, data: { error } });
-  if (status === 'cancelled') return event(job, status, endTime, { level: 'info', message: 'Tuning cancelled', data: null });
-  return null;
 }
 
 /** The job's events, newest first. */

@@ -26,7 +26,7 @@ const SERVICE_ACCOUNT_HEADER = 'x-gateway-vertex-service-account-json';
 const FILE_OPERATIONS = ['uploadFile', 'listFiles', 'getFile', 'fileContent', 'deleteFile'] as const;
 
 const settings = defineSettings({
-  /** Either credential will do (see credentials below); the key file wins when both are sent (OpenAI SDKs always send Authorization). */
+  /** Either credential will do (see `credentials`); the key file wins when both come (OpenAI SDKs always send Authorization). */
   serviceAccountJson: { header: SERVICE_ACCOUNT_HEADER, key: 'service_account_json', secret: true, maxLength: 16 * 1024, validate: serviceAccountProblem },
   accessToken: {
     header: 'authorization',

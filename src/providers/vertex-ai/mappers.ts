@@ -50,7 +50,7 @@ const RPC_CODES = [
 /** The label carrying the gateway job id (see findJob), named like OpenAI's metadata key. */
 export const GATEWAY_JOB_ID_LABEL = 'gateway_job_id';
 
-export const jobStatus = (job: TuningJob): JobStatus => STATES[job.state ?? ''] ?? 'running';
+const jobStatus = (job: TuningJob): JobStatus => STATES[job.state ?? ''] ?? 'running';
 
 function toHyperparameters(job: TuningJob): Hyperparameters {
   const h = job.supervisedTuningSpec?.hyperParameters;
@@ -99,6 +99,10 @@ export function toJob(job: TuningJob): ProviderJob {
 const hyperparameterPath = (input: CreateJobInput, name: keyof Hyperparameters): FieldPath =>
   input.legacyHyperparameters ? ['hyperparameters', name] : ['method', 'supervised', 'hyperparameters', name];
 
+const NO_BATCH_SIZE = 'is not supported by Vertex AI for Gemini models (they take no batch size); leave it out or "auto"';
+const NO_MULTIPLIER = 'is not supported by Vertex AI for open models: give provider_options.learning_rate';
+const NO_LEARNING_RATE = 'is for open models; Gemini models take method.supervised.hyperparameters.learning_rate_multiplier';
+
 /**
  * Vertex's hyperParameters: epochs for every model; Gemini models take a learning-rate multiplier
  * and no batch size (`adapterSize` is a LoRA rank, not a batch size); open models take a batch size
@@ -110,27 +114,15 @@ function hyperParameters(input: CreateJobInput): Record<string, number> | undefi
   const out: Record<string, number> = {};
   if (typeof h.nEpochs === 'number') out.epochCount = h.nEpochs;
   if (typeof h.batchSize === 'number') {
-    if (!open)
-      throw invalidField(
-        hyperparameterPath(input, 'batchSize'),
-        'is not supported by Vertex AI for Gemini models (they take no batch size); leave it out or "auto"',
-      );
+    if (!open) throw invalidField(hyperparameterPath(input, 'batchSize'), NO_BATCH_SIZE);
     out.batchSize = h.batchSize;
   }
   if (typeof h.learningRateMultiplier === 'number') {
-    if (open)
-      throw invalidField(
-        hyperparameterPath(input, 'learningRateMultiplier'),
-        'is not supported by Vertex AI for open models: give provider_options.learning_rate',
-      );
+    if (open) throw invalidField(hyperparameterPath(input, 'learningRateMultiplier'), NO_MULTIPLIER);
     out.learningRateMultiplier = h.learningRateMultiplier;
   }
   if (input.options.learningRate !== undefined) {
-    if (!open)
-      throw invalidField(
-        ['providerOptions', 'learningRate'],
-        'is for open models; Gemini models take method.supervised.hyperparameters.learning_rate_multiplier',
-      );
+    if (!open) throw invalidField(['providerOptions', 'learningRate'], NO_LEARNING_RATE);
     out.learningRate = input.options.learningRate;
   }
   return Object.keys(out).length ? out : undefined;
@@ -138,18 +130,12 @@ function hyperParameters(input: CreateJobInput): Record<string, number> | undefi
 
 const LABEL_KEY = /^[a-z][a-z0-9_-]{0,62}$/;
 const LABEL_VALUE = /^[a-z0-9_-]{0,63}$/;
+const LABEL_RULES = 'becomes Vertex AI labels: keys and values of lower-case letters, digits, "_" and "-" (keys start with a letter), at most 63 characters';
 
 /** The caller's metadata as Vertex labels (which take a narrower alphabet), plus the gateway job id. */
 function labels(input: CreateJobInput): Record<string, string> | undefined {
   const out: Record<string, string> = { ...input.metadata };
-  for (const [key, value] of Object.entries(out)) {
-    if (!LABEL_KEY.test(key) || !LABEL_VALUE.test(value)) {
-      throw invalidField(
-        'metadata',
-        'becomes Vertex AI labels: keys and values of lower-case letters, digits, "_" and "-" (keys start with a letter), at most 63 characters',
-      );
-    }
-  }
+  if (Object.entries(out).some(([key, value]) => !LABEL_KEY.test(key) || !LABEL_VALUE.test(value))) throw invalidField('metadata', LABEL_RULES);
   if (input.gatewayJobId) out[GATEWAY_JOB_ID_LABEL] = input.gatewayJobId;
   return Object.keys(out).length ? out : undefined;
 }
