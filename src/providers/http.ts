@@ -48,6 +48,8 @@ export interface ProviderRequest {
   /** Values (credentials) that must never appear in an error message. */
   redact?: readonly string[];
   policy?: HttpPolicy;
+  /** The caller's own end (a chat client that went away): the provider call ends with it. */
+  signal?: AbortSignal;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -68,16 +70,21 @@ export async function providerFetch<T = unknown>(req: ProviderRequest): Promise<
 }
 
 /**
- * A GET whose body is streamed back to the caller (file content): the time-out covers the wait for
- * the answer's headers only, and destroying the returned stream closes the provider connection.
+ * A call whose answer is streamed back to the caller (file content, a streamed chat answer; a JSON
+ * request body is allowed): the time-out covers the wait for the answer's headers only, and
+ * destroying the returned stream (or aborting `signal`) closes the provider connection.
  */
-export async function providerDownload(req: Omit<ProviderRequest, 'json' | 'body' | 'idempotent' | 'upload'>): Promise<ProviderContent> {
+export async function providerDownload(req: Omit<ProviderRequest, 'body' | 'idempotent' | 'upload'>): Promise<ProviderContent> {
   const policy = { ...DEFAULT_HTTP_POLICY, ...req.policy };
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DOMException('timed out', 'TimeoutError')), policy.timeoutMs);
+  const signal = req.signal ? AbortSignal.any([controller.signal, req.signal]) : controller.signal;
+  const headers: Record<string, string> = { ...req.headers };
+  if (req.json !== undefined) headers['content-type'] = 'application/json';
+  const body = req.json === undefined ? undefined : JSON.stringify(req.json);
   let response: Response;
   try {
-    response = await fetch(req.url, { method: req.method, headers: { ...req.headers }, signal: controller.signal });
+    response = await fetch(req.url, { method: req.method, headers, body, signal });
   } catch (err) {
     throw transportFailure(req, err).error;
   } finally {
@@ -113,7 +120,7 @@ async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): 
     method: req.method,
     headers,
     body,
-    signal: AbortSignal.timeout(req.upload ? policy.uploadTimeoutMs : policy.timeoutMs),
+    signal: withCallerSignal(AbortSignal.timeout(req.upload ? policy.uploadTimeoutMs : policy.timeoutMs), req.signal),
   };
   if (req.body instanceof Readable) init.duplex = 'half'; // required by fetch for streamed bodies
 
@@ -144,6 +151,8 @@ async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): 
   return { ok: false, error, retry, retryAfterMs: parseRetryAfter(response.headers.get('retry-after')) };
 }
 
+const withCallerSignal = (timeout: AbortSignal, caller: AbortSignal | undefined) => (caller ? AbortSignal.any([timeout, caller]) : timeout);
+
 function transportFailure(req: Pick<ProviderRequest, 'provider'>, err: unknown): { ok: false; error: GatewayError; retry: boolean } {
   const e = err as { name?: string; cause?: unknown };
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') {
@@ -158,15 +167,20 @@ function transportFailure(req: Pick<ProviderRequest, 'provider'>, err: unknown):
   return { ok: false, error: new GatewayError('provider', message, { status: 502, cause: err }), retry: true };
 }
 
-/** Maps a non-2xx answer, reading the common error body shapes: OpenAI's, Google's, and bare strings. */
+/** Maps a non-2xx answer, reading the common error body shapes: OpenAI's, Google's, OAuth 2's, and bare strings. */
 function httpError(req: Pick<ProviderRequest, 'provider' | 'redact'>, status: number, statusText: string, text: string): GatewayError {
   let message = statusText || `HTTP ${status}`;
   let code: string | null = null;
   let param: string | null = null;
   try {
-    const parsed = JSON.parse(text) as { error?: unknown; message?: unknown };
+    const parsed = JSON.parse(text) as { error?: unknown; error_description?: unknown; message?: unknown };
     const inner = parsed?.error;
-    if (typeof inner === 'string') message = inner;
+    const description = parsed?.error_description;
+    if (typeof inner === 'string' && typeof description === 'string') {
+      // OAuth 2 (RFC 6749 §5.2): `error` is the code, `error_description` says why.
+      message = description || inner;
+      code = inner;
+    } else if (typeof inner === 'string') message = inner;
     else if (inner && typeof inner === 'object') {
       const o = inner as { message?: unknown; code?: unknown; status?: unknown; param?: unknown };
       if (typeof o.message === 'string' && o.message) message = o.message;

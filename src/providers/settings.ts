@@ -24,6 +24,11 @@ export interface SettingSpec {
   /** What the pattern wants, in words, for the error message. */
   readonly format?: string;
   readonly maxLength?: number;
+  /**
+   * What a pattern cannot check (a JSON key file): the reason the value is refused, or null. Runs
+   * wherever the pattern does (read from a request, stored in an integration); never quotes the value.
+   */
+  readonly validate?: (value: string) => string | null;
   /** Needed by every operation, or only by these. */
   readonly required?: true | readonly OperationName[];
   readonly default?: string;
@@ -126,6 +131,8 @@ function check(setting: SettingSpec, value: string, place: GatewayErrorPlace): s
   if (!value) throw settingError(place, 'must not be empty');
   if (value.length > max) throw settingError(place, `must be at most ${max} characters`);
   if (setting.pattern && !setting.pattern.test(value)) throw settingError(place, `must be ${setting.format ?? 'a valid value'}`);
+  const problem = setting.validate?.(value);
+  if (problem) throw settingError(place, problem);
   return value;
 }
 

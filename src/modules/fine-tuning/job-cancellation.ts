@@ -64,7 +64,7 @@ export class JobCancellation {
     const note = remote?.status === 'cancelled' ? [] : [event('warn', `${provider.title} did not cancel the job: ${reason}`, providerJobId)];
     return this.settle(scope, job, (current) => {
       const change = remote ? fromProviderJob(current, remote, [], []) : null;
-      return { ...change, data: { ...change?.data, providerCancelPending: false }, events: [...note, ...(change?.events ?? [])] };
+      return { ...change, data: { ...change?.data, ...cancelDone() }, events: [...note, ...(change?.events ?? [])] };
     });
   }
 
@@ -83,7 +83,14 @@ export class JobCancellation {
 
 const event = (level: EventDraft['level'], message: string, providerJobId: string): EventDraft => ({ level, message, type: 'message', data: { provider_job_id: providerJobId } });
 
+/**
+ * The cancel is carried out: the monitor follows the job again at once (the hand-over delay of the
+ * API's cancel no longer applies), so a provider still stopping the job (Vertex's CANCELLING,
+ * Bedrock's Stopping) shows `cancelled` as soon as it reports it.
+ */
+const cancelDone = () => ({ providerCancelPending: false, nextPollAt: new Date() });
+
 /** The provider's answer to the cancel (if it changes anything) with the cancel marked done and noted. */
 function withCancelDone(change: JobChange | null, note: EventDraft): JobChange {
-  return { ...change, data: { ...change?.data, providerCancelPending: false }, events: [note, ...(change?.events ?? [])] };
+  return { ...change, data: { ...change?.data, ...cancelDone() }, events: [note, ...(change?.events ?? [])] };
 }

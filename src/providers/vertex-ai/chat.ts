@@ -1,0 +1,68 @@
+/**
+ * Chat with a tuned model (its endpoint, which Vertex serves with no compute to provision) or a
+ * Google model: `generateContent`, or `streamGenerateContent?alt=sse` whose events are yielded as
+ * they arrive. The caller's signal ends the provider call, and leaving the stream early closes it.
+ */
+import type { Readable } from 'node:stream';
+import { GatewayError, invalidField } from '../../errors';
+import type { ChatAnswer, ChatChunk, ChatRequest, ChatUsage, FinishReason } from '../types';
+import { googleDownload, googleFetch, parentPath, VERTEX, vertexUrl, type VertexConnection } from './connection';
+import { answerText, completionId, finishReason, toCompletion, toGenerateRequest, toUsage } from './chat-mappers';
+import { ENDPOINT_NAME } from './references';
+import { sseData } from './sse';
+import { generateContentSchema, parseAnswer, streamErrorSchema, type GenerateContentResponse } from './wire';
+
+const MODEL_ID = /^[a-z0-9][a-z0-9.@_-]{0,127}$/;
+const PUBLISHER_MODEL = /^publishers\/google\/models\/([a-z0-9][a-z0-9.@_-]{0,127})$/;
+
+/** What `model` names: an endpoint's resource name (a tuned model), or a Google model by id. */
+function target(conn: VertexConnection, model: string): string {
+  if (ENDPOINT_NAME.test(model)) return model;
+  const id = PUBLISHER_MODEL.exec(model)?.[1] ?? (MODEL_ID.test(model) ? model : undefined);
+  if (id) return `${parentPath(conn)}/publishers/google/models/${id}`;
+  throw invalidField('model', 'must be a Vertex AI endpoint (projects/…/locations/…/endpoints/…, a tuned model) or a Google model id like gemini-2.5-flash');
+}
+
+export async function chat(conn: VertexConnection, request: ChatRequest): Promise<ChatAnswer> {
+  const path = target(conn, request.model);
+  const json = toGenerateRequest(request);
+  if (!request.stream) {
+    const answer = await googleFetch(conn, VERTEX, { method: 'POST', url: vertexUrl(conn, `${path}:generateContent`), json, signal: request.signal });
+    return { stream: false, completion: toCompletion(request.model, parseAnswer(generateContentSchema, answer, VERTEX, 'answer')) };
+  }
+  const url = vertexUrl(conn, `${path}:streamGenerateContent`, { alt: 'sse' });
+  const { stream } = await googleDownload(conn, VERTEX, { method: 'POST', url, json, signal: request.signal });
+  return { stream: true, id: completionId(), model: request.model, created: Math.floor(Date.now() / 1000), chunks: chunks(stream) };
+}
+
+/** One streamed response; an error Vertex reports mid-stream ends the answer as the provider's failure. */
+function streamedResponse(data: string): GenerateContentResponse {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    throw new GatewayError('provider', `${VERTEX} streamed an event that is not JSON`, { status: 502 });
+  }
+  const failure = parseAnswer(streamErrorSchema, value, VERTEX, 'event').error;
+  if (failure) throw new GatewayError('provider', failure.message ?? `${VERTEX} ended the stream with an error`, { status: 502, code: failure.status ?? null });
+  return parseAnswer(generateContentSchema, value, VERTEX, 'streamed answer');
+}
+
+async function* chunks(stream: Readable): AsyncGenerator<ChatChunk> {
+  let finish: FinishReason | null = null;
+  let usage: ChatUsage | null = null;
+  try {
+    for await (const data of sseData(stream)) {
+      const response = streamedResponse(data);
+      const content = answerText(response);
+      if (content) yield { type: 'delta', content };
+      finish = finishReason(response) ?? finish;
+      usage = toUsage(response) ?? usage;
+    }
+  } finally {
+    // Also when the consumer stops early: the provider connection closes with it.
+    stream.destroy();
+  }
+  yield { type: 'finish', finishReason: finish ?? 'stop' };
+  if (usage) yield { type: 'usage', usage };
+}

@@ -1,0 +1,332 @@
+/**
+ * The Vertex AI adapter through the registry against the fake Google Cloud, over real HTTP: datasets
+ * converted line by line into Gemini's format as they stream to Cloud Storage; files as gs:// objects;
+ * tuning jobs created, followed, listed, cancelled and found by their label; events and checkpoints
+ * read off the job; hyperparameters Vertex cannot take refused; Google's errors mapped.
+ */
+import { Readable } from 'node:stream';
+import type { CreateJobInput, ProviderFile } from '../../src/providers/types';
+import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
+import { BUCKET, examplePair, gatewayError, openaiDataset, vertexClient } from './vertex-ai.support';
+
+let fake: FakeVertex;
+
+beforeEach(async () => {
+  fake = await startFakeVertex();
+});
+
+afterEach(() => fake.close());
+
+const vertex = () => vertexClient(fake);
+const objects = () => fake.state.storage.buckets.get(BUCKET)!;
+const objectOf = (file: ProviderFile) => objects().get(file.id.slice(`gs://${BUCKET}/`.length));
+
+/** Uploads `content` as a stream of small chunks, the way a client's upload arrives. */
+function upload(content: string, purpose: string | Promise<string> = 'fine-tune', filename = 'träin.jsonl') {
+  const chunks = Buffer.from(content)
+    .toString('base64')
+    .match(/.{1,40}/g)!
+    .map((b) => Buffer.from(b, 'base64'));
+  return vertex().uploadFile({ filename, purpose, open: () => Readable.from(chunks) });
+}
+
+async function createJob(extra: Partial<CreateJobInput> = {}) {
+  const file = await upload(openaiDataset(3));
+  return vertex().createJob({ model: 'gemini-2.0-flash-001', trainingFile: file.id, options: {}, ...extra });
+}
+
+describe('Vertex AI files', () => {
+  it('converts every line into Gemini format while streaming it into the bucket', async () => {
+    const file = await upload(openaiDataset(25));
+    expect(file).toEqual({
+      id: expect.stringMatching(new RegExp(`^gs://${BUCKET}/gateway-files/\\d{13}-[0-9a-f]{12}-tr_in\\.jsonl$`)),
+      bytes: objectOf(file)!.data.length,
+      createdAt: expect.any(Number),
+      filename: 'träin.jsonl',
+      purpose: 'fine-tune',
+      status: 'processed',
+      statusDetails: null,
+    });
+    const lines = objectOf(file)!.data.toString('utf8').trimEnd().split('\n');
+    expect(lines.map((line) => JSON.parse(line))).toEqual(Array.from({ length: 25 }, (_, i) => examplePair(i + 1).gemini));
+    const [request] = fake.state.requests.filter((r) => r.path === `/upload/storage/v1/b/${BUCKET}/o`);
+    expect(request.query.get('uploadType')).toBe('multipart');
+    expect(request.headers['transfer-encoding']).toBe('chunked');
+  });
+
+  it.each([
+    [
+      'a tool call',
+      {
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', tool_calls: [{ id: 't' }] },
+        ],
+      },
+      'line 2: messages[1]: tool calls cannot be converted',
+    ],
+    ['a tool message', { messages: [{ role: 'tool', content: 'x' }] }, 'line 2: messages[0]: role must be system, developer, user or assistant'],
+    ['no final assistant turn', { messages: [{ role: 'user', content: 'x' }] }, 'line 2: the last message must be from the assistant'],
+    [
+      'a late system message',
+      {
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'system', content: 'y' },
+          { role: 'assistant', content: 'z' },
+        ],
+      },
+      'line 2: messages[1]: a system message must come before',
+    ],
+    [
+      'an image',
+      {
+        messages: [
+          { role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] },
+          { role: 'assistant', content: 'z' },
+        ],
+      },
+      'only text content',
+    ],
+  ])('refuses a line with %s, naming it, and stores nothing', async (_case, line, reason) => {
+    const err = await gatewayError(upload(`${JSON.stringify(examplePair(1).openai)}\n${JSON.stringify(line)}\n`));
+    expect(err).toMatchObject({ kind: 'invalid_request', status: 400, code: 'invalid_dataset' });
+    expect(err.message).toContain(reason);
+    expect(objects().size).toBe(0);
+  });
+
+  it('keeps OpenAI chat lines as they are for an open model (meta/…)', async () => {
+    const content = openaiDataset(2);
+    const file = await vertex().uploadFile({
+      filename: 'llama.jsonl',
+      purpose: 'fine-tune',
+      model: 'meta/llama3_1@llama-3.1-8b',
+      open: () => Readable.from([content]),
+    });
+    expect(objectOf(file)!.data.toString()).toBe(content);
+  });
+
+  it('refuses a purpose other than fine-tune, also one that arrives after the file (removing the object again)', async () => {
+    expect(await gatewayError(upload(openaiDataset(2), 'batch'))).toMatchObject({ status: 400, path: ['purpose'] });
+    expect(fake.state.requests).toHaveLength(0);
+    expect(await gatewayError(upload(openaiDataset(2), Promise.resolve('assistants')))).toMatchObject({ status: 400, path: ['purpose'] });
+    expect(objects().size).toBe(0);
+  });
+
+  it('gets, lists newest first page by page, streams the content and deletes', async () => {
+    const first = await upload(openaiDataset(2), 'fine-tune', 'first.jsonl');
+    const second = await upload(openaiDataset(3), Promise.resolve('fine-tune'), 'second.jsonl');
+    fake.putObject(BUCKET, 'elsewhere/not-ours.jsonl', 'x');
+    expect(await vertex().getFile(first.id)).toEqual(first);
+
+    const page = await vertex().listFiles({ limit: 1 });
+    expect(page).toMatchObject({ data: [second], hasMore: true, nextAfter: expect.any(String) });
+    const next = await vertex().listFiles({ limit: 1, after: page.nextAfter! });
+    expect(next).toEqual({ data: [first], hasMore: false, nextAfter: null });
+    expect(await vertex().listFiles({ purpose: 'batch' })).toEqual({ data: [], hasMore: false, nextAfter: null });
+
+    const content = await vertex().fileContent(second.id);
+    const chunks: Buffer[] = [];
+    for await (const chunk of content.stream) chunks.push(Buffer.from(chunk));
+    expect(Buffer.concat(chunks).equals(objectOf(second)!.data)).toBe(true);
+
+    await vertex().deleteFile(first.id);
+    expect(objectOf(first)).toBeUndefined();
+    expect(await gatewayError(vertex().getFile(first.id))).toMatchObject({ kind: 'provider', status: 404 });
+  });
+
+  it("answers 404 without a call for an object outside the gateway's prefix or bucket", async () => {
+    fake.putObject(BUCKET, 'elsewhere/secret.jsonl', 'x');
+    for (const id of [`gs://${BUCKET}/elsewhere/secret.jsonl`, 'gs://other-bucket/gateway-files/x', 'file-abc', `gs://${BUCKET}`]) {
+      expect(await gatewayError(vertex().deleteFile(id))).toMatchObject({ kind: 'not_found', status: 404 });
+    }
+    expect(fake.state.requests).toHaveLength(0);
+    expect(objects().has('elsewhere/secret.jsonl')).toBe(true);
+  });
+
+  it('refuses ascending order, which Cloud Storage cannot page in', async () => {
+    expect(await gatewayError(vertex().listFiles({ order: 'asc' }))).toMatchObject({ status: 400, path: ['order'] });
+  });
+});
+
+describe('Vertex AI tuning jobs', () => {
+  it('creates a supervised tuning job from the OpenAI-shaped input', async () => {
+    const file = await upload(openaiDataset(3));
+    const method = { type: 'supervised' as const, hyperparameters: { nEpochs: 2, learningRateMultiplier: 0.5, batchSize: 'auto' as const } };
+    const created = await vertex().createJob({
+      model: 'gemini-2.0-flash-001',
+      trainingFile: file.id,
+      validationFile: file.id,
+      suffix: 'faq-bot',
+      seed: 42,
+      method,
+      metadata: { team: 'search' },
+      options: {},
+      gatewayJobId: '0f8fad5b-d9cb-469f-a165-70867728950e',
+    });
+    expect(fake.state.createJobRequests).toEqual([
+      {
+        baseModel: 'gemini-2.0-flash-001',
+        tunedModelDisplayName: 'faq-bot',
+        labels: { team: 'search', gateway_job_id: '0f8fad5b-d9cb-469f-a165-70867728950e' },
+        supervisedTuningSpec: { trainingDatasetUri: file.id, validationDatasetUri: file.id, hyperParameters: { epochCount: 2, learningRateMultiplier: 0.5 } },
+      },
+    ]);
+    expect(created).toEqual({
+      id: expect.stringMatching(new RegExp(`^projects/${fake.projectNumber}/locations/us-central1/tuningJobs/\\d{19}$`)),
+      status: 'queued',
+      model: 'gemini-2.0-flash-001',
+      fineTunedModel: null,
+      servingModel: null,
+      trainedTokens: null,
+      error: null,
+      createdAt: expect.any(Number),
+      finishedAt: null,
+      estimatedFinish: null,
+      hyperparameters: { nEpochs: 2, learningRateMultiplier: 0.5 },
+      method: { type: 'supervised', hyperparameters: { nEpochs: 2, learningRateMultiplier: 0.5 } },
+      resultFiles: [],
+      trainingFile: file.id,
+      validationFile: file.id,
+      seed: null,
+      suffix: 'faq-bot',
+      metadata: { team: 'search', gateway_job_id: '0f8fad5b-d9cb-469f-a165-70867728950e' },
+      organizationId: null,
+    });
+    expect(Math.abs(created.createdAt - Date.now() / 1000)).toBeLessThan(60);
+  });
+
+  it('follows a job to succeeded: stats as trained tokens, the tuned model and its endpoint, events and checkpoints', async () => {
+    const { id } = await createJob({ method: { type: 'supervised', hyperparameters: { nEpochs: 2 } } });
+    const running = await vertex().getJob(id);
+    expect(running).toMatchObject({ status: 'running', trainedTokens: expect.any(Number), fineTunedModel: null });
+    const done = await vertex().getJob(id);
+    const { tunedModel } = fake.state.tuningJobs.get(id.split('/').at(-1)!)!;
+    expect(done).toMatchObject({ status: 'succeeded', fineTunedModel: tunedModel!.model, servingModel: tunedModel!.endpoint, finishedAt: expect.any(Number) });
+
+    const events = await vertex().listEvents(id, {});
+    expect(events.data.map((e) => [e.level, e.message])).toEqual([
+      ['info', `Tuning succeeded: tuned model ${tunedModel!.model}, served on ${tunedModel!.endpoint}`],
+      ['info', 'Tuning started'],
+      ['info', `Tuning job created: gemini-2.0-flash-001 on ${done.trainingFile}`],
+    ]);
+    expect(events.data[1].data).toEqual({ examples: 3, billable_tokens: running.trainedTokens, steps: 6 });
+    expect(await vertex().listEvents(id, {})).toEqual(events); // stable ids and times
+    expect(await vertex().listEvents(id, { after: events.data[0].id, limit: 1 })).toEqual({
+      data: [events.data[1]],
+      hasMore: true,
+      nextAfter: events.data[1].id,
+    });
+
+    const checkpoints = await vertex().listCheckpoints(id, {});
+    expect(checkpoints.data).toEqual(
+      tunedModel!.checkpoints.reverse().map((c) => ({
+        id: `${id.split('/').at(-1)}-checkpoint-${c.checkpointId}`,
+        createdAt: expect.any(Number),
+        fineTunedModelCheckpoint: c.endpoint,
+        stepNumber: Number(c.step),
+        metrics: { epoch: Number(c.epoch), step: Number(c.step) },
+        fineTuningJobId: id,
+      })),
+    );
+    expect(await gatewayError(vertex().listCheckpoints(id, { after: 'nope' }))).toMatchObject({ status: 400, code: 'invalid_cursor' });
+  });
+
+  it('reports a failed job with its error, and reads a job by its numeric id', async () => {
+    const { id } = await createJob();
+    fake.failJob(id, { code: 3, message: 'Dataset too small.' });
+    const failed = await vertex().getJob(id.split('/').at(-1)!);
+    expect(failed).toMatchObject({ id, status: 'failed', error: { code: 'invalid_argument', message: 'Dataset too small.', param: null } });
+    expect((await vertex().listEvents(id, { limit: 1 })).data[0]).toMatchObject({ level: 'error', message: 'Tuning failed: Dataset too small.' });
+  });
+
+  it('cancels a job (then re-reads it), and relays the refusal to cancel it again', async () => {
+    const { id } = await createJob();
+    const cancelled = await vertex().cancelJob(id);
+    expect(cancelled).toMatchObject({ id, status: 'cancelled', error: null, finishedAt: expect.any(Number) });
+    expect(fake.state.requests.filter((r) => r.method === 'POST' && r.path.endsWith(':cancel'))).toHaveLength(1);
+    expect(await gatewayError(vertex().cancelJob(id))).toMatchObject({ kind: 'provider', status: 400, code: 'FAILED_PRECONDITION' });
+  });
+
+  it('lists jobs newest first with the page token as the cursor, and finds a job by its gateway job id', async () => {
+    const jobs = [await createJob({ gatewayJobId: '11111111-1111-4111-8111-111111111111' }), await createJob(), await createJob()];
+    const first = await vertex().listJobs({ limit: 2 });
+    expect(first.data.map((j) => j.id)).toEqual([jobs[2].id, jobs[1].id]);
+    expect(first).toMatchObject({ hasMore: true, nextAfter: expect.any(String) });
+    const second = await vertex().listJobs({ limit: 2, after: first.nextAfter! });
+    expect(second).toMatchObject({ data: [{ id: jobs[0].id }], hasMore: false, nextAfter: null });
+    expect(await vertex().findJob('11111111-1111-4111-8111-111111111111')).toMatchObject({ id: jobs[0].id });
+    expect(await vertex().findJob('22222222-2222-4222-8222-222222222222')).toBeUndefined();
+    expect(fake.state.requests.at(-1)?.query.get('filter')).toBe('labels.gateway_job_id="22222222-2222-4222-8222-222222222222"');
+  });
+
+  it.each([
+    [
+      'a batch size for a Gemini model',
+      { method: { type: 'supervised', hyperparameters: { batchSize: 8 } } },
+      ['method', 'supervised', 'hyperparameters', 'batchSize'],
+    ],
+    [
+      'a legacy batch size',
+      { method: { type: 'supervised', hyperparameters: { batchSize: 4 } }, legacyHyperparameters: true },
+      ['hyperparameters', 'batchSize'],
+    ],
+    ['DPO', { method: { type: 'dpo', hyperparameters: {} } }, ['method', 'type']],
+    ['an absolute learning rate for a Gemini model', { options: { learningRate: 0.0001 } }, ['providerOptions', 'learningRate']],
+    ["another provider's option", { options: { roleArn: 'arn:aws:iam::1:role/x' } }, ['providerOptions', 'roleArn']],
+    ['metadata that cannot be a label', { metadata: { Team: 'Search Team' } }, ['metadata']],
+    ['a training file that is no gs:// URI', { trainingFile: 'file-abc' }, ['trainingFile']],
+  ] as const)('refuses %s with a 400 naming it, before any call to Vertex', async (_case, input, path) => {
+    const file = await upload(openaiDataset(2));
+    const err = await gatewayError(vertex().createJob({ model: 'gemini-2.0-flash-001', trainingFile: file.id, options: {}, ...input }));
+    expect(err).toMatchObject({ kind: 'invalid_request', status: 400, path });
+    expect(fake.state.createJobRequests).toHaveLength(0);
+  });
+
+  it('sends an open model its batch size and absolute learning rate', async () => {
+    const file = await upload(openaiDataset(2));
+    const method = { type: 'supervised' as const, hyperparameters: { nEpochs: 1, batchSize: 8 } };
+    const err = await gatewayError(
+      vertex().createJob({ model: 'meta/llama3_1@llama-3.1-8b', trainingFile: file.id, method, options: { learningRate: 0.0002 } }),
+    );
+    // The fake tunes Gemini models only; what matters is what was asked of it.
+    expect(err).toMatchObject({ kind: 'provider', status: 400, code: 'INVALID_ARGUMENT' });
+    expect(fake.state.createJobRequests[0]).toMatchObject({ supervisedTuningSpec: { hyperParameters: { epochCount: 1, batchSize: 8, learningRate: 0.0002 } } });
+  });
+});
+
+describe('Vertex AI errors', () => {
+  const jobsPath = () => `/v1/projects/${fake.projectId}/locations/${fake.location}/tuningJobs`;
+
+  it("maps Google's error body: status, message and its status name as the code", async () => {
+    const err = await gatewayError(vertex().getJob(`projects/${fake.projectId}/locations/${fake.location}/tuningJobs/123`));
+    expect(err).toMatchObject({ kind: 'provider', type: 'provider_error', status: 404, code: 'NOT_FOUND' });
+    expect(err.message).toMatch(/tuningJobs\/123 does not exist/);
+    expect(await gatewayError(vertex().getJob('ftjob-abc'))).toMatchObject({ kind: 'not_found', status: 404 });
+  });
+
+  it('retries a read answered 429 RESOURCE_EXHAUSTED, and never a create', async () => {
+    fake.failNext('GET', jobsPath(), 429, { times: 2, retryAfter: '0' });
+    await expect(vertex().listJobs({})).resolves.toMatchObject({ data: [] });
+    const file = await upload(openaiDataset(2));
+    fake.failNext('POST', jobsPath(), 429);
+    const err = await gatewayError(vertex().createJob({ model: 'gemini-2.0-flash-001', trainingFile: file.id, options: {} }));
+    expect(err).toMatchObject({ kind: 'provider', status: 429, code: 'RESOURCE_EXHAUSTED' });
+    expect(fake.state.requests.filter((r) => r.method === 'POST' && r.path === jobsPath())).toHaveLength(1);
+  });
+
+  it("maps Google's 5xx (Vertex and Cloud Storage) to 502 and a time-out to 504", async () => {
+    fake.failNext('GET', jobsPath(), 500, { times: 3 });
+    expect(await gatewayError(vertex().listJobs({}))).toMatchObject({ kind: 'provider', status: 502 });
+    fake.failNext('GET', `/storage/v1/b/${BUCKET}/o`, 503, { times: 3 });
+    expect(await gatewayError(vertex().listFiles({}))).toMatchObject({ kind: 'provider', status: 502 });
+    fake.delayNext('GET', jobsPath(), 1_000);
+    expect(await gatewayError(vertexClient(fake, { http: { timeoutMs: 100, retries: 0 } }).listJobs({}))).toMatchObject({ kind: 'provider', status: 504 });
+  });
+
+  it('does not retry a streamed upload that failed', async () => {
+    fake.failNext('POST', `/upload/storage/v1/b/${BUCKET}/o`, 503);
+    expect(await gatewayError(upload(openaiDataset(2)))).toMatchObject({ kind: 'provider', status: 502 });
+    expect(fake.state.requests.filter((r) => r.path.startsWith('/upload/'))).toHaveLength(1);
+  });
+});

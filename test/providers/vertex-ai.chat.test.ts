@@ -1,0 +1,152 @@
+/**
+ * Chat through the Vertex AI adapter against the fake: OpenAI's request translated into Gemini's
+ * generateContent (system instruction, user/model turns, generation config), the answer and its
+ * usage back; streamed answers yielded event by event over SSE and ended with the caller's signal;
+ * a tuned model answering on its endpoint; models that are no Vertex reference refused.
+ */
+import type { ChatAnswer, ChatChunk, ChatRequest } from '../../src/providers/types';
+import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
+import { BUCKET, gatewayError, vertexClient } from './vertex-ai.support';
+
+let fake: FakeVertex;
+
+beforeAll(async () => {
+  fake = await startFakeVertex();
+});
+
+afterAll(() => fake.close());
+
+const request = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({
+  model: 'gemini-2.5-flash',
+  messages: [
+    { role: 'system', content: 'Answer briefly.' },
+    { role: 'user', content: 'What is 2+2?' },
+    { role: 'assistant', content: '4' },
+    { role: 'user', content: 'And 3+3?' },
+  ],
+  stream: false,
+  signal: new AbortController().signal,
+  ...overrides,
+});
+
+function completion(answer: ChatAnswer) {
+  if (answer.stream) throw new Error('expected a whole answer');
+  return answer.completion;
+}
+
+async function collect(answer: ChatAnswer): Promise<ChatChunk[]> {
+  if (!answer.stream) throw new Error('expected a stream');
+  const chunks: ChatChunk[] = [];
+  for await (const chunk of answer.chunks) chunks.push(chunk);
+  return chunks;
+}
+
+/** A tuning job driven to success: its endpoint serves the tuned model. */
+async function tunedEndpoint(): Promise<string> {
+  fake.putObject(
+    BUCKET,
+    'gateway-files/chat.jsonl',
+    JSON.stringify({
+      contents: [
+        { role: 'user', parts: [{ text: 'hi' }] },
+        { role: 'model', parts: [{ text: 'ho' }] },
+      ],
+    }),
+  );
+  const vertex = vertexClient(fake);
+  const job = await vertex.createJob({ model: 'gemini-2.0-flash-001', trainingFile: `gs://${BUCKET}/gateway-files/chat.jsonl`, options: {} });
+  await vertex.getJob(job.id);
+  const done = await vertex.getJob(job.id);
+  if (!done.servingModel) throw new Error('the job did not succeed');
+  return done.servingModel;
+}
+
+describe('Vertex AI chat', () => {
+  it("translates OpenAI's request into generateContent and the answer back", async () => {
+    const answer = completion(await vertexClient(fake).chat(request({ maxTokens: 50, temperature: 0.2, topP: 0.9, stop: ['\n\n'], seed: 7 })));
+    expect(answer).toEqual({
+      id: expect.stringMatching(/^chatcmpl-/),
+      model: 'gemini-2.5-flash',
+      created: expect.any(Number),
+      content: 'Answer from gemini-2.5-flash: And 3+3?',
+      finishReason: 'stop',
+      usage: { promptTokens: expect.any(Number), completionTokens: expect.any(Number), totalTokens: expect.any(Number) },
+    });
+    expect(answer.usage!.totalTokens).toBe(answer.usage!.promptTokens + answer.usage!.completionTokens);
+    const received = fake.state.generateRequests.at(-1)!;
+    expect(received).toMatchObject({ target: 'publishers/google/models/gemini-2.5-flash', method: 'generateContent' });
+    expect(received.body).toEqual({
+      systemInstruction: { parts: [{ text: 'Answer briefly.' }] },
+      contents: [
+        { role: 'user', parts: [{ text: 'What is 2+2?' }] },
+        { role: 'model', parts: [{ text: '4' }] },
+        { role: 'user', parts: [{ text: 'And 3+3?' }] },
+      ],
+      generationConfig: { maxOutputTokens: 50, temperature: 0.2, topP: 0.9, stopSequences: ['\n\n'], seed: 7 },
+    });
+  });
+
+  it("answers with a tuned model on its endpoint (the hosted job's serving model)", async () => {
+    const endpoint = await tunedEndpoint();
+    const answer = completion(await vertexClient(fake).chat(request({ model: endpoint })));
+    expect(answer).toMatchObject({ model: endpoint, content: `Answer from ${endpoint}: And 3+3?` });
+    expect(fake.state.generateRequests.at(-1)?.target).toBe(`endpoints/${endpoint.split('/').at(-1)}`);
+  });
+
+  it('streams the answer as server-sent events, piece by piece, then the finish reason and usage', async () => {
+    const chunks = await collect(await vertexClient(fake).chat(request({ stream: true })));
+    const deltas = chunks.filter((c) => c.type === 'delta');
+    expect(deltas.length).toBeGreaterThan(3);
+    expect(deltas.map((c) => c.content).join('')).toBe('Answer from gemini-2.5-flash: And 3+3?');
+    expect(chunks.slice(-2)).toEqual([
+      { type: 'finish', finishReason: 'stop' },
+      { type: 'usage', usage: { promptTokens: expect.any(Number), completionTokens: expect.any(Number), totalTokens: expect.any(Number) } },
+    ]);
+    expect(fake.state.generateRequests.at(-1)).toMatchObject({ method: 'streamGenerateContent', alt: 'sse' });
+  });
+
+  it("ends the provider's stream when the caller goes away", async () => {
+    fake.settings.streamDelayMs = 50;
+    try {
+      const controller = new AbortController();
+      const before = fake.state.abortedStreams;
+      const answer = await vertexClient(fake).chat(request({ stream: true, signal: controller.signal }));
+      if (!answer.stream) throw new Error('expected a stream');
+      const iterator = answer.chunks[Symbol.asyncIterator]();
+      expect(await iterator.next()).toMatchObject({ value: { type: 'delta' } });
+      controller.abort();
+      await expect(iterator.next()).rejects.toThrow();
+      for (let i = 0; i < 50 && fake.state.abortedStreams === before; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(fake.state.abortedStreams).toBe(before + 1);
+    } finally {
+      fake.settings.streamDelayMs = 0;
+    }
+  });
+
+  it("relays Vertex's refusal of an endpoint that serves nothing", async () => {
+    const model = `projects/${fake.projectNumber}/locations/${fake.location}/endpoints/1234567890123456789`;
+    expect(await gatewayError(vertexClient(fake).chat(request({ model })))).toMatchObject({ kind: 'provider', status: 404, code: 'NOT_FOUND' });
+    expect(await gatewayError(vertexClient(fake).chat(request({ model, stream: true })))).toMatchObject({ kind: 'provider', status: 404 });
+  });
+
+  it.each(['https://evil.example/x', '../tuningJobs/1', 'projects/p/locations/us-central1/endpoints/1/../../x', 'a b'])(
+    'refuses the model %j before any call',
+    async (model) => {
+      const before = fake.state.requests.length;
+      expect(await gatewayError(vertexClient(fake).chat(request({ model })))).toMatchObject({ kind: 'invalid_request', status: 400, path: ['model'] });
+      expect(fake.state.requests.length).toBe(before);
+    },
+  );
+
+  it('refuses tool messages and a conversation without a user turn', async () => {
+    const tool = request({
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'tool', content: 'y' },
+      ],
+    });
+    expect(await gatewayError(vertexClient(fake).chat(tool))).toMatchObject({ status: 400, path: ['messages', 1, 'role'] });
+    const systemOnly = request({ messages: [{ role: 'system', content: 'x' }] });
+    expect(await gatewayError(vertexClient(fake).chat(systemOnly))).toMatchObject({ status: 400, path: ['messages'] });
+  });
+});

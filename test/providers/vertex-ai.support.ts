@@ -1,0 +1,64 @@
+/**
+ * Shared by the Vertex AI tests: the adapter as the gateway calls it (a ProviderClient from the
+ * registry, its endpoints pointed at the fake Google Cloud), the settings headers of the fake's
+ * project, and OpenAI chat datasets with the Gemini lines they must become.
+ */
+import { GatewayError } from '../../src/errors';
+import type { HttpPolicy } from '../../src/providers/http';
+import { ProviderRegistry, type ProviderClient } from '../../src/providers/registry';
+import type { FakeVertex } from '../fakes/vertex-server';
+
+export const BUCKET = 'fake-bucket';
+
+/** The server configuration pointing the module's three endpoints at the fake. */
+export const fakeEndpoints = (fake: FakeVertex) => ({
+  GATEWAY_VERTEX_BASE_URL: fake.vertexUrl,
+  GATEWAY_GCS_BASE_URL: fake.storageUrl,
+  GATEWAY_GOOGLE_TOKEN_URL: fake.tokenUrl,
+});
+
+/** Client-mode headers: the fake's service-account key file, project, region and bucket. */
+export const vertexHeaders = (fake: FakeVertex): Record<string, string> => ({
+  'x-gateway-vertex-service-account-json': JSON.stringify(fake.serviceAccount),
+  'x-gateway-vertex-project-id': fake.projectId,
+  'x-gateway-vertex-region': fake.location,
+  'x-gateway-vertex-storage-bucket-name': BUCKET,
+});
+
+export function vertexClient(fake: FakeVertex, options: { headers?: Record<string, string | undefined>; http?: HttpPolicy } = {}): ProviderClient {
+  const registry = new ProviderRegistry(fakeEndpoints(fake), { baseDelayMs: 1, timeoutMs: 5_000, ...options.http });
+  return registry.client('vertex-ai', { kind: 'headers', headers: { ...vertexHeaders(fake), ...options.headers } });
+}
+
+/** An OpenAI chat example and the Gemini tuning example it converts to. */
+export function examplePair(n: number) {
+  const openai = {
+    messages: [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: `Question ${n} — ünïcödé` },
+      { role: 'assistant', content: [{ type: 'text', text: `Answer ${n}` }] },
+    ],
+  };
+  const gemini = {
+    systemInstruction: { parts: [{ text: 'You are terse.' }] },
+    contents: [
+      { role: 'user', parts: [{ text: `Question ${n} — ünïcödé` }] },
+      { role: 'model', parts: [{ text: `Answer ${n}` }] },
+    ],
+  };
+  return { openai, gemini };
+}
+
+export const openaiDataset = (examples: number) => Array.from({ length: examples }, (_, i) => JSON.stringify(examplePair(i + 1).openai)).join('\n') + '\n';
+
+/** The rejection of `promise`, which must be a GatewayError. */
+export async function gatewayError(promise: Promise<unknown>): Promise<GatewayError> {
+  const err = await promise.then(
+    () => {
+      throw new Error('expected a GatewayError');
+    },
+    (e: unknown) => e,
+  );
+  if (!(err instanceof GatewayError)) throw new Error(`expected a GatewayError, got ${String(err)}`);
+  return err;
+}
