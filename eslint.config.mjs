@@ -22,7 +22,10 @@ export default tseslint.config(
     // The GraphQL infrastructure serves the domain modules, never the other way round (no import cycle).
     files: ['src/graphql/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/modules/**', '../services', '../context'], message: 'src/graphql/ must not depend on the domain modules.' }] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/modules/**', '../services', '../context'], message: 'src/graphql/ must not depend on the domain modules.' }] },
+      ],
     },
   },
   {

@@ -21,7 +21,11 @@ const envSchema = z.object({
   GATEWAY_JOB_LEASE_MS: z.coerce.number().int().positive().default(30000),
   GATEWAY_PROVIDER_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   GATEWAY_JSON_LIMIT: z.string().default('1mb'),
-  GATEWAY_UPLOAD_LIMIT_BYTES: z.coerce.number().int().positive().default(512 * 1024 * 1024),
+  GATEWAY_UPLOAD_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(512 * 1024 * 1024),
   // GraphQL query limits (src/graphql/limits.ts).
   GATEWAY_GRAPHQL_MAX_DEPTH: z.coerce.number().int().positive().default(10),
   GATEWAY_GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(0).default(15),

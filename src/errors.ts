@@ -100,8 +100,7 @@ export class GatewayError extends Error {
   }
 }
 
-export const badRequest = (message: string, path?: FieldPath | string | null, code?: string) =>
-  new GatewayError('invalid_request', message, { path, code });
+export const badRequest = (message: string, path?: FieldPath | string | null, code?: string) => new GatewayError('invalid_request', message, { path, code });
 
 /** A field of the input is wrong: `reason` says how (`must not be empty`); faces name the field. */
 export const invalidField = (path: FieldPath | string, reason: string, code = 'invalid_request') =>
@@ -112,16 +111,13 @@ export const notFound = (what: string, id?: string) =>
     code: 'not_found',
   });
 
-export const conflict = (message: string, path?: FieldPath | string, code?: string) =>
-  new GatewayError('conflict', message, { path, code });
+export const conflict = (message: string, path?: FieldPath | string, code?: string) => new GatewayError('conflict', message, { path, code });
 
 export const forbidden = (message: string) => new GatewayError('forbidden', message);
 
-export const unauthenticated = (message: string) =>
-  new GatewayError('unauthenticated', message, { code: 'invalid_api_key' });
+export const unauthenticated = (message: string) => new GatewayError('unauthenticated', message, { code: 'invalid_api_key' });
 
-export const unsupported = (message: string, path?: FieldPath | string) =>
-  new GatewayError('unsupported', message, { path, code: 'unsupported_operation' });
+export const unsupported = (message: string, path?: FieldPath | string) => new GatewayError('unsupported', message, { path, code: 'unsupported_operation' });
 
 /** The error body every REST response uses (OpenAI's shape, so SDKs parse it). */
 export interface ErrorBody {

@@ -35,7 +35,13 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     const url = `http://127.0.0.1:${port}`;
     logger.info({ port, database: db.kind }, `gateway listening on ${url}`);
     const monitor = new JobMonitor(
-      { jobs: services.fineTuningJobs, leases: services.jobLeases, service: services.fineTuning, files: services.files, cancellation: services.jobCancellation },
+      {
+        jobs: services.fineTuningJobs,
+        leases: services.jobLeases,
+        service: services.fineTuning,
+        files: services.files,
+        cancellation: services.jobCancellation,
+      },
       logger,
       { pollMs: config.jobPollMs, leaseMs: config.jobLeaseMs },
     );

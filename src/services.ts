@@ -42,7 +42,22 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const jobCancellation = new JobCancellation(fineTuningJobs, jobLeases, logger);
   const fineTuning = new FineTuningService(fineTuningJobs, files, integrations, providers, jobCancellation);
   const clientMode = new ClientModeService(integrations, providers);
-  return { db, workspaces, apiKeys, organisations, labels, partials, integrations, files, providers, fineTuningJobs, jobLeases, jobCancellation, fineTuning, clientMode };
+  return {
+    db,
+    workspaces,
+    apiKeys,
+    organisations,
+    labels,
+    partials,
+    integrations,
+    files,
+    providers,
+    fineTuningJobs,
+    jobLeases,
+    jobCancellation,
+    fineTuning,
+    clientMode,
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;

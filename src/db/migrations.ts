@@ -68,11 +68,7 @@ export type RawQuery = <Row>(sql: string) => Promise<Row[]>;
  * engine is not loaded at all; any doubt (a new, edited, failed or rolled-back migration, no table
  * yet) leaves the decision to the engine, exactly as before.
  */
-export async function migrate(
-  adapterFactory: SqlMigrationAwareDriverAdapterFactory,
-  query: RawQuery,
-  options: MigrateOptions = {},
-): Promise<MigrationOutcome> {
+export async function migrate(adapterFactory: SqlMigrationAwareDriverAdapterFactory, query: RawQuery, options: MigrateOptions = {}): Promise<MigrationOutcome> {
   const migrations = readMigrations(options.migrationsDir);
   if (isEveryMigrationRecorded(migrations, await recordedMigrations(query))) return { applied: [], engineRan: false };
   return { applied: await applyMigrations(adapterFactory, migrations, options.log), engineRan: true };

@@ -52,6 +52,12 @@ const defaultCost =
     return items * (1 + childComplexity);
   };
 
-export function costOf(schema: GraphQLSchema, query: DocumentNode, variables: Record<string, unknown>, operationName: string | undefined, defaultListSize: number): number {
+export function costOf(
+  schema: GraphQLSchema,
+  query: DocumentNode,
+  variables: Record<string, unknown>,
+  operationName: string | undefined,
+  defaultListSize: number,
+): number {
   return getComplexity({ schema, query, variables, operationName, estimators: [entitiesCost, fieldExtensionsEstimator(), defaultCost(defaultListSize)] });
 }

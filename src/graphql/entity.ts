@@ -2,7 +2,6 @@ import DataLoader from 'dataloader';
 import { isObjectType, type GraphQLSchema } from 'graphql';
 import { Directive, getMetadataStorage } from 'type-graphql';
 import type { Scope } from '../auth/scope';
-import { GatewayError } from '../errors';
 import type { TenantContext } from './context';
 
 /**
@@ -74,26 +73,6 @@ export function loadByIds<R extends { id: string }, T, C extends AnyContext>(
       return row ? toType(row) : null;
     });
   };
-}
-
-/**
- * An entity loader over a single-object lookup (a service `get` or a request DataLoader's `load`):
- * "not found" and "forbidden" become null.
- */
-export function loadEachById<T, C extends AnyContext>(get: (scope: Scope, id: string, ctx: C) => Promise<T>): EntityLoader<T, C> {
-  return async (ids, ctx) => {
-    const scope = await entityScope(ctx);
-    return Promise.all(ids.map((id) => orNull(get(scope, id, ctx))));
-  };
-}
-
-export async function orNull<T>(value: Promise<T>): Promise<T | null> {
-  try {
-    return await value;
-  } catch (err) {
-    if (err instanceof GatewayError && (err.kind === 'not_found' || err.kind === 'forbidden')) return null;
-    throw err;
-  }
 }
 
 export interface EntityDefinition {

@@ -186,10 +186,20 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
         );
       }
       if (m.depth > limits.maxDepth) {
-        context.reportError(new QueryLimitError(`Query depth ${m.depth} exceeds the limit of ${limits.maxDepth}`, LIMIT_CODES.depth, at, { depth: m.depth, maxDepth: limits.maxDepth }));
+        context.reportError(
+          new QueryLimitError(`Query depth ${m.depth} exceeds the limit of ${limits.maxDepth}`, LIMIT_CODES.depth, at, {
+            depth: m.depth,
+            maxDepth: limits.maxDepth,
+          }),
+        );
       }
       if (m.aliases > limits.maxAliases) {
-        context.reportError(new QueryLimitError(`Query uses ${m.aliases} aliases, more than the limit of ${limits.maxAliases}`, LIMIT_CODES.aliases, at, { aliases: m.aliases, maxAliases: limits.maxAliases }));
+        context.reportError(
+          new QueryLimitError(`Query uses ${m.aliases} aliases, more than the limit of ${limits.maxAliases}`, LIMIT_CODES.aliases, at, {
+            aliases: m.aliases,
+            maxAliases: limits.maxAliases,
+          }),
+        );
       }
       if (m.directives > limits.maxDirectives) {
         context.reportError(

@@ -11,7 +11,7 @@ import type { TenantContext } from './context';
 const workspaceArgument = {
   name: 'workspaceId',
   typeFunc: () => String,
-  options: { nullable: true, description: 'Workspace UUID or slug (organisation keys); default: the key\'s workspace.' },
+  options: { nullable: true, description: "Workspace UUID or slug (organisation keys); default: the key's workspace." },
 };
 
 /** The scope named by an optional `workspaceId` argument, which this decorator declares. */

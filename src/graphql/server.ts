@@ -35,7 +35,13 @@ export interface GraphQLFaceOptions<C extends object> {
   context: (req: express.Request) => Promise<C>;
 }
 
-export async function createGraphQLFace<C extends object>({ config, logger, httpServer, schema, context: contextOf }: GraphQLFaceOptions<C>): Promise<GraphQLFace> {
+export async function createGraphQLFace<C extends object>({
+  config,
+  logger,
+  httpServer,
+  schema,
+  context: contextOf,
+}: GraphQLFaceOptions<C>): Promise<GraphQLFace> {
   const limits = config.graphqlLimits;
   const server = new ApolloServer<C>({
     schema,

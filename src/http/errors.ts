@@ -59,7 +59,11 @@ export const notFoundRoute: RequestHandler = (req, _res, next) => {
 export const requireJsonBody: RequestHandler = (req, _res, next) => {
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (hasBody && !req.is('application/json')) {
-    next(new GatewayError('unsupported_media_type', `Content-Type must be application/json (got '${req.headers['content-type'] ?? 'none'}')`, { code: 'unsupported_media_type' }));
+    next(
+      new GatewayError('unsupported_media_type', `Content-Type must be application/json (got '${req.headers['content-type'] ?? 'none'}')`, {
+        code: 'unsupported_media_type',
+      }),
+    );
     return;
   }
   next();

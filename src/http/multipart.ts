@@ -51,10 +51,7 @@ export interface MultipartUpload<T> {
 
 const DEFAULT_FIELD_LIMIT = 16 * 1024;
 
-export function receiveMultipartUpload<T>(
-  req: IncomingMessage,
-  opts: MultipartUploadOptions<T>,
-): Promise<MultipartUpload<T>> {
+export function receiveMultipartUpload<T>(req: IncomingMessage, opts: MultipartUploadOptions<T>): Promise<MultipartUpload<T>> {
   return new Promise((resolve, reject) => {
     new UploadReceiver(req, opts, resolve, reject).start();
   });

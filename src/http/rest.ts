@@ -36,7 +36,8 @@ export function queryParam(req: Request, name: string): string | undefined {
 function queryObject(req: Request, names: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const key of Object.keys(req.query)) {
-    if (!names.includes(key)) throw new GatewayError('invalid_request', 'is not a known query parameter', { param: key, aboutField: true, code: 'invalid_request' });
+    if (!names.includes(key))
+      throw new GatewayError('invalid_request', 'is not a known query parameter', { param: key, aboutField: true, code: 'invalid_request' });
     const value = queryParam(req, key);
     if (value !== undefined) out[key] = value;
   }
@@ -63,7 +64,8 @@ export interface TenantRequest {
 export async function tenantRequest(services: Services, req: Request, res: Response, params: readonly string[] = []): Promise<TenantRequest> {
   const { workspace_id: fromQuery, organisation_id: organisationRef, ...query } = queryObject(req, [...SCOPE_PARAMS, ...params]);
   const { workspace_id: fromBody, ...body } = bodyObject(req);
-  if (fromBody !== undefined && typeof fromBody !== 'string') throw new GatewayError('invalid_request', 'must be a string', { param: 'workspace_id', aboutField: true, code: 'invalid_request' });
+  if (fromBody !== undefined && typeof fromBody !== 'string')
+    throw new GatewayError('invalid_request', 'must be a string', { param: 'workspace_id', aboutField: true, code: 'invalid_request' });
   const scope = await services.workspaces.resolveScope(callerOf(res), fromQuery ?? fromBody, organisationRef);
   return { scope, query: fromRest(query, 'query'), body: fromRest(body) };
 }

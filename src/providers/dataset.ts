@@ -21,7 +21,10 @@ export function convertJsonl(source: Readable, convert: LineConverter): Readable
   let lineNumber = 0;
   const convertLine = (line: Buffer): string | null => {
     lineNumber++;
-    const text = line.toString('utf8').replace(/^\ufeff/, '').trim();
+    const text = line
+      .toString('utf8')
+      .replace(/^\ufeff/, '')
+      .trim();
     if (!text) return null;
     let example: unknown;
     try {
@@ -65,7 +68,10 @@ export function convertJsonl(source: Readable, convert: LineConverter): Readable
 }
 
 const lineError = (line: number, reason: string) =>
-  new GatewayError('invalid_request', `The dataset cannot be converted to the provider's format: line ${line}: ${reason}`, { path: 'file', code: 'invalid_dataset' });
+  new GatewayError('invalid_request', `The dataset cannot be converted to the provider's format: line ${line}: ${reason}`, {
+    path: 'file',
+    code: 'invalid_dataset',
+  });
 
 /** The GatewayError a conversion failed with, when `err` (or what caused it) is one. */
 export function conversionFailure(err: unknown): GatewayError | undefined {

@@ -102,9 +102,7 @@ export async function providerDownload(req: Omit<ProviderRequest, 'body' | 'idem
   };
 }
 
-type Outcome =
-  | { ok: true; value: unknown }
-  | { ok: false; error: GatewayError; retry: boolean; retryAfterMs?: number };
+type Outcome = { ok: true; value: unknown } | { ok: false; error: GatewayError; retry: boolean; retryAfterMs?: number };
 
 async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): Promise<Outcome> {
   const headers: Record<string, string> = { accept: 'application/json', ...req.headers };

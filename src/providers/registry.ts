@@ -55,7 +55,9 @@ export class ProviderRegistry {
   module(name: string, path: FieldPath | string | null = null): ProviderModule {
     const found = isProviderName(name) ? this.modules.get(name) : undefined;
     if (!found) {
-      const known = isProviderName(name) ? `'${name}' is not supported by this gateway yet` : `'${name}' is not a provider (known: ${[...this.modules.keys()].join(', ')})`;
+      const known = isProviderName(name)
+        ? `'${name}' is not supported by this gateway yet`
+        : `'${name}' is not a provider (known: ${[...this.modules.keys()].join(', ')})`;
       throw new GatewayError('unsupported', `Provider ${known}`, { path, code: 'unsupported_provider' });
     }
     return found;

@@ -65,8 +65,6 @@ export const PATTERNS = {
   pathId: { pattern: /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, format: 'letters, digits, ".", "_" and "-"' },
 } as const;
 
-export const MAX_SETTING_LENGTH = 64 * 1024;
-
 const DEFAULT_MAX_LENGTH = 1024;
 
 /** Where a setting is named in an error: its header, or its integration key. */
@@ -136,8 +134,6 @@ function check(setting: SettingSpec, value: string, place: GatewayErrorPlace): s
   return value;
 }
 
-/** Every header a provider reads (client mode), for the routes to pick out of a request. */
-export const headerNames = (spec: SettingsSpec) => Object.values(spec).map((s) => s.header);
 
 /** A stored integration's credentials and options under each setting's canonical key. */
 export interface StoredSettings {
@@ -167,7 +163,8 @@ export function normaliseStored(spec: SettingsSpec, given: { credentials: unknow
       out[which][setting.key] = check(setting, raw.trim(), place);
     }
     for (const setting of settings) {
-      if (setting.required === true && !Object.hasOwn(out[which], setting.key)) throw settingError({ path: [which, setting.key] }, 'is required', 'missing_setting');
+      if (setting.required === true && !Object.hasOwn(out[which], setting.key))
+        throw settingError({ path: [which, setting.key] }, 'is required', 'missing_setting');
     }
   }
   return out;
@@ -188,7 +185,11 @@ const CREDENTIAL_HEADERS = new Set([
  * under their header names. A credential is refused (it would be stored with the job).
  */
 export function checkJobSettingKeys(spec: SettingsSpec, values: Readonly<Record<string, string>>, path: readonly string[]): void {
-  const known = new Set(Object.values(spec).filter((s) => !s.secret).map((s) => s.header));
+  const known = new Set(
+    Object.values(spec)
+      .filter((s) => !s.secret)
+      .map((s) => s.header),
+  );
   for (const key of Object.keys(values)) {
     const place = { path: [...path, key] };
     if (CREDENTIAL_HEADERS.has(key.toLowerCase()) || Object.values(spec).some((s) => s.secret && s.header === key.toLowerCase())) {

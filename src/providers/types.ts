@@ -214,8 +214,7 @@ export interface ChatCompletion {
 export type ChatChunk = { type: 'delta'; content: string } | { type: 'finish'; finishReason: FinishReason } | { type: 'usage'; usage: ChatUsage };
 
 export type ChatAnswer =
-  | { stream: false; completion: ChatCompletion }
-  | { stream: true; id: string; model: string; created: number; chunks: AsyncIterable<ChatChunk> };
+  { stream: false; completion: ChatCompletion } | { stream: true; id: string; model: string; created: number; chunks: AsyncIterable<ChatChunk> };
 
 export interface ProviderContent {
   stream: Readable;

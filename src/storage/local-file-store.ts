@@ -76,12 +76,7 @@ export class LocalFileStore implements FileStore {
  * directory, or shadow a temporary file is refused.
  */
 function assertSafeKey(key: string): void {
-  const unsafe =
-    key.length === 0 ||
-    key.length > 200 ||
-    key.startsWith('.') ||
-    key.includes('..') ||
-    /[/\\\0]/.test(key);
+  const unsafe = key.length === 0 || key.length > 200 || key.startsWith('.') || key.includes('..') || /[/\\\0]/.test(key);
   if (unsafe) throw badRequest(`Invalid storage key '${key}'`);
 }
 

@@ -31,7 +31,8 @@ const reasons: ZodErrorMap = (issue, ctx) => {
       if (issue.expected === 'integer') return { message: 'must be an integer' };
       return { message: `must be ${issue.expected === 'object' ? 'an object' : issue.expected === 'array' ? 'an array' : `a ${issue.expected}`}` };
     case 'too_small':
-      if (issue.type === 'string') return { message: Number(issue.minimum) === 1 ? 'must not be empty' : `must be at least ${bound(issue.minimum)} characters` };
+      if (issue.type === 'string')
+        return { message: Number(issue.minimum) === 1 ? 'must not be empty' : `must be at least ${bound(issue.minimum)} characters` };
       if (issue.type === 'array') return { message: `must have at least ${bound(issue.minimum)} items` };
       return { message: `must be ${issue.inclusive ? 'at least' : 'above'} ${bound(issue.minimum)}` };
     case 'too_big':

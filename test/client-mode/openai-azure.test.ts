@@ -47,7 +47,13 @@ async function fileCount(): Promise<number> {
 async function exerciseEverything(sdk: OpenAI, expectFileStatus: string) {
   const content = dataset(12);
   const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(content), 'train.jsonl'), purpose: 'fine-tune' });
-  expect(uploaded).toMatchObject({ id: expect.stringMatching(/^file-/), object: 'file', filename: 'train.jsonl', purpose: 'fine-tune', status: expectFileStatus });
+  expect(uploaded).toMatchObject({
+    id: expect.stringMatching(/^file-/),
+    object: 'file',
+    filename: 'train.jsonl',
+    purpose: 'fine-tune',
+    status: expectFileStatus,
+  });
 
   const listed = await sdk.files.list();
   expect(listed.data.map((f) => f.id)).toContain(uploaded.id);
@@ -118,7 +124,9 @@ describe('client mode with OpenAI', () => {
 
   it("answers another workspace's integration like an unknown one (404)", async () => {
     await api(gw, 'POST', '/v1/admin/workspaces', { body: { name: 'Other', slug: 'cm-other' } });
-    await api(gw, 'POST', '/v1/integrations', { body: { slug: 'elsewhere', provider: 'openai', credentials: { api_key: OPENAI_KEY }, workspace_id: 'cm-other' } });
+    await api(gw, 'POST', '/v1/integrations', {
+      body: { slug: 'elsewhere', provider: 'openai', credentials: { api_key: OPENAI_KEY }, workspace_id: 'cm-other' },
+    });
     const res = await api(gw, 'GET', '/v1/fine_tuning/jobs', { headers: { 'x-gateway-provider': '@elsewhere' } });
     expect(res.status).toBe(404);
     expect(res.body.error).toMatchObject({ type: 'not_found_error', param: 'x-gateway-provider' });
@@ -180,7 +188,12 @@ describe('client mode with Azure OpenAI', () => {
 
   it('with a stored integration (@slug) and its options', async () => {
     const created = await api(gw, 'POST', '/v1/integrations', {
-      body: { slug: 'cm-azure', provider: 'azure-openai', credentials: { api_key: AZURE_TEST_API_KEY }, options: { 'x-gateway-azure-resource-name': 'fake-aoai' } },
+      body: {
+        slug: 'cm-azure',
+        provider: 'azure-openai',
+        credentials: { api_key: AZURE_TEST_API_KEY },
+        options: { 'x-gateway-azure-resource-name': 'fake-aoai' },
+      },
     });
     expect(created.status).toBe(200);
     await exerciseEverything(client({ 'x-gateway-provider': '@cm-azure' }), 'pending');

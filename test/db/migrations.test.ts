@@ -53,9 +53,9 @@ describe('database start-up and migrations', () => {
     try {
       // Every migration is recorded unchanged: the schema engine is not even loaded.
       expect(await db.migrate()).toEqual({ applied: [], engineRan: false });
-      const rows = await db.prisma.$queryRawUnsafe<Array<{ migration_name: string; finished_at: Date | null; rolled_back_at: Date | null; applied_steps_count: number }>>(
-        'SELECT migration_name, finished_at, rolled_back_at, applied_steps_count FROM _prisma_migrations ORDER BY migration_name',
-      );
+      const rows = await db.prisma.$queryRawUnsafe<
+        Array<{ migration_name: string; finished_at: Date | null; rolled_back_at: Date | null; applied_steps_count: number }>
+      >('SELECT migration_name, finished_at, rolled_back_at, applied_steps_count FROM _prisma_migrations ORDER BY migration_name');
       expect(rows.map((r) => r.migration_name)).toEqual(migrationNames());
       for (const row of rows) {
         expect(row.finished_at).not.toBeNull();

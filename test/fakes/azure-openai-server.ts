@@ -412,7 +412,10 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
       result_files: [results.id],
       trained_tokens: Math.ceil(state.files.get(job.training_file)!.bytes / 4) * 3,
     });
-    state.checkpoints.set(job.id, CHECKPOINT_METRICS.map((metrics) => checkpoint(job, model, metrics)));
+    state.checkpoints.set(
+      job.id,
+      CHECKPOINT_METRICS.map((metrics) => checkpoint(job, model, metrics)),
+    );
     addEvent(job, `Completed results file: ${results.id}`);
     addEvent(job, 'Job succeeded.');
   }
@@ -535,7 +538,11 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
     if (path === '/fine_tuning/jobs') {
       if (method === 'POST') return created(jobObject(createJob(resource, apiVersion, await readJson(req))), 'fine_tuning/jobs');
       if (method === 'GET') {
-        const list = page([...state.jobs.values()].filter((j) => j.resource === resource), query, 20);
+        const list = page(
+          [...state.jobs.values()].filter((j) => j.resource === resource),
+          query,
+          20,
+        );
         return ok({ ...list, data: list.data.map(jobObject) });
       }
     }

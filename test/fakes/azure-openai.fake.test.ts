@@ -5,13 +5,7 @@
  */
 import { APIError, AzureOpenAI, toFile } from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import {
-  AZURE_TEST_API_KEY,
-  AZURE_TEST_ENTRA_TOKEN,
-  AZURE_TEST_RESOURCE,
-  startFakeAzureOpenAI,
-  type FakeAzureOpenAI,
-} from './azure-openai-server';
+import { AZURE_TEST_API_KEY, AZURE_TEST_ENTRA_TOKEN, AZURE_TEST_RESOURCE, startFakeAzureOpenAI, type FakeAzureOpenAI } from './azure-openai-server';
 
 const MODEL = 'gpt-4o-mini-2024-07-18';
 const line = (n: number) =>
@@ -54,9 +48,7 @@ async function uploadProcessed(content = DATASET, c = client) {
 
 describe('fake Azure OpenAI, files', () => {
   it('takes an upload as 201 pending with a Location, then serves it processed, listed, as bytes, and deletes it', async () => {
-    const { data: uploaded, response } = await client.files
-      .create({ file: await toFile(DATASET, 'train.jsonl'), purpose: 'fine-tune' })
-      .withResponse();
+    const { data: uploaded, response } = await client.files.create({ file: await toFile(DATASET, 'train.jsonl'), purpose: 'fine-tune' }).withResponse();
 
     expect(response.status).toBe(201);
     expect(response.headers.get('location')).toBe(`${fake.url()}/files/${uploaded.id}`);
@@ -98,7 +90,7 @@ describe('fake Azure OpenAI, files', () => {
     expect(refused.code).toBe('jsonlValidationFailed');
   });
 
-  it('keeps each resource\'s files apart, and serves the first resource on plain /openai paths', async () => {
+  it("keeps each resource's files apart, and serves the first resource on plain /openai paths", async () => {
     const file = await uploadProcessed();
 
     const other = azure({ endpoint: fake.endpoint('other-aoai') });
@@ -244,7 +236,7 @@ describe('fake Azure OpenAI, fine-tuning', () => {
 describe('fake Azure OpenAI, chat on deployments', () => {
   const messages = [{ role: 'user' as const, content: 'Ahoy' }];
 
-  it('answers a registered deployment with the deployed model, usage and Azure\'s filter results', async () => {
+  it("answers a registered deployment with the deployed model, usage and Azure's filter results", async () => {
     fake.registerDeployment('pirate-bot', `${MODEL}.ft-abc`);
     const completion = await azure({}).chat.completions.create({ model: 'pirate-bot', messages });
 
@@ -258,7 +250,7 @@ describe('fake Azure OpenAI, chat on deployments', () => {
     expect(fake.state.chatRequests[0].headers['api-key']).toBe(AZURE_TEST_API_KEY);
   });
 
-  it('streams chunk by chunk after Azure\'s choice-less opening chunk, with a usage chunk on request', async () => {
+  it("streams chunk by chunk after Azure's choice-less opening chunk, with a usage chunk on request", async () => {
     fake.registerDeployment('pirate-bot', MODEL);
     const deployed = new AzureOpenAI({ endpoint: fake.endpoint(), apiKey: AZURE_TEST_API_KEY, apiVersion: '2024-10-21', deployment: 'pirate-bot' });
     const stream = await deployed.chat.completions.create({ model: 'ignored', messages, stream: true, stream_options: { include_usage: true } });
@@ -288,7 +280,7 @@ describe('fake Azure OpenAI, chat on deployments', () => {
     await waitFor(() => fake.state.abandonedStreams === 1);
   });
 
-  it('answers an unknown deployment with DeploymentNotFound, and a bad body in OpenAI\'s words', async () => {
+  it("answers an unknown deployment with DeploymentNotFound, and a bad body in OpenAI's words", async () => {
     const missing = await apiError(client.chat.completions.create({ model: 'nobody', messages }));
     expect(missing.status).toBe(404);
     expect(missing.code).toBe('DeploymentNotFound');
@@ -315,7 +307,7 @@ describe('fake Azure OpenAI, auth, versions and throttling', () => {
     expect(await res.json()).toEqual({ statusCode: 401, message: expect.stringMatching(/^Unauthorized. Access token is missing, invalid/) });
   });
 
-  it('refuses a wrong or missing api-key with Azure\'s 401 bodies', async () => {
+  it("refuses a wrong or missing api-key with Azure's 401 bodies", async () => {
     const wrong = await apiError(azure({ apiKey: 'ffffffffffffffffffffffffffffffff' }).files.list());
     expect(wrong.status).toBe(401);
     expect(wrong.error).toEqual({ code: '401', message: expect.stringMatching(/^Access denied due to invalid subscription key/) });
@@ -340,7 +332,7 @@ describe('fake Azure OpenAI, auth, versions and throttling', () => {
     expect((await apiError(client.models.list())).code).toBe('404');
   });
 
-  it('throttles in Azure\'s shapes with retry-after, which the client honours', async () => {
+  it("throttles in Azure's shapes with retry-after, which the client honours", async () => {
     fake.failNext('GET', `/${AZURE_TEST_RESOURCE}/openai/files`, 429);
     const authoring = await apiError(client.files.list());
     expect(authoring.status).toBe(429);

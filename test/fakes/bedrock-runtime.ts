@@ -54,7 +54,8 @@ function conversation(body: Record<string, unknown>) {
   const chat = (messages as unknown[]).map((message, i) => {
     const m = message as { role?: unknown; content?: unknown };
     const path = `messages.${i + 1}.member`;
-    if (!ROLES.includes(m?.role as (typeof ROLES)[number])) constraints.fail(`${path}.role`, m?.role, `Member must satisfy enum value set: [${ROLES.join(', ')}]`);
+    if (!ROLES.includes(m?.role as (typeof ROLES)[number]))
+      constraints.fail(`${path}.role`, m?.role, `Member must satisfy enum value set: [${ROLES.join(', ')}]`);
     if (!Array.isArray(m?.content) || m.content.length === 0) constraints.fail(`${path}.content`, m?.content, 'Member must not be null or empty');
     return { role: String(m?.role), content: m?.content };
   });
@@ -122,7 +123,10 @@ export function runtimeRoute(opts: RuntimeOptions) {
     opts.onCall({ modelId, stream, body: request });
     const messages = conversation(request);
     opts.checkInvocable(modelId);
-    const full = fakeAnswer(modelId, messages.map((m) => ({ role: m.role, content: textOf(m.content) })));
+    const full = fakeAnswer(
+      modelId,
+      messages.map((m) => ({ role: m.role, content: textOf(m.content) })),
+    );
     const { answer, stopReason } = withinMaxTokens(full, (request.inferenceConfig as { maxTokens?: unknown } | undefined)?.maxTokens);
     if (stream) return converseStream(res, answer, stopReason, started, opts);
     return {

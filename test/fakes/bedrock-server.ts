@@ -472,8 +472,7 @@ export async function startFakeBedrock(opts: FakeBedrockOptions = {}) {
   }
 
   function findProvisioned(identifier: string): FakeProvisionedModel {
-    const found =
-      state.provisionedModels.get(identifier) ?? [...state.provisionedModels.values()].find((p) => p.provisionedModelName === identifier);
+    const found = state.provisionedModels.get(identifier) ?? [...state.provisionedModels.values()].find((p) => p.provisionedModelName === identifier);
     if (!found) throw notFound(`The provisioned model ${identifier} was not found.`);
     return found;
   }

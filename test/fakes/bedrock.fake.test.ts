@@ -489,7 +489,7 @@ describe('control plane', () => {
 
     const numeric = await failure(bedrock.send(new CreateModelCustomizationJobCommand(jobInput({ hyperParameters: { epochCount: 2 as unknown as string } }))));
     expect(numeric.name).toBe('ValidationException');
-    expect(numeric.message).toContain("hyperParameters.epochCount");
+    expect(numeric.message).toContain('hyperParameters.epochCount');
 
     // Nova takes an absolute learningRate, not Claude's learningRateMultiplier.
     const unknownHp = await failure(bedrock.send(new CreateModelCustomizationJobCommand(jobInput({ hyperParameters: { learningRateMultiplier: '1.0' } }))));

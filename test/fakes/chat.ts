@@ -24,7 +24,8 @@ export interface FakeAnswer {
 /** Plain text of a message's content: a string, or OpenAI's array of `{type: "text", text}` parts. */
 export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((part) => (part && typeof part === 'object' && 'text' in part ? String((part as { text: unknown }).text) : '')).join('');
+  if (Array.isArray(content))
+    return content.map((part) => (part && typeof part === 'object' && 'text' in part ? String((part as { text: unknown }).text) : '')).join('');
   return '';
 }
 
@@ -40,7 +41,11 @@ export function fakeAnswer(model: string, messages: ChatMessage[]): FakeAnswer {
   return { text, pieces, promptTokens, completionTokens: countTokens(text) };
 }
 
-const usageOf = (a: FakeAnswer) => ({ prompt_tokens: a.promptTokens, completion_tokens: a.completionTokens, total_tokens: a.promptTokens + a.completionTokens });
+const usageOf = (a: FakeAnswer) => ({
+  prompt_tokens: a.promptTokens,
+  completion_tokens: a.completionTokens,
+  total_tokens: a.promptTokens + a.completionTokens,
+});
 
 /** A non-streamed `chat.completion`. */
 export function chatCompletion(model: string, answer: FakeAnswer) {
@@ -166,7 +171,12 @@ function chatLineProblem(line: string): string | undefined {
  */
 export async function writeEvents(res: http.ServerResponse, events: string[], options: Pick<StreamOptions, 'delayMs' | 'onAbandoned'> = {}): Promise<void> {
   const head = { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' } };
-  await writeChunks(res, head, events.map((data) => `data: ${data}\n\n`), options);
+  await writeChunks(
+    res,
+    head,
+    events.map((data) => `data: ${data}\n\n`),
+    options,
+  );
 }
 
 export interface ChatRouteOptions extends Pick<StreamOptions, 'delayMs' | 'onAbandoned'> {

@@ -329,7 +329,9 @@ describe('inference through the official openai client', () => {
     await pollUntil('ft-job', (job) => job.state === 'JOB_STATE_COMPLETED');
     const tuned = `accounts/${ACCOUNT}/models/tuned`;
 
-    const notDeployed = await client().chat.completions.create({ model: tuned, messages }).catch((e: unknown) => e);
+    const notDeployed = await client()
+      .chat.completions.create({ model: tuned, messages })
+      .catch((e: unknown) => e);
     expect(notDeployed).toBeInstanceOf(OpenAI.NotFoundError);
     expect((notDeployed as InstanceType<typeof OpenAI.NotFoundError>).error).toEqual({
       message: 'Model not found, inaccessible, and/or not deployed',
@@ -355,7 +357,9 @@ describe('inference through the official openai client', () => {
   });
 
   test('a wrong key is 401 in the inference error shape', async () => {
-    const err = await client('wrong').chat.completions.create({ model: BASE, messages }).catch((e: unknown) => e);
+    const err = await client('wrong')
+      .chat.completions.create({ model: BASE, messages })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.AuthenticationError);
     expect((err as InstanceType<typeof OpenAI.AuthenticationError>).error).toMatchObject({ code: 'UNAUTHORIZED' });
   });

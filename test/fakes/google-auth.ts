@@ -215,7 +215,9 @@ export class TokenAuthority {
       throw invalidGrant(`Invalid JWT: Failed audience check. The right audience is ${GOOGLE_TOKEN_AUDIENCES[0]}`);
     }
     if (!this.timesAreSane(claims.iat, claims.exp)) {
-      throw invalidGrant('Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.');
+      throw invalidGrant(
+        'Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.',
+      );
     }
     if (claims.sub !== undefined && claims.sub !== account.client_email) {
       // Impersonating a user needs domain-wide delegation, which a test account never has.

@@ -97,7 +97,9 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
   const timers = new Set<NodeJS.Timeout>();
 
   function take(method: string, path: string, kind: 'fail' | 'delay'): Injection | undefined {
-    const found = injections.find((i) => (i.method === '*' || i.method === method) && path.startsWith(i.pathPrefix) && (kind === 'delay') === (i.delayMs !== undefined));
+    const found = injections.find(
+      (i) => (i.method === '*' || i.method === method) && path.startsWith(i.pathPrefix) && (kind === 'delay') === (i.delayMs !== undefined),
+    );
     if (found && --found.times <= 0) injections.splice(injections.indexOf(found), 1);
     return found;
   }
@@ -119,7 +121,9 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
     if (failure) {
       req.resume(); // drain the body so the client is not left mid-upload
       const status = failure.status!;
-      const error = spec.injectedError?.(status, failure, url) ?? new FakeHttpError(status, failure.message ?? (status === 429 ? 'Rate limit reached' : 'The server had an error'));
+      const error =
+        spec.injectedError?.(status, failure, url) ??
+        new FakeHttpError(status, failure.message ?? (status === 429 ? 'Rate limit reached' : 'The server had an error'));
       const reply = errorReply(error);
       if (failure.retryAfter !== undefined) reply.headers = { ...reply.headers, 'retry-after': failure.retryAfter };
       return send(res, reply);

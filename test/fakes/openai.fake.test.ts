@@ -9,7 +9,14 @@ import { startFakeOpenAI, type FakeOpenAI } from './openai-server';
 const API_KEY = 'sk-test-proof-0123456789';
 const DATASET = Buffer.from(
   [1, 2]
-    .map((n) => JSON.stringify({ messages: [{ role: 'user', content: `Q${n}` }, { role: 'assistant', content: `A${n}` }] }))
+    .map((n) =>
+      JSON.stringify({
+        messages: [
+          { role: 'user', content: `Q${n}` },
+          { role: 'assistant', content: `A${n}` },
+        ],
+      }),
+    )
     .join('\n') + '\n',
 );
 
@@ -90,7 +97,7 @@ describe('fake OpenAI, fine-tuning', () => {
 describe('fake OpenAI, chat completions', () => {
   const messages = [{ role: 'user' as const, content: 'Hello there' }];
 
-  it('answers a succeeded job\'s fine-tuned model and records the request', async () => {
+  it("answers a succeeded job's fine-tuned model and records the request", async () => {
     const job = await succeededJob();
     const completion = await client.chat.completions.create({ model: job.fine_tuned_model!, messages });
 
@@ -101,7 +108,11 @@ describe('fake OpenAI, chat completions', () => {
     });
     expect(completion.usage!.total_tokens).toBe(completion.usage!.prompt_tokens + completion.usage!.completion_tokens);
     expect(fake.state.chatRequests).toEqual([
-      { model: job.fine_tuned_model, body: { model: job.fine_tuned_model, messages }, headers: expect.objectContaining({ authorization: `Bearer ${API_KEY}` }) },
+      {
+        model: job.fine_tuned_model,
+        body: { model: job.fine_tuned_model, messages },
+        headers: expect.objectContaining({ authorization: `Bearer ${API_KEY}` }),
+      },
     ]);
   });
 

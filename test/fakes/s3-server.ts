@@ -80,7 +80,9 @@ const xmlEscape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&
 const XML_ENTITIES: Record<string, string> = { quot: '"', apos: "'", lt: '<', gt: '>', amp: '&' };
 const xmlUnescape = (text: string) =>
   text.replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, (ref, name: string) =>
-    name.startsWith('#') ? String.fromCodePoint(name[1].toLowerCase() === 'x' ? parseInt(name.slice(2), 16) : Number(name.slice(1))) : (XML_ENTITIES[name] ?? ref),
+    name.startsWith('#')
+      ? String.fromCodePoint(name[1].toLowerCase() === 'x' ? parseInt(name.slice(2), 16) : Number(name.slice(1)))
+      : (XML_ENTITIES[name] ?? ref),
   );
 const el = (name: string, value: string | number | boolean) => `<${name}>${xmlEscape(String(value))}</${name}>`;
 const wrap = (name: string, inner: string) => `<${name}>${inner}</${name}>`;
@@ -449,7 +451,9 @@ export async function startFakeS3(opts: FakeS3Options = {}) {
         ContinuationToken: token ?? undefined,
         NextContinuationToken: truncated ? Buffer.from(`v1:${page.at(-1)!.key}`).toString('base64') : undefined,
         StartAfter: query.get('start-after') ?? undefined,
-      }) + contents.join('') + commonPrefixes.join(''),
+      }) +
+        contents.join('') +
+        commonPrefixes.join(''),
     );
     return { status: 200, body, headers: { 'content-type': 'application/xml' } };
   }

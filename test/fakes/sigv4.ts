@@ -84,7 +84,8 @@ export type SigV4Result = ({ ok: true } & VerifiedSignature) | ({ ok: false } & 
 const AUTHORIZATION =
   /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8})\/([^/,\s]+)\/([^/,\s]+)\/aws4_request, ?SignedHeaders=([a-z0-9-;:]+), ?Signature=([0-9a-f]{64})$/;
 const INVALID_TOKEN = 'The security token included in the request is invalid.';
-const SIGNATURE_MISMATCH = 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.';
+const SIGNATURE_MISMATCH =
+  'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.';
 const AMZ_DATE = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
 
 /** AWS's URI encoding: everything but the unreserved characters `A-Za-z0-9-._~`, UTF-8, upper-case hex. */
@@ -111,7 +112,11 @@ function signingKey(secretAccessKey: string, date: string, region: string, servi
 }
 
 function canonicalPath(rawPath: string, s3Path: boolean): string {
-  if (s3Path) return rawPath.split('/').map((segment) => uriEncode(decode(segment))).join('/');
+  if (s3Path)
+    return rawPath
+      .split('/')
+      .map((segment) => uriEncode(decode(segment)))
+      .join('/');
   const segments: string[] = [];
   for (const segment of rawPath.split('/')) {
     if (segment === '' || segment === '.') continue;
@@ -167,7 +172,11 @@ function amzDateMs(amzDate: string): number {
   return Date.UTC(+y, +mo - 1, +d, +h, +mi, +s);
 }
 
-const toAmzDate = (ms: number) => new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+const toAmzDate = (ms: number) =>
+  new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 
 /** AWS's wording for a request outside the allowed skew. */
 function skewMessage(amzDate: string, now: number): string {

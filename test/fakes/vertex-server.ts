@@ -52,13 +52,7 @@ import {
   type RecordedRequest,
 } from './kit';
 
-export type JobState =
-  | 'JOB_STATE_PENDING'
-  | 'JOB_STATE_RUNNING'
-  | 'JOB_STATE_SUCCEEDED'
-  | 'JOB_STATE_FAILED'
-  | 'JOB_STATE_CANCELLING'
-  | 'JOB_STATE_CANCELLED';
+export type JobState = 'JOB_STATE_PENDING' | 'JOB_STATE_RUNNING' | 'JOB_STATE_SUCCEEDED' | 'JOB_STATE_FAILED' | 'JOB_STATE_CANCELLING' | 'JOB_STATE_CANCELLED';
 
 export interface TunedCheckpoint {
   checkpointId: string;

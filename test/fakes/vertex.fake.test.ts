@@ -54,7 +54,12 @@ const exampleLine = (question: string, answer: string) =>
     ],
   });
 const GEMINI_DATASET = `${exampleLine('What is 2+2?', '4')}\n${exampleLine('Capital of France?', 'Paris')}\n`;
-const OPENAI_DATASET = `${JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello' }] })}\n`;
+const OPENAI_DATASET = `${JSON.stringify({
+  messages: [
+    { role: 'user', content: 'Hi' },
+    { role: 'assistant', content: 'Hello' },
+  ],
+})}\n`;
 
 /** The body of a Google API error as the client received it. */
 async function googleError(promise: Promise<unknown>): Promise<{ status: number; error: { code: number; message: string; status: string } }> {
@@ -444,7 +449,12 @@ describe('Vertex AI', () => {
     it.each([
       ['a missing dataset', {}, 'gs://fake-bucket/tuning/missing.jsonl', 'does not exist'],
       ['both learning rate and multiplier', { learningRate: 0.0001, learningRateMultiplier: 1 }, gcsUri, 'Only one of learning_rate and'],
-      ['an adapter size not in the enum', { adapterSize: 'ADAPTER_SIZE_THREE' }, gcsUri, "Invalid value at 'tuning_job.supervised_tuning_spec.hyper_parameters.adapter_size'"],
+      [
+        'an adapter size not in the enum',
+        { adapterSize: 'ADAPTER_SIZE_THREE' },
+        gcsUri,
+        "Invalid value at 'tuning_job.supervised_tuning_spec.hyper_parameters.adapter_size'",
+      ],
     ])('%s', async (_case, config, uri, message) => {
       expect(await googleError(tune(config, uri))).toMatchObject(refusal(400, 'INVALID_ARGUMENT', message));
     });

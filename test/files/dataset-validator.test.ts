@@ -1,10 +1,5 @@
 import { GatewayError } from '../../src/errors';
-import {
-  assertValidDataset,
-  createDatasetValidator,
-  type DatasetReport,
-  type DatasetValidatorOptions,
-} from '../../src/modules/files/dataset-validator';
+import { assertValidDataset, createDatasetValidator, type DatasetReport, type DatasetValidatorOptions } from '../../src/modules/files/dataset-validator';
 
 const chatExample = (n = 0) => ({
   messages: [
@@ -38,7 +33,11 @@ function validate(data: Buffer | string, chunkSizes: number[] = [], opts?: Datas
 }
 
 /** Feeds one byte at a time: every possible split point at once. */
-const validateBytewise = (data: string) => validate(data, Array.from({ length: Buffer.byteLength(data) }, () => 1));
+const validateBytewise = (data: string) =>
+  validate(
+    data,
+    Array.from({ length: Buffer.byteLength(data) }, () => 1),
+  );
 
 function assertionError(report: DatasetReport): GatewayError {
   try {
@@ -126,19 +125,13 @@ describe('dataset validator', () => {
     ['{"messages": []}', '"messages" is empty'],
     ['{"messages": ["hi"]}', 'message 1 is not an object'],
     ['{"messages": [{"content": "x"}]}', 'message 1 is missing "role"'],
-    [
-      '{"messages": [{"role": "user", "content": "x"}, {"role": "bot", "content": "y"}]}',
-      'message 2 has invalid role "bot"',
-    ],
+    ['{"messages": [{"role": "user", "content": "x"}, {"role": "bot", "content": "y"}]}', 'message 2 has invalid role "bot"'],
     ['{"messages": [{"role": "function", "content": "x"}]}', 'message 1 has invalid role "function"'],
     ['{"messages": [{"role": "assistant"}]}', 'message 1 is missing "content"'],
     ['{"messages": [{"role": "user", "content": null}]}', 'message 1 has invalid "content"'],
     ['{"messages": [{"role": "assistant", "content": 42}]}', 'message 1 has invalid "content"'],
     ['{"messages": [{"role": "assistant", "content": [{"text": "x"}]}]}', 'message 1 has invalid content part 1'],
-    [
-      '{"messages": [{"role": "assistant", "content": "x", "weight": 2}]}',
-      'message 1 has invalid "weight" (must be 0 or 1)',
-    ],
+    ['{"messages": [{"role": "assistant", "content": "x", "weight": 2}]}', 'message 1 has invalid "weight" (must be 0 or 1)'],
     ['{"input": {}, "preferred_output": [], "non_preferred_output": []}', 'missing "input.messages" array'],
     [preference('[{"role": "bot", "content": "x"}]', assistant, assistant), 'input message 1 has invalid role "bot"'],
     [preference(user, '[]', assistant), '"preferred_output" is empty'],
@@ -167,9 +160,7 @@ describe('dataset validator', () => {
   it('respects maxReportedErrors', () => {
     const report = validate(jsonl(['x', 'y', 'z']), [], { maxReportedErrors: 2 });
 
-    expect(assertionError(report).message).toBe(
-      'Invalid fine-tune dataset: line 1: invalid JSON; line 2: invalid JSON (and 1 more line with errors)',
-    );
+    expect(assertionError(report).message).toBe('Invalid fine-tune dataset: line 1: invalid JSON; line 2: invalid JSON (and 1 more line with errors)');
   });
 
   it('refuses fewer than 10 examples', () => {

@@ -26,7 +26,10 @@ async function upload(
   const body = new FormData();
   body.append('operations', JSON.stringify({ query: UPLOAD, variables: { file: null, purpose } }));
   body.append('map', JSON.stringify({ 0: ['variables.file'] }));
-  body.append('0', new File([typeof content === 'string' ? content : new Uint8Array(content)], options.filename ?? 'train.jsonl', { type: 'application/jsonl' }));
+  body.append(
+    '0',
+    new File([typeof content === 'string' ? content : new Uint8Array(content)], options.filename ?? 'train.jsonl', { type: 'application/jsonl' }),
+  );
   const headers: Record<string, string> = { 'x-gateway-api-key': target.key };
   if (options.preflight !== false) headers['apollo-require-preflight'] = 'true';
   const res = await fetch(`${target.url}/graphql`, { method: 'POST', headers, body });
@@ -93,7 +96,13 @@ describe('files over GraphQL', () => {
       ids.push(res.body.data.uploadFile.id);
     }
     const first = await gql(gw, `{ files(purpose: "EVALS", limit: 2) { hasMore items { id purpose } } }`);
-    expect(first.body.data.files).toEqual({ hasMore: true, items: [{ id: ids[2], purpose: 'EVALS' }, { id: ids[1], purpose: 'EVALS' }] });
+    expect(first.body.data.files).toEqual({
+      hasMore: true,
+      items: [
+        { id: ids[2], purpose: 'EVALS' },
+        { id: ids[1], purpose: 'EVALS' },
+      ],
+    });
     const rest = await gql(gw, `query($after: String) { files(purpose: "evals", limit: 2, after: $after) { hasMore items { id } } }`, { after: ids[1] });
     expect(rest.body.data.files).toEqual({ hasMore: false, items: [{ id: ids[0] }] });
 

@@ -2,19 +2,7 @@ import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import OpenAI, { toFile } from 'openai';
 import { api, createOrganisation, startTestGateway, type TestGateway } from '../support/gateway';
-import {
-  dataset,
-  example,
-  fieldPart,
-  filePart,
-  postMultipart,
-  recordedKeys,
-  sdk,
-  storedNames,
-  tempDataDir,
-  waitFor,
-  BOUNDARY,
-} from './helpers';
+import { dataset, example, fieldPart, filePart, postMultipart, recordedKeys, sdk, storedNames, tempDataDir, waitFor, BOUNDARY } from './helpers';
 
 let gw: TestGateway;
 let data: { dir: string; remove(): Promise<void> };
@@ -151,7 +139,12 @@ describe('POST /v1/files multipart handling', () => {
     expectError(await postMultipart(gw, '/v1/files', [filePart(dataset())]), 400, 'invalid_request_error', 'purpose');
     expectError(await postMultipart(gw, '/v1/files', [filePart(dataset()), fieldPart('purpose', 'fine_tune')]), 400, 'invalid_request_error', 'purpose');
     expectError(await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'fine-tune')]), 400, 'invalid_request_error', 'file');
-    expectError(await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'batch'), fieldPart('colour', 'red'), filePart('x')]), 400, 'invalid_request_error', 'colour');
+    expectError(
+      await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'batch'), fieldPart('colour', 'red'), filePart('x')]),
+      400,
+      'invalid_request_error',
+      'colour',
+    );
     expectError(await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'batch'), filePart('')]), 400, 'invalid_request_error', 'file');
     const json = await api(gw, 'POST', '/v1/files', { body: { purpose: 'batch' } });
     expectError(json, 415, 'invalid_request_error');
@@ -258,7 +251,9 @@ describe('POST /v1/files multipart handling', () => {
 
   it('never hosts a client-mode upload (x-gateway-provider): an unknown integration is 404 and nothing is kept', async () => {
     const before = await fileCount();
-    const upload = await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'fine-tune'), filePart(dataset())], { 'x-gateway-provider': '@no-such-integration' });
+    const upload = await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'fine-tune'), filePart(dataset())], {
+      'x-gateway-provider': '@no-such-integration',
+    });
     expectError(upload, 404, 'not_found_error', 'x-gateway-provider');
     const list = await api(gw, 'GET', '/v1/files', { headers: { 'x-gateway-provider': 'not-a-provider' } });
     expectError(list, 400, 'invalid_request_error', 'x-gateway-provider');
@@ -290,7 +285,11 @@ describe('tenancy', () => {
     expect((await api(gw, 'GET', '/v1/files?workspace_id=second')).body.data).toEqual([]);
 
     // An upload may name its workspace in the query or as a form field.
-    const inSecond = await postMultipart(gw, '/v1/files', [filePart('{}\n', 'second.jsonl'), fieldPart('purpose', 'batch'), fieldPart('workspace_id', 'second')]);
+    const inSecond = await postMultipart(gw, '/v1/files', [
+      filePart('{}\n', 'second.jsonl'),
+      fieldPart('purpose', 'batch'),
+      fieldPart('workspace_id', 'second'),
+    ]);
     expect(inSecond.status).toBe(200);
     expect((await api(gw, 'GET', `/v1/files/${inSecond.body.id}?workspace_id=second`)).status).toBe(200);
     expectError(await api(gw, 'GET', `/v1/files/${inSecond.body.id}`), 404, 'not_found_error');

@@ -28,7 +28,12 @@ beforeAll(async () => {
     env: { GATEWAY_AZURE_OPENAI_BASE_URL: azure.baseUrlTemplate },
   });
   const integration = await api(gw, 'POST', '/v1/integrations', {
-    body: { slug: 'my-azure', provider: 'azure-openai', credentials: { api_key: AZURE_TEST_API_KEY }, options: { 'x-gateway-azure-resource-name': 'fake-aoai' } },
+    body: {
+      slug: 'my-azure',
+      provider: 'azure-openai',
+      credentials: { api_key: AZURE_TEST_API_KEY },
+      options: { 'x-gateway-azure-resource-name': 'fake-aoai' },
+    },
   });
   expect(integration.status).toBe(200);
 });
@@ -68,7 +73,9 @@ it('runs a hosted job on Azure OpenAI to succeeded with Azure fine_tuned_model',
   expect(uploaded?.content.toString()).toBe(dataset());
 
   const events = (await client.fineTuning.jobs.listEvents(created.id, { limit: 50 })).data.map((e) => e.message);
-  expect(events).toEqual(expect.arrayContaining([expect.stringMatching(/^Uploaded training file to azure-openai/), expect.stringMatching(/^Submitted to azure-openai/)]));
+  expect(events).toEqual(
+    expect.arrayContaining([expect.stringMatching(/^Uploaded training file to azure-openai/), expect.stringMatching(/^Submitted to azure-openai/)]),
+  );
   expect((await client.fineTuning.jobs.checkpoints.list(created.id)).data.length).toBeGreaterThan(0);
 });
 

@@ -8,7 +8,18 @@ import { toFile } from 'openai';
 import { projectRoot } from '../../src/db/migrations';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { api } from '../support/gateway';
-import { MASTER_KEY, createIntegration, createTestDatabase, dataset, eventually, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from './harness';
+import {
+  MASTER_KEY,
+  createIntegration,
+  createTestDatabase,
+  dataset,
+  eventually,
+  newKey,
+  sdk,
+  startHostedGateway,
+  tempDir,
+  type HostedGateway,
+} from './harness';
 
 const POSTGRES = process.env.TEST_DATABASE_URL;
 const JOBS = 20;

@@ -149,7 +149,9 @@ describe('hosted fine-tuning jobs with the OpenAI SDK', () => {
     const messages = events.data.map((e) => e.message);
     // Newest first, like OpenAI: the provider's completion message and our status change lead.
     expect(messages.slice(0, 3)).toEqual(expect.arrayContaining(['The job has successfully completed', 'Job status changed from running to succeeded']));
-    expect(messages).toEqual(expect.arrayContaining([expect.stringMatching(/^Submitted to openai as ftjob-/), expect.stringMatching(/^Uploaded training file to openai as file-/)]));
+    expect(messages).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^Submitted to openai as ftjob-/), expect.stringMatching(/^Uploaded training file to openai as file-/)]),
+    );
     expect(messages.at(-1)).toMatch(/^Created fine-tuning job/);
     // Provider events are copied once however often the job was polled.
     expect(messages.filter((m) => m === 'Fine-tuning job started')).toHaveLength(1);
@@ -207,7 +209,11 @@ describe('hosted fine-tuning jobs with the OpenAI SDK', () => {
     fake.delayNext('POST', '/v1/fine_tuning/jobs', 600);
     const before = fake.state.requests.length;
     const created = await createJob();
-    await eventually(async () => (fake.state.requests.slice(before).some((r) => r.method === 'POST' && r.path === '/v1/fine_tuning/jobs') ? true : undefined), 10_000, 5);
+    await eventually(
+      async () => (fake.state.requests.slice(before).some((r) => r.method === 'POST' && r.path === '/v1/fine_tuning/jobs') ? true : undefined),
+      10_000,
+      5,
+    );
     const cancelled = await client.fineTuning.jobs.cancel(created.id);
     expect(cancelled.status).toBe('cancelled');
     const remote = await eventually(async () => providerJobOf(created.id).find((j) => j.status === 'cancelled'));
@@ -308,15 +314,27 @@ describe('create validation', () => {
     ['a suffix over 64 characters', { suffix: 'x'.repeat(65) }, 'suffix'],
     ['a fractional seed', { seed: 1.5 }, 'seed'],
     ['an unknown method type', { method: { type: 'sft' } }, 'method.type'],
-    ['n_epochs out of range', { method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 0 } } } }, 'method.supervised.hyperparameters.n_epochs'],
-    ['an unknown hyperparameter', { method: { type: 'supervised', supervised: { hyperparameters: { epochs: 2 } } } }, 'method.supervised.hyperparameters.epochs'],
+    [
+      'n_epochs out of range',
+      { method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 0 } } } },
+      'method.supervised.hyperparameters.n_epochs',
+    ],
+    [
+      'an unknown hyperparameter',
+      { method: { type: 'supervised', supervised: { hyperparameters: { epochs: 2 } } } },
+      'method.supervised.hyperparameters.epochs',
+    ],
     ['dpo settings on a supervised method', { method: { type: 'supervised', dpo: {} } }, 'method.dpo'],
     ['method and legacy hyperparameters', { method: { type: 'supervised' }, hyperparameters: { n_epochs: 2 } }, 'hyperparameters'],
     ['17 metadata pairs', { metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata'],
     ['a non-string metadata value', { metadata: { a: 1 } }, 'metadata.a'],
     ['no gateway_options', { gateway_options: undefined }, 'gateway_options'],
     ['a bare provider name', { gateway_options: { 'x-gateway-provider': 'openai' } }, 'gateway_options.x-gateway-provider'],
-    ['a credential in gateway_options', { gateway_options: { ...GATEWAY_OPTIONS, 'x-gateway-aws-secret-access-key': 'abc' } }, 'gateway_options.x-gateway-aws-secret-access-key'],
+    [
+      'a credential in gateway_options',
+      { gateway_options: { ...GATEWAY_OPTIONS, 'x-gateway-aws-secret-access-key': 'abc' } },
+      'gateway_options.x-gateway-aws-secret-access-key',
+    ],
     ['an unknown gateway option', { gateway_options: { ...GATEWAY_OPTIONS, 'x-gateway-foo': 'abc' } }, 'gateway_options.x-gateway-foo'],
     ['an unknown provider option', { provider_options: { region: 'x' } }, 'provider_options.region'],
     ['a non-string training_file', { training_file: 42 }, 'training_file'],
@@ -384,7 +402,15 @@ describe('GraphQL', () => {
   it('creates, reads (with file, events and checkpoints batched) and cancels jobs', async () => {
     const created = await gql(
       `mutation($input: CreateFineTuningJobInput!) { createFineTuningJob(input: $input) { id status model integration provider method { type hyperparameters { nEpochs batchSize } } trainingFile { id filename purpose } } }`,
-      { input: { model: 'gpt-4o-mini', trainingFile: trainingFileId, integration: '@my-openai', method: { type: 'DPO', hyperparameters: { nEpochs: 2 } }, metadata: { via: 'graphql' } } },
+      {
+        input: {
+          model: 'gpt-4o-mini',
+          trainingFile: trainingFileId,
+          integration: '@my-openai',
+          method: { type: 'DPO', hyperparameters: { nEpochs: 2 } },
+          metadata: { via: 'graphql' },
+        },
+      },
     );
     expect(created.body.errors).toBeUndefined();
     const job = created.body.data.createFineTuningJob;

@@ -18,7 +18,13 @@ describe('fromProviderJob', () => {
       [{ id: 'ev-1', createdAt: 1_700_000_100, level: 'info', message: 'done', type: 'message', data: {} }],
       [],
     )!;
-    expect(change.data).toMatchObject({ status: 'succeeded', fineTunedModel: 'ft:x', trainedTokens: 3_000_000_000, finishedAt: new Date(1_700_000_100_000), resultFiles: ['file-r'] });
+    expect(change.data).toMatchObject({
+      status: 'succeeded',
+      fineTunedModel: 'ft:x',
+      trainedTokens: 3_000_000_000,
+      finishedAt: new Date(1_700_000_100_000),
+      resultFiles: ['file-r'],
+    });
     expect(change.events!.map((e) => e.message)).toEqual(['done', 'Job status changed from running to succeeded']);
     expect(change.events![0].providerEventId).toBe('ev-1');
   });

@@ -103,7 +103,8 @@ describe('Federation v2 subgraph', () => {
     const schema = await buildGatewaySchema(GRAPHQL_MODULES);
     const sdl = await subgraphSdl();
     const withIds = Object.values(schema.getTypeMap()).filter(
-      (type) => isObjectType(type) && !type.name.startsWith('__') && getNamedType(getNullableType(type.getFields().id?.type ?? null) ?? undefined)?.name === 'ID',
+      (type) =>
+        isObjectType(type) && !type.name.startsWith('__') && getNamedType(getNullableType(type.getFields().id?.type ?? null) ?? undefined)?.name === 'ID',
     );
     expect(withIds.length).toBeGreaterThan(0);
     for (const type of withIds) {
@@ -139,7 +140,12 @@ describe('Federation v2 subgraph', () => {
       const res = await gql(gw, `query($r: [_Any!]!) { _entities(representations: $r) { __typename } }`, {
         r: [RANDOM_UUID, 'not-a-uuid', ''].map((id) => ({ __typename: typename, id })),
       });
-      expect({ typename, status: res.status, errors: res.body.errors, data: res.body.data }).toEqual({ typename, status: 200, errors: undefined, data: { _entities: [null, null, null] } });
+      expect({ typename, status: res.status, errors: res.body.errors, data: res.body.data }).toEqual({
+        typename,
+        status: 200,
+        errors: undefined,
+        data: { _entities: [null, null, null] },
+      });
     }
   });
 

@@ -35,7 +35,10 @@ describe('GraphQL query limits (before any resolver runs)', () => {
     expect(res.status).toBe(400);
     expect(res.body.data).toBeUndefined();
     expect(res.body.errors).toEqual([
-      expect.objectContaining({ message: 'Query uses 16 aliases, more than the limit of 15', extensions: { code: 'TOO_MANY_ALIASES', aliases: 16, maxAliases: 15 } }),
+      expect.objectContaining({
+        message: 'Query uses 16 aliases, more than the limit of 15',
+        extensions: { code: 'TOO_MANY_ALIASES', aliases: 16, maxAliases: 15 },
+      }),
     ]);
     // 15 are fine.
     const ok = await gql(gw, `{ ${Array.from({ length: 15 }, (_, i) => `a${i}: labels { total }`).join(' ')} }`);
@@ -132,7 +135,9 @@ describe('GraphQL HTTP hardening', () => {
   it('masks unexpected errors and never sends stack traces', async () => {
     jest.spyOn(gw.gateway.services.labels, 'list').mockRejectedValue(new Error('connection string postgres://secret@db'));
     const res = await gql(gw, `{ labels { total } }`);
-    expect(res.body.errors).toEqual([expect.objectContaining({ message: 'Internal server error', extensions: expect.objectContaining({ code: 'INTERNAL_SERVER_ERROR' }) })]);
+    expect(res.body.errors).toEqual([
+      expect.objectContaining({ message: 'Internal server error', extensions: expect.objectContaining({ code: 'INTERNAL_SERVER_ERROR' }) }),
+    ]);
     expect(JSON.stringify(res.body)).not.toMatch(/secret|stacktrace|at .*\.ts:\d+/);
     const validation = await gql(gw, `{ labels { nope } }`);
     expect(validation.body.errors[0].extensions).toEqual({ code: 'GRAPHQL_VALIDATION_FAILED' });

@@ -52,7 +52,10 @@ describe('GraphQL face in production mode', () => {
     const list = jest.spyOn(gw.gateway.services.fineTuning, 'list');
     const res = await gql(gw, `{ fineTuningJobs { items { trainingFile { id } } } }`);
     expect(res.status).toBe(400);
-    expect(res.body.errors[0]).toMatchObject({ message: 'Query depth 4 exceeds the limit of 3', extensions: { code: 'QUERY_TOO_DEEP', depth: 4, maxDepth: 3 } });
+    expect(res.body.errors[0]).toMatchObject({
+      message: 'Query depth 4 exceeds the limit of 3',
+      extensions: { code: 'QUERY_TOO_DEEP', depth: 4, maxDepth: 3 },
+    });
     expect(list).not.toHaveBeenCalled();
   });
 });

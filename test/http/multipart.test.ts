@@ -41,7 +41,11 @@ async function expectNothingKept(refuse: () => Promise<void>): Promise<void> {
   expect(await storeAndDatabase()).toEqual(before);
 }
 
-function expectError(res: { status: number; body: any }, status: number, expected: { param?: string | null; code?: string | null; message?: string | RegExp } = {}) {
+function expectError(
+  res: { status: number; body: any },
+  status: number,
+  expected: { param?: string | null; code?: string | null; message?: string | RegExp } = {},
+) {
   expect(res.status).toBe(status);
   expect(Object.keys(res.body.error)).toEqual(['message', 'type', 'param', 'code']);
   if (expected.param !== undefined) expect(res.body.error.param).toBe(expected.param);
@@ -133,8 +137,18 @@ describe('refused uploads keep nothing', () => {
     ['a field value over 16 KiB', [filePart('{}\n'), fieldPart('purpose', 'b'.repeat(17 * 1024))], 400, { param: 'purpose', message: /too long/ }],
     ['a file field under another name', [fieldPart('purpose', 'batch'), filePart('{}\n', 'x.jsonl', 'upload')], 400, { param: 'upload' }],
     ['an empty file', [fieldPart('purpose', 'batch'), filePart('')], 400, { param: 'file', code: 'empty_file' }],
-    ['a filename with a control character', [fieldPart('purpose', 'batch'), filePart('{}\n', 'tab\there.jsonl')], 400, { param: 'file', code: 'invalid_filename' }],
-    ['a part header the parser cannot read', [fieldPart('purpose', 'batch'), filePart('{}\n', 'bad\u0001name.jsonl')], 400, { message: /Malformed part header/ }],
+    [
+      'a filename with a control character',
+      [fieldPart('purpose', 'batch'), filePart('{}\n', 'tab\there.jsonl')],
+      400,
+      { param: 'file', code: 'invalid_filename' },
+    ],
+    [
+      'a part header the parser cannot read',
+      [fieldPart('purpose', 'batch'), filePart('{}\n', 'bad\u0001name.jsonl')],
+      400,
+      { message: /Malformed part header/ },
+    ],
     // busboy reads a part whose filename is empty as a text field.
     ['a file part with an empty filename', [fieldPart('purpose', 'batch'), filePart('{}\n', '')], 400, { param: 'file', message: /must be a file/ }],
     [
@@ -155,8 +169,18 @@ describe('refused uploads keep nothing', () => {
       413,
       { param: 'file', code: 'file_too_large', message: 'File exceeds the maximum size of 65536 bytes' },
     ],
-    ['a file one byte over the size limit, purpose last', [filePart(Buffer.alloc(MAX_FILE_BYTES + 1, 'x')), fieldPart('purpose', 'batch')], 413, { code: 'file_too_large' }],
-    ['a workspace_id field naming no workspace, after the file', [filePart('{}\n'), fieldPart('purpose', 'batch'), fieldPart('workspace_id', 'nowhere')], 404, {}],
+    [
+      'a file one byte over the size limit, purpose last',
+      [filePart(Buffer.alloc(MAX_FILE_BYTES + 1, 'x')), fieldPart('purpose', 'batch')],
+      413,
+      { code: 'file_too_large' },
+    ],
+    [
+      'a workspace_id field naming no workspace, after the file',
+      [filePart('{}\n'), fieldPart('purpose', 'batch'), fieldPart('workspace_id', 'nowhere')],
+      404,
+      {},
+    ],
   ])('%s', async (_case, parts, status, expected) => {
     await expectNothingKept(async () => expectError(await postMultipart(gw, '/v1/files', parts), status, expected));
   });
@@ -174,7 +198,11 @@ describe('refused uploads keep nothing', () => {
 
   it('a multipart content type without a boundary: 400', async () => {
     await expectNothingKept(async () => {
-      const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key, 'content-type': 'multipart/form-data' }, body: 'whatever' });
+      const res = await fetch(`${gw.url}/v1/files`, {
+        method: 'POST',
+        headers: { 'x-gateway-api-key': gw.key, 'content-type': 'multipart/form-data' },
+        body: 'whatever',
+      });
       expectError({ status: res.status, body: await res.json() }, 400, { message: /Malformed multipart/ });
     });
   });

@@ -104,7 +104,12 @@ describe('integrations over REST', () => {
     expectError(await post({ ...base, credentials: { api_key: SECRET }, options: { region: 'x' } }), 400, 'invalid_request_error', 'options.region');
     expectError(await post({ ...base, credentials: { api_key: SECRET }, options: { organization: 5 } }), 400, 'invalid_request_error', 'options.organization');
     expectError(await post({ ...base, provider: 'openrouter', credentials: { api_key: SECRET } }), 400, 'invalid_request_error', 'provider');
-    expectError(await post({ ...base, provider: 'azure-openai', credentials: { api_key: SECRET } }), 400, 'invalid_request_error', 'options.x-gateway-azure-resource-name');
+    expectError(
+      await post({ ...base, provider: 'azure-openai', credentials: { api_key: SECRET } }),
+      400,
+      'invalid_request_error',
+      'options.x-gateway-azure-resource-name',
+    );
     for (const hostile of ['evil.com/x', 'a@b', 'a:1', 'a.b', 'a%2fb', 'x'.repeat(300)]) {
       const res = await post({ ...base, provider: 'azure-openai', credentials: { api_key: SECRET }, options: { 'x-gateway-azure-resource-name': hostile } });
       expectError(res, 400, 'invalid_request_error', 'options.x-gateway-azure-resource-name');
@@ -123,7 +128,12 @@ describe('integrations over REST', () => {
     for (const res of [missing, unknown, notString, malformed]) expect(JSON.stringify(res.body)).not.toContain(SECRET.slice(3));
 
     // Options are kept under their header names; the short aliases are accepted too.
-    const azure = await post({ slug: 'azure', provider: 'azure-openai', credentials: { api_key: SECRET }, options: { resource_name: 'my-resource', 'x-gateway-azure-api-version': '2025-04-01-preview' } });
+    const azure = await post({
+      slug: 'azure',
+      provider: 'azure-openai',
+      credentials: { api_key: SECRET },
+      options: { resource_name: 'my-resource', 'x-gateway-azure-api-version': '2025-04-01-preview' },
+    });
     expect(azure.status).toBe(200);
     expect(azure.body.options).toEqual({ 'x-gateway-azure-resource-name': 'my-resource', 'x-gateway-azure-api-version': '2025-04-01-preview' });
     expect(JSON.stringify(azure.body)).not.toContain(SECRET);

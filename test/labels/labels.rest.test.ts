@@ -119,7 +119,12 @@ describe('labels over REST', () => {
     expectError(await api(gw, 'GET', '/v1/labels/not-a-uuid'), 400, 'invalid_request_error', 'id');
     expectError(await api(gw, 'PUT', '/v1/labels/1234', { body: { description: 'x' } }), 400, 'invalid_request_error', 'id');
     expectError(await api(gw, 'DELETE', `/v1/labels/${RANDOM_UUID}x`), 400, 'invalid_request_error', 'id');
-    expectError(await api(gw, 'POST', '/v1/labels', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request_error', null);
+    expectError(
+      await api(gw, 'POST', '/v1/labels', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_request_error',
+      null,
+    );
     expectError(await api(gw, 'POST', '/v1/labels', { rawBody: '["a"]', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request_error', null);
     expectError(await api(gw, 'POST', '/v1/labels', { rawBody: 'name=x', headers: { 'content-type': 'text/plain' } }), 415, 'invalid_request_error', null);
     expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'mass', id: RANDOM_UUID } }), 400, 'invalid_request_error', 'id');
@@ -127,7 +132,12 @@ describe('labels over REST', () => {
     expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'mass', colorCode: '#000000' } }), 400, 'invalid_request_error', 'colorCode');
     expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'mass', is_universal: true } }), 400, 'invalid_request_error', 'is_universal');
     expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 123 } }), 400, 'invalid_request_error', 'name');
-    expectError(await api(gw, 'POST', '/v1/labels', { rawBody: JSON.stringify({ name: 'x'.repeat(2_000_000) }), headers: { 'content-type': 'application/json' } }), 413, 'invalid_request_error', null);
+    expectError(
+      await api(gw, 'POST', '/v1/labels', { rawBody: JSON.stringify({ name: 'x'.repeat(2_000_000) }), headers: { 'content-type': 'application/json' } }),
+      413,
+      'invalid_request_error',
+      null,
+    );
     // None of the refused requests wrote a row.
     expect((await api(gw, 'GET', '/v1/labels?search=mass')).body.total).toBe(0);
   });

@@ -34,7 +34,16 @@ interface Route {
 
 const ROUTES: Route[] = [
   { method: 'POST', path: '/v1/labels', body: 'json', wrongShape: [{ name: null }, 'name'], query: 'scope' },
-  { method: 'GET', path: '/v1/labels', query: 'strict', badQueries: [['current_page=x', 'current_page'], ['page_size=-1', 'page_size'], ['page_size=101', 'page_size']] },
+  {
+    method: 'GET',
+    path: '/v1/labels',
+    query: 'strict',
+    badQueries: [
+      ['current_page=x', 'current_page'],
+      ['page_size=-1', 'page_size'],
+      ['page_size=101', 'page_size'],
+    ],
+  },
   { method: 'GET', path: `/v1/labels/${ID}`, query: 'strict' },
   { method: 'PUT', path: `/v1/labels/${ID}`, body: 'json', wrongShape: [{ color_code: 7 }, 'color_code'], query: 'strict' },
   { method: 'DELETE', path: `/v1/labels/${ID}`, body: 'parsed', query: 'strict' },
@@ -54,16 +63,39 @@ const ROUTES: Route[] = [
     method: 'GET',
     path: '/v1/files',
     query: 'strict',
-    badQueries: [['limit=abc', 'limit'], ['limit=0', 'limit'], ['order=up', 'order'], ['purpose=nonsense', 'purpose'], ['after=%00', 'after']],
+    badQueries: [
+      ['limit=abc', 'limit'],
+      ['limit=0', 'limit'],
+      ['order=up', 'order'],
+      ['purpose=nonsense', 'purpose'],
+      ['after=%00', 'after'],
+    ],
   },
   { method: 'GET', path: `/v1/files/${ID}`, query: 'strict' },
   { method: 'GET', path: `/v1/files/${ID}/content`, query: 'strict' },
   { method: 'DELETE', path: `/v1/files/${ID}`, query: 'strict' },
   { method: 'POST', path: '/v1/fine_tuning/jobs', body: 'json', wrongShape: [{}, 'model'], query: 'strict' },
-  { method: 'GET', path: '/v1/fine_tuning/jobs', query: 'strict', badQueries: [['limit=abc', 'limit'], ['limit=0', 'limit'], ['after=%00', 'after']] },
+  {
+    method: 'GET',
+    path: '/v1/fine_tuning/jobs',
+    query: 'strict',
+    badQueries: [
+      ['limit=abc', 'limit'],
+      ['limit=0', 'limit'],
+      ['after=%00', 'after'],
+    ],
+  },
   { method: 'GET', path: `/v1/fine_tuning/jobs/${ID}`, query: 'strict' },
   { method: 'POST', path: `/v1/fine_tuning/jobs/${ID}/cancel`, body: 'json', wrongShape: [{ reason: 'x' }, 'reason'], query: 'strict' },
-  { method: 'GET', path: `/v1/fine_tuning/jobs/${ID}/events`, query: 'strict', badQueries: [['limit=abc', 'limit'], ['limit=101', 'limit']] },
+  {
+    method: 'GET',
+    path: `/v1/fine_tuning/jobs/${ID}/events`,
+    query: 'strict',
+    badQueries: [
+      ['limit=abc', 'limit'],
+      ['limit=101', 'limit'],
+    ],
+  },
   { method: 'GET', path: `/v1/fine_tuning/jobs/${ID}/checkpoints`, query: 'strict', badQueries: [['limit=0', 'limit']] },
   // Administration routes read no query string.
   { method: 'POST', path: '/v1/admin/workspaces', body: 'json', wrongShape: [{ name: null }, 'name'] },
@@ -95,7 +127,12 @@ function parserCases(route: Route): Array<Omit<Case, 'route' | 'query'>> {
     ...(route.body === 'json'
       ? [
           { name: 'a JSON array', body: '[]', contentType: JSON_TYPE, expected: { status: 400, param: null } },
-          { name: 'an object of the wrong shape', body: JSON.stringify(route.wrongShape![0]), contentType: JSON_TYPE, expected: { status: 400, param: route.wrongShape![1] } },
+          {
+            name: 'an object of the wrong shape',
+            body: JSON.stringify(route.wrongShape![0]),
+            contentType: JSON_TYPE,
+            expected: { status: 400, param: route.wrongShape![1] },
+          },
         ]
       : []),
   ];

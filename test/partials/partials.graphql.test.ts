@@ -29,7 +29,12 @@ describe('prompt partials over GraphQL', () => {
 
     // The REST face sees the same partial.
     const rest = await api(gw, 'GET', `/v1/prompts/partials/${partial.id}`);
-    expect(rest.body).toMatchObject({ id: partial.id, slug: 'gql-greeting', prompt_partial_version_id: partial.defaultVersion.id, created_at: partial.createdAt });
+    expect(rest.body).toMatchObject({
+      id: partial.id,
+      slug: 'gql-greeting',
+      prompt_partial_version_id: partial.defaultVersion.id,
+      created_at: partial.createdAt,
+    });
   });
 
   it('reads by id or slug and lists with a collection and status filter', async () => {

@@ -80,7 +80,12 @@ describe('prompt partials over REST', () => {
 
     expectError(await api(gw, 'GET', `/v1/prompts/partials?collection_id=${RANDOM_UUID}`), 404, 'not_found_error', 'collection_id');
     expectError(await api(gw, 'GET', '/v1/prompts/partials?collection_id=nope'), 400, 'invalid_request_error', 'collection_id');
-    expectError(await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'x', string: 'x', collection_id: RANDOM_UUID } }), 404, 'not_found_error', 'collection_id');
+    expectError(
+      await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'x', string: 'x', collection_id: RANDOM_UUID } }),
+      404,
+      'not_found_error',
+      'collection_id',
+    );
   });
 
   it('derives unique slugs from names and keeps them across renames', async () => {
@@ -244,8 +249,18 @@ describe('prompt partials over REST', () => {
     // Characters, not UTF-16 units: 100 000 emoji are accepted.
     expect((await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'Emoji', string: '🙂'.repeat(100_000) } })).status).toBe(200);
 
-    expectError(await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'Too long', string: 'x'.repeat(100_001) } }), 400, 'invalid_request_error', 'string');
-    expectError(await api(gw, 'PUT', `/v1/prompts/partials/${exact.body.id}`, { body: { string: 'y'.repeat(100_001) } }), 400, 'invalid_request_error', 'string');
+    expectError(
+      await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'Too long', string: 'x'.repeat(100_001) } }),
+      400,
+      'invalid_request_error',
+      'string',
+    );
+    expectError(
+      await api(gw, 'PUT', `/v1/prompts/partials/${exact.body.id}`, { body: { string: 'y'.repeat(100_001) } }),
+      400,
+      'invalid_request_error',
+      'string',
+    );
     expect((await api(gw, 'GET', `/v1/prompts/partials/${exact.body.id}/versions`)).body).toHaveLength(1);
     expect((await api(gw, 'GET', '/v1/prompts/partials')).body.map((p: any) => p.name)).not.toContain('Too long');
   });
@@ -265,9 +280,24 @@ describe('prompt partials over REST', () => {
     expectError(await post({ name: 'x', string: 'x', status: 'archived' }), 400, 'invalid_request_error', 'status');
     expectError(await post({ name: 'x', string: 'x', versionDescription: 'camel' }), 400, 'invalid_request_error', 'versionDescription');
     expectError(await post({ name: 'x', string: 'x', workspace_id: 42 }), 400, 'invalid_request_error', 'workspace_id');
-    expectError(await api(gw, 'POST', '/v1/prompts/partials', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request_error', null);
-    expectError(await api(gw, 'POST', '/v1/prompts/partials', { rawBody: '[]', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request_error', null);
-    expectError(await api(gw, 'POST', '/v1/prompts/partials', { rawBody: 'name=x', headers: { 'content-type': 'text/plain' } }), 415, 'invalid_request_error', null);
+    expectError(
+      await api(gw, 'POST', '/v1/prompts/partials', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_request_error',
+      null,
+    );
+    expectError(
+      await api(gw, 'POST', '/v1/prompts/partials', { rawBody: '[]', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_request_error',
+      null,
+    );
+    expectError(
+      await api(gw, 'POST', '/v1/prompts/partials', { rawBody: 'name=x', headers: { 'content-type': 'text/plain' } }),
+      415,
+      'invalid_request_error',
+      null,
+    );
     expectError(await api(gw, 'GET', '/v1/prompts/partials?sort=name'), 400, 'invalid_request_error', 'sort');
 
     const p = await createPartial({ name: 'Strict update', string: 'x' });
@@ -307,7 +337,12 @@ describe('prompt partials over REST', () => {
     expect((await api(gw, 'GET', '/v1/prompts/partials')).body.map((s: any) => s.id)).not.toContain(theirs.id);
     const theirCollection = (await api(other, 'GET', `/v1/prompts/partials/${theirs.id}`)).body.collection_id;
     expectError(await api(gw, 'GET', `/v1/prompts/partials?collection_id=${theirCollection}`), 404, 'not_found_error', 'collection_id');
-    expectError(await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'x', string: 'x', collection_id: theirCollection } }), 404, 'not_found_error', 'collection_id');
+    expectError(
+      await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'x', string: 'x', collection_id: theirCollection } }),
+      404,
+      'not_found_error',
+      'collection_id',
+    );
     expect((await api(other, 'GET', `/v1/prompts/partials/${theirs.id}`)).body).toMatchObject({ string: 'their text', version: 1 });
 
     // Another workspace of the same organisation: its own default collection, its own slugs.

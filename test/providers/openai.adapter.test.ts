@@ -18,7 +18,12 @@ let tmpDir: string;
 /** The adapter as the gateway calls it: through the registry, with settings from client-mode headers. */
 function openai(options: { http?: HttpPolicy; headers?: Record<string, string | undefined> } = {}): ProviderClient {
   const registry = new ProviderRegistry({ GATEWAY_OPENAI_BASE_URL: fake.url }, { baseDelayMs: 1, timeoutMs: 5_000, ...options.http });
-  const headers = { authorization: `Bearer ${API_KEY}`, 'x-gateway-openai-organization': 'org-123', 'x-gateway-openai-project': 'proj-456', ...options.headers };
+  const headers = {
+    authorization: `Bearer ${API_KEY}`,
+    'x-gateway-openai-organization': 'org-123',
+    'x-gateway-openai-project': 'proj-456',
+    ...options.headers,
+  };
   return registry.client('openai', { kind: 'headers', headers });
 }
 
@@ -76,8 +81,7 @@ async function providerError(promise: Promise<unknown>): Promise<GatewayError> {
   return err as GatewayError;
 }
 
-const requestsTo = (method: string, p: string) =>
-  fake.state.requests.filter((r) => r.method === method && r.path === p);
+const requestsTo = (method: string, p: string) => fake.state.requests.filter((r) => r.method === method && r.path === p);
 
 describe('openai adapter', () => {
   it('streams a multipart upload with a known Content-Length and maps the file object', async () => {
@@ -120,7 +124,7 @@ describe('openai adapter', () => {
     expect(fake.state.files.size).toBe(0);
   });
 
-  it('reports unreadable upload content as our failure, not the provider\'s', async () => {
+  it("reports unreadable upload content as our failure, not the provider's", async () => {
     const open = () => createReadStream(path.join(tmpDir, 'does-not-exist.jsonl'));
     const upload = openai().uploadFile({ filename: 'gone.jsonl', purpose: 'fine-tune', bytes: 5, open });
     await expect(upload).rejects.toMatchObject({
@@ -334,7 +338,9 @@ describe('openai adapter', () => {
   });
 
   it('refuses a missing key before any request, naming the header', async () => {
-    const err = await openai({ headers: { authorization: undefined } }).listJobs({}).catch((e: unknown) => e);
+    const err = await openai({ headers: { authorization: undefined } })
+      .listJobs({})
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ kind: 'invalid_request', param: 'authorization', code: 'missing_setting' });
     expect(fake.state.requests).toHaveLength(0);
   });

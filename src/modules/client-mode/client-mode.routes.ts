@@ -37,7 +37,10 @@ export function providerFileJson(file: ProviderFile) {
 const pageOf = <T>(page: ProviderPage<T>): Page<T> => ({ items: page.data, hasMore: page.hasMore });
 
 /** OpenAI's list with `first_id`/`last_id`; `last_id` is what to send as `after` next (the provider's page token where it has one). */
-const providerListJson = <T, J extends { id: string }>(page: ProviderPage<T>, toJson: (item: T) => J) => ({ ...cursorListJson(pageOf(page), toJson), last_id: page.nextAfter });
+const providerListJson = <T, J extends { id: string }>(page: ProviderPage<T>, toJson: (item: T) => J) => ({
+  ...cursorListJson(pageOf(page), toJson),
+  last_id: page.nextAfter,
+});
 
 /** `/v1/files` in client mode: the caller's provider, streamed through both ways. */
 export function clientModeFileRoutes(services: Services): Router {

@@ -13,7 +13,15 @@ import type { CreateJobInput as ProviderCreateJob, ProviderContent, ProviderFile
 import { parseInput, type Input } from '../../validation/parse';
 import { checkFilename } from '../files/file.service';
 import { listFilesSchema, type ListFilesInput } from '../files/file.schemas';
-import { createJobSchema, listCheckpointsSchema, listEventsSchema, listJobsSchema, requestedJob, type CreateJobInput, type ListJobsInput } from '../fine-tuning/fine-tuning.schemas';
+import {
+  createJobSchema,
+  listCheckpointsSchema,
+  listEventsSchema,
+  listJobsSchema,
+  requestedJob,
+  type CreateJobInput,
+  type ListJobsInput,
+} from '../fine-tuning/fine-tuning.schemas';
 import type { IntegrationSource } from '../fine-tuning/fine-tuning.service';
 
 export const PROVIDER_HEADER = 'x-gateway-provider';
@@ -44,7 +52,12 @@ export class ClientModeService {
 
   async uploadFile(scope: Scope, headers: RequestHeaders, upload: PassThroughUpload): Promise<ProviderFile> {
     const provider = await this.provider(scope, headers);
-    const input: UploadInput = { filename: checkFilename(upload.filename), purpose: upload.purpose, open: () => upload.stream, model: headers['x-gateway-provider-model'] };
+    const input: UploadInput = {
+      filename: checkFilename(upload.filename),
+      purpose: upload.purpose,
+      open: () => upload.stream,
+      model: headers['x-gateway-provider-model'],
+    };
     return provider.uploadFile(input);
   }
 

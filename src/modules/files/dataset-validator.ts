@@ -196,8 +196,7 @@ type Json = Record<string, unknown>;
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 
-const isObject = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Chat examples carry `messages`; preference (DPO) examples carry `input` and two outputs. */
 function checkExample(value: unknown): string | null {

@@ -4,7 +4,6 @@ import type { PrismaClient } from '../../db/database';
 import { Prisma, type File as FileRow } from '../../generated/prisma/client';
 import type { FilePurpose } from './file.schemas';
 
-
 /** The gateway's internal file model (what services and the fine-tuning module see). */
 export interface GatewayFile {
   id: string;
@@ -76,10 +75,7 @@ export class FileRepository {
       ...(query.purpose ? { purpose: query.purpose } : {}),
       ...(query.after
         ? {
-            OR: [
-              { createdAt: { [beyond]: query.after.createdAt } },
-              { createdAt: query.after.createdAt, id: { [beyond]: query.after.id } },
-            ],
+            OR: [{ createdAt: { [beyond]: query.after.createdAt } }, { createdAt: query.after.createdAt, id: { [beyond]: query.after.id } }],
           }
         : {}),
     };

@@ -30,7 +30,11 @@ export class FileResolver {
     if (args.limit != null && (args.limit < 1 || args.limit > MAX_GRAPHQL_PAGE)) {
       throw badRequest(`limit must be an integer between 1 and ${MAX_GRAPHQL_PAGE}`, 'limit');
     }
-    const page = await ctx.services.files.list(scope, { purpose: restPurpose(args.purpose), limit: args.limit ?? MAX_GRAPHQL_PAGE, after: args.after ?? undefined });
+    const page = await ctx.services.files.list(scope, {
+      purpose: restPurpose(args.purpose),
+      limit: args.limit ?? MAX_GRAPHQL_PAGE,
+      after: args.after ?? undefined,
+    });
     return { items: page.items.map(toFileType), hasMore: page.hasMore };
   }
 

@@ -10,7 +10,10 @@ export type FilePurpose = (typeof FILE_PURPOSES)[number];
 
 export const filePurpose = z.enum(FILE_PURPOSES, {
   errorMap: (issue) => ({
-    message: issue.code === 'invalid_type' && issue.received === 'undefined' ? `is required (one of ${FILE_PURPOSES.join(', ')})` : `must be one of ${FILE_PURPOSES.join(', ')}`,
+    message:
+      issue.code === 'invalid_type' && issue.received === 'undefined'
+        ? `is required (one of ${FILE_PURPOSES.join(', ')})`
+        : `must be one of ${FILE_PURPOSES.join(', ')}`,
   }),
 });
 

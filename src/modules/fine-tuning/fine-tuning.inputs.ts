@@ -17,7 +17,7 @@ export class FineTuningMethodInputType {
   @Field(() => FineTuningHyperparametersInputType, { nullable: true }) hyperparameters?: FineTuningHyperparametersInputType | null;
 }
 
-@InputType('FineTuningProviderOptionsInput', { description: "Provider-specific job settings (REST: provider_options)." })
+@InputType('FineTuningProviderOptionsInput', { description: 'Provider-specific job settings (REST: provider_options).' })
 export class FineTuningProviderOptionsInputType {
   @Field({ nullable: true, description: "The provider's own model id, when it differs from `model`." }) model?: string;
   @Field({ nullable: true }) roleArn?: string;

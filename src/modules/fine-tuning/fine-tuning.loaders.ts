@@ -31,11 +31,17 @@ export function fineTuningLoaders({ services }: AppContext) {
     ),
     /** Key: a job id; value: its newest `limit` events, newest first. */
     eventsByJob: perLimit((limit) =>
-      scopedLoader<JobEvent[]>(async (scope, ids) => groupByJob(ids, await fineTuning.latestEvents(scope, ids, limit)), () => []),
+      scopedLoader<JobEvent[]>(
+        async (scope, ids) => groupByJob(ids, await fineTuning.latestEvents(scope, ids, limit)),
+        () => [],
+      ),
     ),
     /** Key: a job id; value: its newest `limit` checkpoints, newest first. */
     checkpointsByJob: perLimit((limit) =>
-      scopedLoader<JobCheckpoint[]>(async (scope, ids) => groupByJob(ids, await fineTuning.latestCheckpoints(scope, ids, limit)), () => []),
+      scopedLoader<JobCheckpoint[]>(
+        async (scope, ids) => groupByJob(ids, await fineTuning.latestCheckpoints(scope, ids, limit)),
+        () => [],
+      ),
     ),
   };
 }

@@ -141,9 +141,24 @@ export function toJobType(job: HostedJob): FineTuningJobType {
 }
 
 export function toEventType(event: JobEvent): FineTuningJobEventType {
-  return { id: event.id, fineTuningJobId: event.jobId, createdAt: event.createdAt, level: event.level, message: event.message, type: event.type, data: event.data ?? null };
+  return {
+    id: event.id,
+    fineTuningJobId: event.jobId,
+    createdAt: event.createdAt,
+    level: event.level,
+    message: event.message,
+    type: event.type,
+    data: event.data ?? null,
+  };
 }
 
 export function toCheckpointType(c: JobCheckpoint): FineTuningJobCheckpointType {
-  return { id: c.id, fineTuningJobId: c.jobId, createdAt: c.createdAt, fineTunedModelCheckpoint: c.fineTunedModelCheckpoint, stepNumber: c.stepNumber, metrics: c.metrics };
+  return {
+    id: c.id,
+    fineTuningJobId: c.jobId,
+    createdAt: c.createdAt,
+    fineTunedModelCheckpoint: c.fineTunedModelCheckpoint,
+    stepNumber: c.stepNumber,
+    metrics: c.metrics,
+  };
 }

@@ -178,7 +178,12 @@ export class FineTuningRepository {
     return (await this.prisma.fineTuningJobCheckpoint.findMany({ where: { ...inScope(scope), id: { in: ids } }, orderBy: { seq: 'desc' } })).map(toCheckpoint);
   }
 
-  private async latestIds(table: 'fine_tuning_job_events' | 'fine_tuning_job_checkpoints', scope: Scope, jobIds: readonly string[], perJob: number): Promise<string[]> {
+  private async latestIds(
+    table: 'fine_tuning_job_events' | 'fine_tuning_job_checkpoints',
+    scope: Scope,
+    jobIds: readonly string[],
+    perJob: number,
+  ): Promise<string[]> {
     const valid = [...new Set(jobIds.filter(isUuid))];
     if (!valid.length) return [];
     const rows = await this.prisma.$queryRaw<{ id: string }[]>`

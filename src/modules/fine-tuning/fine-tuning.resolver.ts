@@ -28,7 +28,9 @@ function hyperparameters(h: FineTuningHyperparametersInputType | null | undefine
 
 /** GraphQL's flat method input in the service's (OpenAI-structured) shape. */
 const method = (m: FineTuningMethodInputType): CreateJobInput['method'] =>
-  m.type === 'dpo' ? { type: 'dpo', dpo: { hyperparameters: hyperparameters(m.hyperparameters) } } : { type: 'supervised', supervised: { hyperparameters: hyperparameters(m.hyperparameters) } };
+  m.type === 'dpo'
+    ? { type: 'dpo', dpo: { hyperparameters: hyperparameters(m.hyperparameters) } }
+    : { type: 'supervised', supervised: { hyperparameters: hyperparameters(m.hyperparameters) } };
 
 /** `integration: "@slug"` is GraphQL's spelling of `gateway_options["x-gateway-provider"]`. */
 function gatewayOptions(input: CreateFineTuningJobInputType): unknown {
@@ -72,7 +74,11 @@ export class FineTuningJobResolver {
 
   @Mutation(() => FineTuningJobType, { description: 'Records the job (VALIDATING_FILES); the gateway then uploads the data, submits and monitors it.' })
   @ServiceFieldNames({ 'method.supervised': 'method', 'method.dpo': 'method', 'gatewayOptions.x-gateway-provider': 'integration' })
-  async createFineTuningJob(@Ctx() ctx: AppContext, @Arg('input', () => CreateFineTuningJobInputType) input: CreateFineTuningJobInputType, @InputScope() scope: Scope) {
+  async createFineTuningJob(
+    @Ctx() ctx: AppContext,
+    @Arg('input', () => CreateFineTuningJobInputType) input: CreateFineTuningJobInputType,
+    @InputScope() scope: Scope,
+  ) {
     return toJobType(await ctx.services.fineTuning.create(scope, toServiceInput(input)));
   }
 
@@ -95,9 +101,16 @@ export class FineTuningJobResolver {
   }
 
   @FieldResolver(() => [FineTuningJobEventType], { description: 'The newest events, newest first.', complexity: listCost('limit', 20) })
-  async events(@Root() job: FineTuningJobType, @Ctx() ctx: AppContext, @Arg('limit', () => Int, { nullable: true, description: '1..100, default 20.' }) limit?: number | null) {
+  async events(
+    @Root() job: FineTuningJobType,
+    @Ctx() ctx: AppContext,
+    @Arg('limit', () => Int, { nullable: true, description: '1..100, default 20.' }) limit?: number | null,
+  ) {
     const { limit: take } = parseInput(listEventsSchema, { limit: limit ?? undefined });
-    const events = await ctx.loaders.get(fineTuningLoaders).eventsByJob(take).load({ scope: scopeOfJob(job), id: job.id });
+    const events = await ctx.loaders
+      .get(fineTuningLoaders)
+      .eventsByJob(take)
+      .load({ scope: scopeOfJob(job), id: job.id });
     return events.map(toEventType);
   }
 
@@ -108,7 +121,10 @@ export class FineTuningJobResolver {
     @Arg('limit', () => Int, { nullable: true, description: '1..100, default 10.' }) limit?: number | null,
   ) {
     const { limit: take } = parseInput(listCheckpointsSchema, { limit: limit ?? undefined });
-    const checkpoints = await ctx.loaders.get(fineTuningLoaders).checkpointsByJob(take).load({ scope: scopeOfJob(job), id: job.id });
+    const checkpoints = await ctx.loaders
+      .get(fineTuningLoaders)
+      .checkpointsByJob(take)
+      .load({ scope: scopeOfJob(job), id: job.id });
     return checkpoints.map(toCheckpointType);
   }
 }

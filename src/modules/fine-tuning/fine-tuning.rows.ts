@@ -4,7 +4,12 @@
  * value to guess at), BIGINT tokens as numbers. Writes go the other way through {@link toRowUpdate}.
  */
 import { z } from 'zod';
-import { Prisma, type FineTuningJob as JobRow, type FineTuningJobCheckpoint as CheckpointRow, type FineTuningJobEvent as EventRow } from '../../generated/prisma/client';
+import {
+  Prisma,
+  type FineTuningJob as JobRow,
+  type FineTuningJobCheckpoint as CheckpointRow,
+  type FineTuningJobEvent as EventRow,
+} from '../../generated/prisma/client';
 import { JOB_STATUSES, METHOD_TYPES, type JobStatus } from '../../providers/types';
 import { PROVIDER_NAMES } from '../../providers/names';
 import type { HostedJob, JobCheckpoint, JobError, JobEvent } from './fine-tuning.model';

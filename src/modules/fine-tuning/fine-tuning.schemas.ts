@@ -8,8 +8,7 @@ import { intInRange } from '../../validation/parse';
  * their path here, which each face spells its own way.
  */
 
-const autoOr = (value: z.ZodNumber, range: string) =>
-  z.union([z.literal('auto'), value], { errorMap: () => ({ message: `must be "auto" or ${range}` }) });
+const autoOr = (value: z.ZodNumber, range: string) => z.union([z.literal('auto'), value], { errorMap: () => ({ message: `must be "auto" or ${range}` }) });
 
 const baseHyperparameters = {
   nEpochs: autoOr(z.number().int().min(1).max(50), 'an integer between 1 and 50').optional(),
@@ -18,7 +17,9 @@ const baseHyperparameters = {
 };
 
 const supervisedHyperparameters = z.object(baseHyperparameters).strict();
-const dpoHyperparameters = z.object({ ...baseHyperparameters, beta: autoOr(z.number().positive().max(2), 'a number above 0 and at most 2').optional() }).strict();
+const dpoHyperparameters = z
+  .object({ ...baseHyperparameters, beta: autoOr(z.number().positive().max(2), 'a number above 0 and at most 2').optional() })
+  .strict();
 
 const methodSchema = z.discriminatedUnion(
   'type',
@@ -100,7 +101,10 @@ export interface RequestedJob {
 }
 
 export function requestedJob(data: CreateJobData): RequestedJob {
-  const { model: providerModel, ...providerOptions } = { ...definedOnly({ roleArn: data.roleArn, jobName: data.jobName, outputFile: data.outputFile }), ...data.providerOptions };
+  const { model: providerModel, ...providerOptions } = {
+    ...definedOnly({ roleArn: data.roleArn, jobName: data.jobName, outputFile: data.outputFile }),
+    ...data.providerOptions,
+  };
   const legacy = !data.method && data.hyperparameters !== undefined;
   let method: JobMethod | undefined;
   if (data.method?.type === 'dpo') method = { type: 'dpo', hyperparameters: { ...data.method.dpo?.hyperparameters } };

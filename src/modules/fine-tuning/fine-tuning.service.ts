@@ -62,7 +62,8 @@ export class FineTuningService {
     const data = parseInput(createJobSchema, input);
     await this.checkFile(scope, data.trainingFile, 'trainingFile');
     if (data.validationFile !== undefined) await this.checkFile(scope, data.validationFile, 'validationFile');
-    if (!data.gatewayOptions) throw invalidField('gatewayOptions', 'is required for a hosted job: {"x-gateway-provider": "@slug"} names the stored integration to run it with');
+    if (!data.gatewayOptions)
+      throw invalidField('gatewayOptions', 'is required for a hosted job: {"x-gateway-provider": "@slug"} names the stored integration to run it with');
     const { 'x-gateway-provider': ref, ...settings } = data.gatewayOptions;
     if (!ref?.startsWith('@')) throw invalidField(PROVIDER_REF, 'must name a stored integration as "@slug" (a hosted job needs stored credentials)');
     const integration = await this.integrations.resolve(scope, ref, PROVIDER_REF);
@@ -82,7 +83,10 @@ export class FineTuningService {
         // Like OpenAI, a job always has a seed: the caller's, or one chosen now.
         seed: data.seed ?? randomInt(0, 2_147_483_647),
         // Until the provider reports the values it chose, what the caller left out reads "auto".
-        method: { type: method?.type ?? 'supervised', hyperparameters: { ...AUTO, ...(method?.type === 'dpo' ? { beta: 'auto' } : {}), ...method?.hyperparameters } },
+        method: {
+          type: method?.type ?? 'supervised',
+          hyperparameters: { ...AUTO, ...(method?.type === 'dpo' ? { beta: 'auto' } : {}), ...method?.hyperparameters },
+        },
         legacyHyperparameters: legacy,
         metadata: data.metadata ?? null,
         gatewayOptions: settings,
@@ -183,7 +187,10 @@ export class FineTuningService {
   private checkHosting(provider: ProviderClient): void {
     const missing = HOSTED_OPERATIONS.find((op) => !provider.supports(op));
     if (missing) {
-      throw new GatewayError('unsupported', `${provider.title} cannot host fine-tuning jobs (it does not support ${missing})`, { path: PROVIDER_REF, code: 'unsupported_provider' });
+      throw new GatewayError('unsupported', `${provider.title} cannot host fine-tuning jobs (it does not support ${missing})`, {
+        path: PROVIDER_REF,
+        code: 'unsupported_provider',
+      });
     }
     for (const op of HOSTED_OPERATIONS) provider.checkSettings(op);
   }
@@ -192,11 +199,16 @@ export class FineTuningService {
   private async checkFile(scope: Scope, id: string, field: 'trainingFile' | 'validationFile'): Promise<void> {
     const file = await this.files.find(scope, id);
     if (!file) throw new GatewayError('not_found', `File '${id}' not found`, { path: field, code: 'not_found' });
-    if (file.purpose !== 'fine-tune') throw invalidField(field, `names a file with purpose '${file.purpose}'; upload the dataset with purpose 'fine-tune'`, 'invalid_file_purpose');
+    if (file.purpose !== 'fine-tune')
+      throw invalidField(field, `names a file with purpose '${file.purpose}'; upload the dataset with purpose 'fine-tune'`, 'invalid_file_purpose');
   }
 }
 
 const invalidCursor = (after: string | undefined, what: string) => invalidField('after', `no ${what} has the id '${after ?? ''}'`, 'invalid_cursor');
 
 const notCancellable = (job: HostedJob) =>
-  badRequest(`Fine-tuning job '${job.id}' has already ${job.status === 'cancelled' ? 'been cancelled' : job.status}; it cannot be cancelled`, null, 'job_not_cancellable');
+  badRequest(
+    `Fine-tuning job '${job.id}' has already ${job.status === 'cancelled' ? 'been cancelled' : job.status}; it cannot be cancelled`,
+    null,
+    'job_not_cancellable',
+  );

@@ -81,7 +81,12 @@ export class JobCancellation {
   }
 }
 
-const event = (level: EventDraft['level'], message: string, providerJobId: string): EventDraft => ({ level, message, type: 'message', data: { provider_job_id: providerJobId } });
+const event = (level: EventDraft['level'], message: string, providerJobId: string): EventDraft => ({
+  level,
+  message,
+  type: 'message',
+  data: { provider_job_id: providerJobId },
+});
 
 /**
  * The cancel is carried out: the monitor follows the job again at once (the hand-over delay of the

@@ -88,12 +88,7 @@ export class JobLeases {
   }
 
   /** Hands the job back: due again after `delayMs` (database clock), with the back-off counters. */
-  async release(
-    scope: Scope,
-    id: string,
-    owner: string,
-    next: Release,
-  ): Promise<void> {
+  async release(scope: Scope, id: string, owner: string, next: Release): Promise<void> {
     await this.prisma.$executeRaw`
       UPDATE fine_tuning_jobs
       SET lease_owner = NULL, lease_expires_at = NULL,

@@ -27,12 +27,18 @@ export class JobPolling {
   async poll(scope: Scope, job: HostedJob, providerJobId: string, provider: ProviderClient): Promise<Release> {
     const remote = await provider.getJob(providerJobId);
     const events = provider.supports('listEvents')
-      ? await this.unseen((page) => provider.listEvents(providerJobId, page), (ids) => this.jobs.knownProviderEventIds(scope, job.id, ids))
+      ? await this.unseen(
+          (page) => provider.listEvents(providerJobId, page),
+          (ids) => this.jobs.knownProviderEventIds(scope, job.id, ids),
+        )
       : [];
     const started = remote.status !== 'validating_files' && remote.status !== 'queued';
     const checkpoints =
       started && provider.supports('listCheckpoints')
-        ? await this.unseen((page) => provider.listCheckpoints(providerJobId, page), (ids) => this.jobs.knownProviderCheckpointIds(scope, job.id, ids))
+        ? await this.unseen(
+            (page) => provider.listCheckpoints(providerJobId, page),
+            (ids) => this.jobs.knownProviderCheckpointIds(scope, job.id, ids),
+          )
         : [];
     const result = await this.jobs.mutate(scope, job.id, (current) => fromProviderJob(current, remote, events, checkpoints));
     if (result && isTerminal(result.job.status) && result.changed) {

@@ -38,7 +38,9 @@ export class JobSubmission {
   async submit(scope: Scope, job: HostedJob, provider: ProviderClient): Promise<Release> {
     const again = { delayMs: this.options.pollMs, idlePolls: 0, failedAttempts: 0 };
     const training = job.providerTrainingFileId ?? (await this.upload(scope, job, 'training', job.trainingFileId, provider));
-    const validation = job.validationFileId ? (job.providerValidationFileId ?? (await this.upload(scope, job, 'validation', job.validationFileId, provider))) : null;
+    const validation = job.validationFileId
+      ? (job.providerValidationFileId ?? (await this.upload(scope, job, 'validation', job.validationFileId, provider)))
+      : null;
     if (!(await this.filesReady(scope, job, provider, [training, validation]))) return again;
 
     let remote = job.submitAttempts > 0 && provider.supports('findJob') ? await provider.findJob(job.id) : undefined;
@@ -88,7 +90,12 @@ export class JobSubmission {
         ),
     });
     await this.leases.saveProviderFile(scope, job.id, role, uploaded.id);
-    const note: EventDraft = { level: 'info', message: `Uploaded ${role} file to ${job.provider} as ${uploaded.id}`, type: 'message', data: { file_id: fileId, provider_file_id: uploaded.id } };
+    const note: EventDraft = {
+      level: 'info',
+      message: `Uploaded ${role} file to ${job.provider} as ${uploaded.id}`,
+      type: 'message',
+      data: { file_id: fileId, provider_file_id: uploaded.id },
+    };
     await this.jobs.mutate(scope, job.id, (current) => (isTerminal(current.status) ? null : { data: {}, events: [note] }));
     return uploaded.id;
   }
@@ -103,7 +110,11 @@ export class JobSubmission {
       const state = hosting.fileState(file);
       if (state === 'pending') return false;
       if (state === 'failed') {
-        const error = { code: 'invalid_training_file', message: `${provider.title} could not process file ${id}: ${file.statusDetails ?? file.status}`, param: null };
+        const error = {
+          code: 'invalid_training_file',
+          message: `${provider.title} could not process file ${id}: ${file.statusDetails ?? file.status}`,
+          param: null,
+        };
         await this.jobs.mutate(scope, job.id, (current) => failed(current, error));
         return false;
       }
@@ -112,7 +123,12 @@ export class JobSubmission {
   }
 
   private async recordSubmitted(scope: Scope, job: HostedJob, remote: ProviderJob): Promise<void> {
-    const submitted: EventDraft = { level: 'info', message: `Submitted to ${job.provider} as ${remote.id}`, type: 'message', data: { provider_job_id: remote.id } };
+    const submitted: EventDraft = {
+      level: 'info',
+      message: `Submitted to ${job.provider} as ${remote.id}`,
+      type: 'message',
+      data: { provider_job_id: remote.id },
+    };
     await this.jobs.mutate(scope, job.id, (current) => {
       if (isTerminal(current.status)) return null;
       const change = fromProviderJob(current, remote, [], []) ?? { data: {} };

@@ -3,7 +3,6 @@ import { inScope } from '../../db/scope';
 import type { PrismaClient } from '../../db/database';
 import type { Integration } from '../../generated/prisma/client';
 
-
 export interface NewIntegrationRow {
   id: string;
   slug: string;

@@ -20,7 +20,11 @@ export class IntegrationResolver {
   }
 
   @Mutation(() => IntegrationType)
-  async createIntegration(@Ctx() ctx: AppContext, @Arg('input', () => CreateIntegrationInputType) input: CreateIntegrationInputType, @InputScope() scope: Scope) {
+  async createIntegration(
+    @Ctx() ctx: AppContext,
+    @Arg('input', () => CreateIntegrationInputType) input: CreateIntegrationInputType,
+    @InputScope() scope: Scope,
+  ) {
     const { workspaceId: _chosenByScope, ...data } = input;
     return toIntegrationType(await ctx.services.integrations.create(scope, data));
   }

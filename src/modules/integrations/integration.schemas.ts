@@ -6,7 +6,11 @@ import { PROVIDER_NAMES } from '../../providers/names';
 const SLUG = /^[a-z0-9][a-z0-9_-]*$/;
 export const MAX_SLUG_LENGTH = 64;
 
-export const integrationSlug = z.string().min(1).max(MAX_SLUG_LENGTH).regex(SLUG, 'may contain only lower-case letters, digits, "-" and "_", and must start with a letter or digit');
+export const integrationSlug = z
+  .string()
+  .min(1)
+  .max(MAX_SLUG_LENGTH)
+  .regex(SLUG, 'may contain only lower-case letters, digits, "-" and "_", and must start with a letter or digit');
 
 export const createIntegrationSchema = z
   .object({

@@ -4,7 +4,6 @@ import type { PrismaClient } from '../../db/database';
 import type { Tx } from '../../db/prisma-errors';
 import type { Label, Prisma } from '../../generated/prisma/client';
 
-
 /** Label rows, always within one organisation's workspace. */
 export class LabelRepository {
   constructor(private readonly prisma: PrismaClient) {}
@@ -29,7 +28,11 @@ export class LabelRepository {
     return { total, rows };
   }
 
-  create(scope: Scope, data: { name: string; description?: string; colorCode?: string; isUniversal?: boolean }, tx: Tx | PrismaClient = this.prisma): Promise<Label> {
+  create(
+    scope: Scope,
+    data: { name: string; description?: string; colorCode?: string; isUniversal?: boolean },
+    tx: Tx | PrismaClient = this.prisma,
+  ): Promise<Label> {
     return tx.label.create({ data: { ...inScope(scope), ...data } });
   }
 

@@ -4,14 +4,7 @@ import { badRequest, conflict, notFound } from '../../errors';
 import type { Label } from '../../generated/prisma/client';
 import { isUuid, parseInput, type Input } from '../../validation/parse';
 import type { LabelRepository } from './label.repository';
-import {
-  createLabelSchema,
-  listLabelsSchema,
-  updateLabelSchema,
-  type CreateLabelInput,
-  type ListLabelsInput,
-  type UpdateLabelInput,
-} from './label.schemas';
+import { createLabelSchema, listLabelsSchema, updateLabelSchema, type CreateLabelInput, type ListLabelsInput, type UpdateLabelInput } from './label.schemas';
 
 /** Every workspace starts with these; they cannot be deleted or renamed. */
 export const DEFAULT_LABELS = [

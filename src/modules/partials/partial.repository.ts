@@ -5,7 +5,6 @@ import type { Tx } from '../../db/prisma-errors';
 import { Prisma, type Collection, type PromptPartial, type PromptPartialVersion } from '../../generated/prisma/client';
 import { isUuid } from '../../validation/parse';
 
-
 /** A partial named by UUID (its id) or otherwise by its slug. */
 const byRef = (ref: string) => (isUuid(ref) ? { id: ref } : { slug: ref });
 

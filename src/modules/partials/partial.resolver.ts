@@ -29,7 +29,11 @@ export class PromptPartialResolver {
   }
 
   @Mutation(() => PromptPartialType)
-  async createPromptPartial(@Ctx() ctx: AppContext, @Arg('input', () => CreatePromptPartialInputType) input: CreatePromptPartialInputType, @InputScope() scope: Scope) {
+  async createPromptPartial(
+    @Ctx() ctx: AppContext,
+    @Arg('input', () => CreatePromptPartialInputType) input: CreatePromptPartialInputType,
+    @InputScope() scope: Scope,
+  ) {
     const { workspaceId: _chosenByScope, ...data } = input;
     return toPromptPartialType((await ctx.services.partials.create(scope, data)).partial);
   }

@@ -5,7 +5,6 @@ import { uuid } from '../../validation/parse';
 export const MAX_PARTIAL_STRING = 100_000;
 
 export const PARTIAL_STATUSES = ['active', 'archived'] as const;
-export type PartialStatus = (typeof PARTIAL_STATUSES)[number];
 
 const codePoints = (s: string) => (s.length <= MAX_PARTIAL_STRING ? s.length : Array.from(s).length);
 

@@ -10,7 +10,13 @@ import type { ProviderModule } from '../types';
 
 const settings = defineSettings({
   apiKey: { header: 'authorization', bearer: true, key: 'api_key', secret: true, required: true, maxLength: 512 },
-  resourceName: { header: 'x-gateway-azure-resource-name', key: 'x-gateway-azure-resource-name', aliases: ['resource_name'], required: true, ...PATTERNS.dnsLabel },
+  resourceName: {
+    header: 'x-gateway-azure-resource-name',
+    key: 'x-gateway-azure-resource-name',
+    aliases: ['resource_name'],
+    required: true,
+    ...PATTERNS.dnsLabel,
+  },
   apiVersion: {
     header: 'x-gateway-azure-api-version',
     key: 'x-gateway-azure-api-version',
@@ -19,7 +25,12 @@ const settings = defineSettings({
     pattern: /^\d{4}-\d{2}-\d{2}(-preview)?$/,
     format: 'an API version like 2024-10-21',
   },
-  deploymentId: { header: 'x-gateway-azure-deployment-id', key: 'x-gateway-azure-deployment-id', aliases: ['deployment_name', 'deployment_id'], ...PATTERNS.pathId },
+  deploymentId: {
+    header: 'x-gateway-azure-deployment-id',
+    key: 'x-gateway-azure-deployment-id',
+    aliases: ['deployment_name', 'deployment_id'],
+    ...PATTERNS.pathId,
+  },
 });
 
 /** `method` (and `metadata`) on create arrived with the 2025 preview API versions. */

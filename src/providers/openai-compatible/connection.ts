@@ -63,7 +63,14 @@ export function compatibleRequest<T>(conn: OpenAICompatibleConnection, req: Comp
 
 /** A GET whose answer is streamed back (file content), never buffered. */
 export function compatibleDownload(conn: OpenAICompatibleConnection, path: string): Promise<ProviderContent> {
-  return providerDownload({ provider: conn.title, method: 'GET', url: urlOf(conn, { method: 'GET', path }), headers: { ...conn.headers }, redact: conn.secrets, policy: conn.http });
+  return providerDownload({
+    provider: conn.title,
+    method: 'GET',
+    url: urlOf(conn, { method: 'GET', path }),
+    headers: { ...conn.headers },
+    redact: conn.secrets,
+    policy: conn.http,
+  });
 }
 
 /** OpenAI's list endpoints all take the same cursor parameters. */

@@ -4,5 +4,8 @@ import { compatibleRequest, jobPath, pageQuery, type OpenAICompatibleConnection 
 import { toCheckpoint, toPage, type OpenAICheckpoint, type OpenAIList } from './mappers';
 
 export async function listCheckpoints(conn: OpenAICompatibleConnection, id: string, page: PageInput): Promise<ProviderPage<ProviderCheckpoint>> {
-  return toPage(await compatibleRequest<OpenAIList<OpenAICheckpoint>>(conn, { method: 'GET', path: jobPath(id, '/checkpoints'), query: pageQuery(page) }), toCheckpoint);
+  return toPage(
+    await compatibleRequest<OpenAIList<OpenAICheckpoint>>(conn, { method: 'GET', path: jobPath(id, '/checkpoints'), query: pageQuery(page) }),
+    toCheckpoint,
+  );
 }

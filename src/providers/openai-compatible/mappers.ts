@@ -145,11 +145,18 @@ function toMethod(m: OpenAIMethod | null | undefined): JobMethod | null {
 /** Only the values the caller chose: "auto" is left out, which every API reads as "the provider chooses" (Azure refuses the word). */
 const chosen = (h: Hyperparameters): OpenAIHyperparameters => {
   const numbers = (v: HyperparameterValue | undefined) => (typeof v === 'number' ? v : undefined);
-  return fromHyperparameters({ nEpochs: numbers(h.nEpochs), batchSize: numbers(h.batchSize), learningRateMultiplier: numbers(h.learningRateMultiplier), beta: numbers(h.beta) });
+  return fromHyperparameters({
+    nEpochs: numbers(h.nEpochs),
+    batchSize: numbers(h.batchSize),
+    learningRateMultiplier: numbers(h.learningRateMultiplier),
+    beta: numbers(h.beta),
+  });
 };
 
 const fromMethod = (m: JobMethod): OpenAIMethod =>
-  m.type === 'dpo' ? { type: 'dpo', dpo: { hyperparameters: chosen(m.hyperparameters) } } : { type: 'supervised', supervised: { hyperparameters: chosen(m.hyperparameters) } };
+  m.type === 'dpo'
+    ? { type: 'dpo', dpo: { hyperparameters: chosen(m.hyperparameters) } }
+    : { type: 'supervised', supervised: { hyperparameters: chosen(m.hyperparameters) } };
 
 export const toJob = (j: OpenAIJob): ProviderJob => ({
   id: j.id,
@@ -209,7 +216,10 @@ export const toPage = <W extends { id: string }, T>(list: OpenAIList<W>, map: (w
  * The create body; unset optional fields are left out rather than sent as null. With `method` off
  * (Azure's 2024-10-21 API), or for a caller who used the legacy form, the hyperparameters go top-level.
  */
-export function toCreateJobBody(input: CreateJobInput, dialect: Pick<OpenAICompatibleConnection, 'methodOnCreate' | 'metadataOnCreate'>): Record<string, unknown> {
+export function toCreateJobBody(
+  input: CreateJobInput,
+  dialect: Pick<OpenAICompatibleConnection, 'methodOnCreate' | 'metadataOnCreate'>,
+): Record<string, unknown> {
   const topLevel = !dialect.methodOnCreate || input.legacyHyperparameters;
   return compact({
     model: input.model,

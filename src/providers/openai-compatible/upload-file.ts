@@ -17,7 +17,9 @@ export async function uploadFile(conn: OpenAICompatibleConnection, input: Upload
   const parts = new MultipartParts(boundary);
   const headers: Record<string, string> = { 'content-type': `multipart/form-data; boundary=${boundary}` };
   if (typeof input.purpose === 'string' && input.bytes !== undefined) {
-    headers['content-length'] = String(parts.field('purpose', checkedPurpose(input.purpose)).length + parts.fileHead(input.filename).length + input.bytes + parts.end().length);
+    headers['content-length'] = String(
+      parts.field('purpose', checkedPurpose(input.purpose)).length + parts.fileHead(input.filename).length + input.bytes + parts.end().length,
+    );
   }
   // The HTTP client rewraps errors thrown by a body stream, so the body reports its own failure here.
   const report: { failure?: GatewayError } = {};
@@ -37,7 +39,9 @@ class MultipartParts {
   }
 
   fileHead(filename: string): Buffer {
-    return Buffer.from(`--${this.boundary}\r\nContent-Disposition: form-data; name="file"; filename="${quoteFilename(filename)}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    return Buffer.from(
+      `--${this.boundary}\r\nContent-Disposition: form-data; name="file"; filename="${quoteFilename(filename)}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    );
   }
 
   /** Ends the file part and closes the body, after any field that follows the file. */

@@ -5,8 +5,20 @@ import type { ProviderModule } from '../types';
 
 const settings = defineSettings({
   apiKey: { header: 'authorization', bearer: true, key: 'api_key', secret: true, required: true, maxLength: 512 },
-  organization: { header: 'x-gateway-openai-organization', key: 'x-gateway-openai-organization', aliases: ['organization'], pattern: /^[A-Za-z0-9_-]{1,128}$/, format: 'an organization id' },
-  project: { header: 'x-gateway-openai-project', key: 'x-gateway-openai-project', aliases: ['project'], pattern: /^[A-Za-z0-9_-]{1,128}$/, format: 'a project id' },
+  organization: {
+    header: 'x-gateway-openai-organization',
+    key: 'x-gateway-openai-organization',
+    aliases: ['organization'],
+    pattern: /^[A-Za-z0-9_-]{1,128}$/,
+    format: 'an organization id',
+  },
+  project: {
+    header: 'x-gateway-openai-project',
+    key: 'x-gateway-openai-project',
+    aliases: ['project'],
+    pattern: /^[A-Za-z0-9_-]{1,128}$/,
+    format: 'a project id',
+  },
 });
 
 export const openaiProvider: ProviderModule<typeof settings, OpenAICompatibleConnection> = {
