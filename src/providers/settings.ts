@@ -134,7 +134,6 @@ function check(setting: SettingSpec, value: string, place: GatewayErrorPlace): s
   return value;
 }
 
-
 /** A stored integration's credentials and options under each setting's canonical key. */
 export interface StoredSettings {
   credentials: Record<string, string>;

@@ -365,7 +365,7 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
       validation_file: validationFile,
       hyperparameters: checkHyperparameters(body.hyperparameters ?? methodHyperparameters),
       method,
-      suffix: suffix as string | undefined,
+      suffix: suffix,
       seed: (seed as number | undefined) ?? randomBytes(2).readUInt16BE(),
       created_at: unixNow(),
       resource,

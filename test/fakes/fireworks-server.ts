@@ -178,7 +178,7 @@ const bucketError = (status: number, code: string, message: string, details?: st
 function renderError(e: FakeHttpError): FakeReply {
   const d = e.details;
   if (d.dialect === 'inference') return { status: e.status, body: { error: { message: e.message, param: d.param ?? null, code: d.code, type: d.type } } };
-  if (d.dialect === 'bucket') return storageXmlError(e.status, String(d.code), e.message, d.details ? { Details: String(d.details) } : {});
+  if (d.dialect === 'bucket') return storageXmlError(e.status, String(d.code), e.message, typeof d.details === 'string' ? { Details: d.details } : {});
   const code = typeof d.code === 'number' ? d.code : GRPC.INTERNAL[0];
   return { status: e.status, body: { code, message: e.message, details: [] } };
 }

@@ -198,7 +198,7 @@ function checkClientHashes(header: string | string[] | undefined, data: Buffer, 
   ];
   for (const [key, label, actual] of checks) {
     if (sent[key] !== undefined && sent[key] !== actual) {
-      throw new GcsError(400, `Provided ${label} "${String(sent[key])}" doesn't match calculated ${label} "${actual}".`, 'invalid');
+      throw new GcsError(400, `Provided ${label} "${JSON.stringify(sent[key])}" doesn't match calculated ${label} "${actual}".`, 'invalid');
     }
   }
 }
@@ -312,7 +312,8 @@ export function createGcsRoutes(state: GcsState) {
       id: randomBytes(24).toString('base64url'),
       bucket,
       name,
-      contentType: String(req.headers['x-upload-content-type'] ?? metadata.contentType ?? 'application/octet-stream'),
+      contentType:
+        headerText(req.headers['x-upload-content-type']) ?? (typeof metadata.contentType === 'string' ? metadata.contentType : 'application/octet-stream'),
       metadata: customMetadata(metadata),
       announcedSize: announced === undefined ? undefined : Number(announced),
       received: [],
@@ -447,3 +448,6 @@ export function createGcsRoutes(state: GcsState) {
     throw new GcsError(404, 'Not Found', 'notFound');
   };
 }
+
+/** A request header's single value. */
+const headerText = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);

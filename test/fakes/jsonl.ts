@@ -25,7 +25,7 @@ const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 const isObject = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
 
 /** The shape of one example, or why it is none of them. */
-function shapeOf(example: Record<string, unknown>): JsonlShape | string {
+function shapeOf(example: Record<string, unknown>): string {
   if ('messages' in example) {
     const messages = example.messages;
     if (!Array.isArray(messages) || messages.length === 0) return '"messages" must be a non-empty array';

@@ -9,7 +9,7 @@
  * `failNext` / `delayNext` inject provider failures and slowness for retry and timeout tests.
  */
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
+import type http from 'node:http';
 import { chatCompletion, fakeAnswer, parseChatRequest, streamChatCompletion } from './chat';
 import { cursorPage, FakeHttpError, readJsonObject, readMultipart, startFakeServer, type FakeReply, type RecordedRequest } from './kit';
 

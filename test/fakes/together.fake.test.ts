@@ -14,9 +14,10 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type * as TogetherSdk from 'together-ai';
 import { startFakeTogether, type FakeTogether } from './together-server';
 
-type TogetherModule = typeof import('together-ai');
+type TogetherModule = typeof TogetherSdk;
 
 const KEY = 'tg-test-key-0123456789';
 const BASE = 'meta-llama/Meta-Llama-3.1-8B-Instruct-Reference';
@@ -30,7 +31,8 @@ let tmpDir: string;
 beforeAll(async () => {
   fake = await startFakeTogether({ apiKey: KEY, userId: 'acme', streamDelayMs: 20 });
   process.env.TOGETHER_API_BASE_URL = fake.url;
-  sdk = require('together-ai') as TogetherModule; // the CommonJS build: see above
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the CommonJS build, required after the env var is set: see above
+  sdk = require('together-ai') as TogetherModule;
   client = new sdk.default({ apiKey: KEY, baseURL: fake.url, maxRetries: 0 });
   tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'together-fake-'));
   const nodeFetch = globalThis.fetch;

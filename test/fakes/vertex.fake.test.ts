@@ -408,7 +408,7 @@ describe('Vertex AI', () => {
     for await (const job of pager) all.push(job.name);
     expect(all.length).toBe(fake.state.tuningJobs.size);
     const pending = await ai.tunings.list({ config: { filter: 'state="JOB_STATE_PENDING"' } });
-    expect(pending.page.every((j) => j.state === 'JOB_STATE_PENDING')).toBe(true);
+    expect(pending.page.every((j) => String(j.state) === 'JOB_STATE_PENDING')).toBe(true);
     expect(pending.page.map((j) => j.name)).toEqual(expect.arrayContaining(jobs.map((j) => j.name)));
   });
 

@@ -33,7 +33,7 @@ async function upload(
   const headers: Record<string, string> = { 'x-gateway-api-key': target.key };
   if (options.preflight !== false) headers['apollo-require-preflight'] = 'true';
   const res = await fetch(`${target.url}/graphql`, { method: 'POST', headers, body });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: await res.json() };
 }
 
 const fileCount = () => gw.gateway.services.db.prisma.file.count();

@@ -35,7 +35,7 @@ function spawnGateway(env: Record<string, string>): Promise<{ child: ChildProces
   });
   return new Promise((resolve, reject) => {
     let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const match = /gateway listening on (http:\/\/[\d.:]+)/.exec(output);
       if (match) resolve({ child, url: match[1] });

@@ -222,7 +222,7 @@ describe('Federation v2 subgraph', () => {
         headers: { 'content-type': 'application/json', ...(key ? { [API_KEY_HEADER]: key } : {}) },
         body: JSON.stringify({ query }),
       });
-      return { status: res.status, body: (await res.json()) as any };
+      return { status: res.status, body: await res.json() };
     }
 
     it('answers a query that spans both subgraphs, forwarding the API key', async () => {

@@ -113,7 +113,7 @@ describe('GraphQL HTTP hardening', () => {
     expect((await get('{ labels { total } }')).status).toBe(400);
     const ok = await get('{ labels { total } }', { 'apollo-require-preflight': 'true' });
     expect(ok.status).toBe(200);
-    expect(((await ok.json()) as any).data.labels.total).toBeGreaterThan(0);
+    expect((await ok.json()).data.labels.total).toBeGreaterThan(0);
     const create = jest.spyOn(gw.gateway.services.labels, 'create');
     const mutation = await get('mutation { createLabel(input: {name: "via-get"}) { id } }', { 'apollo-require-preflight': 'true' });
     expect(mutation.status).toBe(405);

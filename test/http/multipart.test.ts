@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { MAX_FILENAME_LENGTH } from '../../src/modules/files/file.schemas';
-import type { StagedFile } from '../../src/modules/files/file.service';
 import { BOUNDARY, dataset, example, fieldPart, filePart, postMultipart, recordedKeys, storedNames, tempDataDir, waitFor } from '../files/helpers';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 
@@ -58,7 +57,7 @@ async function postForm(...parts: Array<[string, string | File]>) {
   const body = new FormData();
   for (const [name, value] of parts) body.append(name, value);
   const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key }, body });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: await res.json() };
 }
 
 const jsonl = (content: string | Buffer, name = 'train.jsonl') =>
@@ -269,7 +268,7 @@ describe('when the client hangs up mid-upload', () => {
       await waitFor(async () => discard.mock.calls.length > 0, 'the upload to be discarded');
       await discard.mock.results[0].value;
     });
-    const [staged] = discard.mock.calls[0] as [StagedFile];
+    const [staged] = discard.mock.calls[0];
     expect(staged.bytes).toBe(Buffer.byteLength(dataset(10)));
     expect(commit).not.toHaveBeenCalled();
   });
