@@ -83,7 +83,11 @@ export class JobCancellation {
 
 const event = (level: EventDraft['level'], message: string, providerJobId: string): EventDraft => ({ level, message, type: 'message', data: { provider_job_id: providerJobId } });
 
-/** The provider's answer to the cancel (if it changes anything) with the cancel marked done and noted. */
+/**
+ * The provider's answer to the cancel (if it changes anything) with the cancel marked done and noted.
+ * Due at once: a provider still stopping the job (Bedrock's `Stopping`) is followed to `cancelled`
+ * without waiting out the hand-over delay the API's cancel set.
+ */
 function withCancelDone(change: JobChange | null, note: EventDraft): JobChange {
-  return { ...change, data: { ...change?.data, providerCancelPending: false }, events: [note, ...(change?.events ?? [])] };
+  return { ...change, data: { ...change?.data, providerCancelPending: false, nextPollAt: new Date() }, events: [note, ...(change?.events ?? [])] };
 }
