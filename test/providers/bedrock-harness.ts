@@ -26,7 +26,7 @@ export const fakeEndpoints = (fake: FakeBedrock) => ({
 });
 
 /** Client-mode headers with the fake's credentials, region and bucket, and the role jobs run with. */
-export const awsHeaders = (fake: FakeBedrock): Record<string, string> => ({
+export const awsHeaders = (fake: FakeBedrock) => ({
   'x-gateway-aws-access-key-id': fake.credentials.accessKeyId,
   'x-gateway-aws-secret-access-key': fake.credentials.secretAccessKey,
   'x-gateway-aws-region': fake.region,
