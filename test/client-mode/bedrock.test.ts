@@ -42,7 +42,13 @@ function expectEverySignatureVerified() {
 async function exercise(sdk: OpenAI, model: string, check: (line: unknown, n: number) => void) {
   const content = chatDataset(12);
   const file = await sdk.files.create({ file: await toFile(Buffer.from(content), 'train.jsonl'), purpose: 'fine-tune' });
-  expect(file).toMatchObject({ id: expect.stringMatching(new RegExp(`^s3://${DEFAULT_BUCKET}/gateway-files/`)), object: 'file', purpose: 'fine-tune', status: 'processed', filename: 'train.jsonl' });
+  expect(file).toMatchObject({
+    id: expect.stringMatching(new RegExp(`^s3://${DEFAULT_BUCKET}/gateway-files/`)),
+    object: 'file',
+    purpose: 'fine-tune',
+    status: 'processed',
+    filename: 'train.jsonl',
+  });
   const lines = storedLines(fake, file.id);
   expect(lines).toHaveLength(12);
   lines.forEach(check);
@@ -51,21 +57,37 @@ async function exercise(sdk: OpenAI, model: string, check: (line: unknown, n: nu
   expect((await (await sdk.files.content(file.id)).text()).trim().split('\n')).toHaveLength(12);
   expect((await sdk.files.list()).data.map((f) => f.id)).toContain(file.id);
 
-  const job = await sdk.fineTuning.jobs.create({ model, training_file: file.id, suffix: 'cm', method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 2 } } } });
+  const job = await sdk.fineTuning.jobs.create({
+    model,
+    training_file: file.id,
+    suffix: 'cm',
+    method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 2 } } },
+  });
   expect(job).toMatchObject({ object: 'fine_tuning.job', status: 'validating_files', model, training_file: file.id, suffix: 'cm', fine_tuned_model: null });
   expect(job.id).toMatch(/^arn:aws:bedrock:us-east-1:123456789012:model-customization-job\//);
   let current = job;
   for (let i = 0; i < 5 && current.status !== 'succeeded'; i++) current = await sdk.fineTuning.jobs.retrieve(job.id);
-  expect(current).toMatchObject({ id: job.id, status: 'succeeded', fine_tuned_model: fake.state.jobs.get(job.id)!.outputModelArn, hyperparameters: { n_epochs: 2 } });
+  expect(current).toMatchObject({
+    id: job.id,
+    status: 'succeeded',
+    fine_tuned_model: fake.state.jobs.get(job.id)!.outputModelArn,
+    hyperparameters: { n_epochs: 2 },
+  });
   expect(current.finished_at).toEqual(expect.any(Number));
 
   const jobs = await sdk.fineTuning.jobs.list({ limit: 50 });
   expect(jobs.data.map((j) => j.id)).toContain(job.id);
   const events = await sdk.fineTuning.jobs.listEvents(job.id, { limit: 100 });
-  expect(events.data[0]).toMatchObject({ object: 'fine_tuning.job.event', message: expect.stringMatching(/^The job has successfully completed/), level: 'info' });
+  expect(events.data[0]).toMatchObject({
+    object: 'fine_tuning.job.event',
+    message: expect.stringMatching(/^The job has successfully completed/),
+    level: 'info',
+  });
   expect(events.data.some((e) => e.type === 'metrics')).toBe(true);
   const checkpoints = await sdk.fineTuning.jobs.checkpoints.list(job.id);
-  expect(checkpoints.data).toEqual([expect.objectContaining({ object: 'fine_tuning.job.checkpoint', fine_tuning_job_id: job.id, fine_tuned_model_checkpoint: current.fine_tuned_model })]);
+  expect(checkpoints.data).toEqual([
+    expect.objectContaining({ object: 'fine_tuning.job.checkpoint', fine_tuning_job_id: job.id, fine_tuned_model_checkpoint: current.fine_tuned_model }),
+  ]);
 
   const other = await sdk.fineTuning.jobs.create({ model, training_file: file.id });
   const cancelled = await sdk.fineTuning.jobs.cancel(other.id);
@@ -97,28 +119,54 @@ describe('client mode with Amazon Bedrock', () => {
     const { 'x-gateway-provider': _provider, 'x-gateway-aws-access-key-id': id, 'x-gateway-aws-secret-access-key': secret, ...options } = HEADERS();
     const { 'x-gateway-aws-role-arn': _role, ...withoutRole } = options;
     const created = await api(gw, 'POST', '/v1/integrations', {
-      body: { slug: 'cm-bedrock', provider: 'bedrock', name: 'Bedrock', credentials: { aws_access_key_id: id, aws_secret_access_key: secret }, options: withoutRole },
+      body: {
+        slug: 'cm-bedrock',
+        provider: 'bedrock',
+        name: 'Bedrock',
+        credentials: { aws_access_key_id: id, aws_secret_access_key: secret },
+        options: withoutRole,
+      },
     });
     expect(created.status).toBe(200);
     const sdk = client({ 'x-gateway-provider': '@cm-bedrock', 'x-gateway-provider-model': CLAUDE });
     const file = await sdk.files.create({ file: await toFile(Buffer.from(chatDataset(12)), 'train.jsonl'), purpose: 'fine-tune' });
     const lines = storedLines(fake, file.id);
     expect(lines).toHaveLength(12);
-    expect(lines[0]).toEqual({ system: 'You are terse.', messages: [{ role: 'user', content: 'Question 1?' }, { role: 'assistant', content: 'Answer 1.' }] });
-    expect(lines[4]).toEqual({ messages: [{ role: 'user', content: 'Question 5?' }, { role: 'assistant', content: 'Answer 5.' }] });
+    expect(lines[0]).toEqual({
+      system: 'You are terse.',
+      messages: [
+        { role: 'user', content: 'Question 1?' },
+        { role: 'assistant', content: 'Answer 1.' },
+      ],
+    });
+    expect(lines[4]).toEqual({
+      messages: [
+        { role: 'user', content: 'Question 5?' },
+        { role: 'assistant', content: 'Answer 5.' },
+      ],
+    });
 
-    const noRole = await api(gw, 'POST', '/v1/fine_tuning/jobs', { headers: { 'x-gateway-provider': '@cm-bedrock' }, body: { model: CLAUDE, training_file: file.id } });
+    const noRole = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
+      headers: { 'x-gateway-provider': '@cm-bedrock' },
+      body: { model: CLAUDE, training_file: file.id },
+    });
     expect(noRole.status).toBe(400);
     expect(noRole.body.error).toMatchObject({ param: 'x-gateway-aws-role-arn', code: 'missing_setting' });
 
-    const job = await sdk.fineTuning.jobs.create({ model: CLAUDE, training_file: file.id, provider_options: { role_arn: ROLE_ARN } } as OpenAI.FineTuning.JobCreateParams);
+    const job = await sdk.fineTuning.jobs.create({
+      model: CLAUDE,
+      training_file: file.id,
+      provider_options: { role_arn: ROLE_ARN },
+    } as OpenAI.FineTuning.JobCreateParams);
     expect(job.id).toMatch(/model-customization-job\/anthropic\./);
     expect(fake.state.createJobRequests.at(-1)).toMatchObject({ roleArn: ROLE_ARN, baseModelIdentifier: CLAUDE });
     const page = await sdk.fineTuning.jobs.list({ limit: 1 });
     expect(page.data).toEqual([expect.objectContaining({ id: job.id, object: 'fine_tuning.job' })]);
     const raw = await api(gw, 'GET', '/v1/fine_tuning/jobs?limit=1', { headers: { 'x-gateway-provider': '@cm-bedrock' } });
     expect(raw.body).toMatchObject({ has_more: true, last_id: expect.any(String) });
-    const next = await api(gw, 'GET', `/v1/fine_tuning/jobs?limit=1&after=${encodeURIComponent(raw.body.last_id)}`, { headers: { 'x-gateway-provider': '@cm-bedrock' } });
+    const next = await api(gw, 'GET', `/v1/fine_tuning/jobs?limit=1&after=${encodeURIComponent(raw.body.last_id)}`, {
+      headers: { 'x-gateway-provider': '@cm-bedrock' },
+    });
     expect(next.body.data[0].id).not.toBe(job.id);
     expectEverySignatureVerified();
   });

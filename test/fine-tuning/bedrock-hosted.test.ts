@@ -86,7 +86,12 @@ describe('hosted Bedrock jobs', () => {
       await waitForStatus(created.id, status);
     }
     const done = await sdk.fineTuning.jobs.retrieve(created.id);
-    expect(done).toMatchObject({ status: 'succeeded', fine_tuned_model: remote.outputModelArn, finished_at: expect.any(Number), training_file: trainingFileId });
+    expect(done).toMatchObject({
+      status: 'succeeded',
+      fine_tuned_model: remote.outputModelArn,
+      finished_at: expect.any(Number),
+      training_file: trainingFileId,
+    });
     expect(done.fine_tuned_model).toMatch(/^arn:aws:bedrock:us-east-1:123456789012:custom-model\/amazon\.nova-micro-v1:0:128k\/[a-z0-9]{12}$/);
     expect(done.result_files).toEqual([expect.stringMatching(/step_wise_training_metrics\.csv$/)]);
 
@@ -123,7 +128,9 @@ describe('hosted Bedrock jobs', () => {
     const done = await waitForStatus(created.id, 'cancelled');
     expect(done.finished_at).toEqual(expect.any(Number));
     expect(remote.status).toBe('Stopped');
-    expect(await messagesOf(created.id)).toEqual(expect.arrayContaining(['Cancelled at Amazon Bedrock', 'Job status changed from validating_files to running', 'The job was stopped']));
+    expect(await messagesOf(created.id)).toEqual(
+      expect.arrayContaining(['Cancelled at Amazon Bedrock', 'Job status changed from validating_files to running', 'The job was stopped']),
+    );
   });
 
   it('retries a throttled submission later, and still creates one Bedrock job', async () => {
@@ -158,17 +165,28 @@ describe('hosted Bedrock jobs', () => {
 
   it('refuses a credential in gateway_options; fails a job Bedrock or the adapter refuses, with the reason', async () => {
     const withSecret = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
-      body: { model: NOVA, training_file: trainingFileId, gateway_options: { 'x-gateway-provider': '@hosted-bedrock', 'x-gateway-aws-secret-access-key': 'x' } },
+      body: {
+        model: NOVA,
+        training_file: trainingFileId,
+        gateway_options: { 'x-gateway-provider': '@hosted-bedrock', 'x-gateway-aws-secret-access-key': 'x' },
+      },
     });
     expect(withSecret.status).toBe(400);
     expect(withSecret.body.error.param).toBe('gateway_options.x-gateway-aws-secret-access-key');
 
     const notCustomizable = await createJob({ provider_options: { model: 'amazon.nova-canvas-v1:0', role_arn: ROLE_ARN } });
     const failed = await waitForStatus(notCustomizable.id, 'failed');
-    expect(failed.error).toEqual({ code: 'ValidationException', message: expect.stringMatching(/^Amazon Bedrock: The provided model identifier is invalid/), param: null });
+    expect(failed.error).toEqual({
+      code: 'ValidationException',
+      message: expect.stringMatching(/^Amazon Bedrock: The provided model identifier is invalid/),
+      param: null,
+    });
     const unknownFormat = await createJob({ provider_options: { model: 'mistral.mistral-7b-instruct-v0:2' } });
     expect((await waitForStatus(unknownFormat.id, 'failed')).error).toMatchObject({ code: 'unsupported_model' });
-    const refused = await createJob({ model: 'amazon.titan-text-lite-v1:0:4k', provider_options: { model: 'meta.llama3-1-8b-instruct-v1:0:128k', learning_rate: 0.0001, training_type: 'distillation' } });
+    const refused = await createJob({
+      model: 'amazon.titan-text-lite-v1:0:4k',
+      provider_options: { model: 'meta.llama3-1-8b-instruct-v1:0:128k', learning_rate: 0.0001, training_type: 'distillation' },
+    });
     const done = await waitForStatus(refused.id, 'failed');
     expect(done.error).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('must be FINE_TUNING') });
   });

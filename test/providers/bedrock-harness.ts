@@ -68,7 +68,11 @@ export function storedLines(fake: FakeBedrock, uri: string): unknown[] {
   const [, bucket, key] = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri) ?? [];
   const bytes = fake.s3.getObject(bucket, key);
   if (!bytes) throw new Error(`no object at ${uri}`);
-  return bytes.toString('utf8').trim().split('\n').map((line) => JSON.parse(line));
+  return bytes
+    .toString('utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
 }
 
 /** Expects the promise to fail with a GatewayError of this kind, and returns it. */

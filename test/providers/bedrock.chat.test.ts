@@ -111,7 +111,12 @@ describe('Bedrock chat', () => {
     fake.runtime.failNext('POST', '/model/', 429, { times: 3 });
     expect(await gatewayError(bedrock(fake).chat(request('amazon.nova-micro-v1:0')))).toMatchObject({ status: 429, code: 'ThrottlingException' });
     const before = fake.runtime.requests.length;
-    const tool = request('amazon.nova-micro-v1:0', { messages: [{ role: 'user', content: 'x' }, { role: 'tool', content: '{}' }] });
+    const tool = request('amazon.nova-micro-v1:0', {
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'tool', content: '{}' },
+      ],
+    });
     expect(await gatewayError(bedrock(fake).chat(tool), 'invalid_request')).toMatchObject({ path: ['messages', 1, 'role'] });
     expect(fake.runtime.requests.length).toBe(before);
   });

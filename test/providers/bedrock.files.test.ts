@@ -58,8 +58,19 @@ describe('dataset conversion on upload', () => {
   it('writes {system, messages} strings for Claude and {prompt, completion} for Titan', async () => {
     const claude = storedLines(fake, (await upload(bedrock(fake), chatDataset(12), CLAUDE)).id);
     expect(claude).toHaveLength(12);
-    expect(claude[0]).toEqual({ system: 'You are terse.', messages: [{ role: 'user', content: 'Question 1?' }, { role: 'assistant', content: 'Answer 1.' }] });
-    expect(claude[4]).toEqual({ messages: [{ role: 'user', content: 'Question 5?' }, { role: 'assistant', content: 'Answer 5.' }] });
+    expect(claude[0]).toEqual({
+      system: 'You are terse.',
+      messages: [
+        { role: 'user', content: 'Question 1?' },
+        { role: 'assistant', content: 'Answer 1.' },
+      ],
+    });
+    expect(claude[4]).toEqual({
+      messages: [
+        { role: 'user', content: 'Question 5?' },
+        { role: 'assistant', content: 'Answer 5.' },
+      ],
+    });
 
     const titan = storedLines(fake, (await upload(bedrock(fake), chatDataset(12), `arn:aws:bedrock:us-east-1::foundation-model/${TITAN}`)).id);
     expect(titan).toHaveLength(12);
@@ -68,16 +79,53 @@ describe('dataset conversion on upload', () => {
   });
 
   it('joins text parts, and puts the upload at x-gateway-aws-s3-object-key when given', async () => {
-    const parts = JSON.stringify({ messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi ' }, { type: 'text', text: 'there' }] }, { role: 'assistant', content: 'Hello' }] });
+    const parts = JSON.stringify({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Hi ' },
+            { type: 'text', text: 'there' },
+          ],
+        },
+        { role: 'assistant', content: 'Hello' },
+      ],
+    });
     const client = bedrock(fake, { headers: { 'x-gateway-aws-s3-object-key': 'datasets/mine.jsonl' } });
     const file = await upload(client, `${parts}\n`, CLAUDE);
     expect(file).toMatchObject({ id: `s3://${DEFAULT_BUCKET}/datasets/mine.jsonl`, filename: 'mine.jsonl' });
-    expect(storedLines(fake, file.id)).toEqual([{ messages: [{ role: 'user', content: 'Hi there' }, { role: 'assistant', content: 'Hello' }] }]);
+    expect(storedLines(fake, file.id)).toEqual([
+      {
+        messages: [
+          { role: 'user', content: 'Hi there' },
+          { role: 'assistant', content: 'Hello' },
+        ],
+      },
+    ]);
   });
 
   it.each([
-    ['a tool call', JSON.stringify({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [{ id: 't' }] }] }), /line 3: messages\[1\]: tool calls/],
-    ['two user turns', JSON.stringify({ messages: [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }, { role: 'assistant', content: 'c' }] }), /line 3: messages\[1\]: .*alternate/],
+    [
+      'a tool call',
+      JSON.stringify({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 't' }] },
+        ],
+      }),
+      /line 3: messages\[1\]: tool calls/,
+    ],
+    [
+      'two user turns',
+      JSON.stringify({
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'user', content: 'b' },
+          { role: 'assistant', content: 'c' },
+        ],
+      }),
+      /line 3: messages\[1\]: .*alternate/,
+    ],
     ['no final answer', JSON.stringify({ messages: [{ role: 'user', content: 'a' }] }), /line 3: the conversation must end with an assistant message/],
     ['not JSON', '{oops', /line 3: invalid JSON/],
   ])('refuses a line with %s, naming it, and leaves nothing in the bucket', async (_what, bad, message) => {
@@ -113,7 +161,13 @@ describe('dataset conversion on upload', () => {
 
 /** ~`megabytes` MB of chat JSONL, made as it is read (never whole in memory); `read` says how much was. */
 function largeDataset(megabytes: number) {
-  const line = `${JSON.stringify({ messages: [{ role: 'system', content: 'S'.repeat(400) }, { role: 'user', content: 'Q'.repeat(300) }, { role: 'assistant', content: 'A'.repeat(300) }] })}\n`;
+  const line = `${JSON.stringify({
+    messages: [
+      { role: 'system', content: 'S'.repeat(400) },
+      { role: 'user', content: 'Q'.repeat(300) },
+      { role: 'assistant', content: 'A'.repeat(300) },
+    ],
+  })}\n`;
   const examples = Math.ceil((megabytes * 1024 * 1024) / line.length);
   const progress = { read: 0, total: examples * line.length };
   const lines = function* () {
@@ -162,8 +216,16 @@ describe('large datasets', () => {
 
   it('aborts the multipart upload when a line far into a large dataset cannot be converted', async () => {
     const { stream } = largeDataset(12);
-    const broken = Readable.from((async function* () { yield* stream; yield Buffer.from('{"messages": []}\n'); })());
-    const err = await gatewayError(bedrock(fake).uploadFile({ filename: 'big.jsonl', purpose: 'fine-tune', model: NOVA, open: () => broken }), 'invalid_request');
+    const broken = Readable.from(
+      (async function* () {
+        yield* stream;
+        yield Buffer.from('{"messages": []}\n');
+      })(),
+    );
+    const err = await gatewayError(
+      bedrock(fake).uploadFile({ filename: 'big.jsonl', purpose: 'fine-tune', model: NOVA, open: () => broken }),
+      'invalid_request',
+    );
     expect(err.message).toMatch(/line \d{4,}: the conversation must end with an assistant message/);
     expect(fake.s3.state.uploads.size).toBe(0);
     expect(fake.s3.state.completedUploads).toEqual([]);
@@ -200,16 +262,14 @@ describe('file operations on the bucket', () => {
     expect((await gatewayError(client.fileContent(files[0].id))).status).toBe(404);
   });
 
-  it.each([
-    'file-abc',
-    's3://other-bucket/gateway-files/x.jsonl',
-    `s3://${DEFAULT_BUCKET}/a/../b.jsonl`,
-    `s3://${DEFAULT_BUCKET}/`,
-  ])('refuses the file id %j before any request', async (id) => {
-    const err = await gatewayError(bedrock(fake).getFile(id), 'invalid_request');
-    expect(err.code).toBe('invalid_file_id');
-    expect(requestCount(fake)).toBe(0);
-  });
+  it.each(['file-abc', 's3://other-bucket/gateway-files/x.jsonl', `s3://${DEFAULT_BUCKET}/a/../b.jsonl`, `s3://${DEFAULT_BUCKET}/`])(
+    'refuses the file id %j before any request',
+    async (id) => {
+      const err = await gatewayError(bedrock(fake).getFile(id), 'invalid_request');
+      expect(err.code).toBe('invalid_file_id');
+      expect(requestCount(fake)).toBe(0);
+    },
+  );
 
   it('needs the bucket for file operations, naming its header', async () => {
     const err = await gatewayError(bedrock(fake, { headers: { 'x-gateway-aws-s3-bucket': undefined } }).listFiles({}), 'invalid_request');

@@ -36,7 +36,14 @@ describe('creating and following a job', () => {
     const { client, training } = await withDataset();
     const validation = (await upload(client, chatDataset(4), NOVA, 'valid.jsonl')).id;
     const method = { type: 'supervised' as const, hyperparameters: { nEpochs: 2, batchSize: 4, learningRateMultiplier: 'auto' as const } };
-    const created = await client.createJob({ model: NOVA, trainingFile: training, validationFile: validation, suffix: 'my-model', method, options: { learningRate: 0.00001 } });
+    const created = await client.createJob({
+      model: NOVA,
+      trainingFile: training,
+      validationFile: validation,
+      suffix: 'my-model',
+      method,
+      options: { learningRate: 0.00001 },
+    });
     expect(created).toEqual({
       id: expect.stringMatching(JOB_ARN),
       status: 'validating_files',
@@ -119,7 +126,10 @@ describe('creating and following a job', () => {
     const { id } = await client.createJob({ model: NOVA, trainingFile: training, options: {} });
     fake.failJob(id, 'Internal error: the training run failed.');
     const job = await client.getJob(id);
-    expect(job).toMatchObject({ status: 'failed', error: { code: 'model_customization_failed', message: 'Internal error: the training run failed.', param: null } });
+    expect(job).toMatchObject({
+      status: 'failed',
+      error: { code: 'model_customization_failed', message: 'Internal error: the training run failed.', param: null },
+    });
     expect(job.finishedAt).toEqual(expect.any(Number));
     const events = await client.listEvents(id, {});
     expect(events.data[0]).toMatchObject({ level: 'error', message: 'The job failed: Internal error: the training run failed.' });
@@ -147,7 +157,10 @@ describe('events, checkpoints and stopping', () => {
     const { client, training } = await withDataset();
     const { id } = await client.createJob({ model: NOVA, trainingFile: training, options: {} });
     const early = await client.listEvents(id, {});
-    expect(early.data.map((e) => e.message)).toEqual(['Validation of the training data started', expect.stringMatching(/^Created model customization job gateway-/)]);
+    expect(early.data.map((e) => e.message)).toEqual([
+      'Validation of the training data started',
+      expect.stringMatching(/^Created model customization job gateway-/),
+    ]);
     fake.advance(id, 1);
     const later = await client.listEvents(id, {});
     expect(later.data.map((e) => e.message)).toEqual([
@@ -182,7 +195,14 @@ describe('events, checkpoints and stopping', () => {
     // 2 epochs of ceil(12 examples / batch 4) = 3 steps; validation at the end of each epoch.
     const metrics = oldestFirst.filter((e) => e.type === 'metrics');
     expect(metrics.map((e) => (e.data as { step: number }).step)).toEqual([0, 1, 2, 3, 4, 5]);
-    expect(metrics[2].data).toEqual({ step: 2, epoch: 0, train_loss: expect.any(Number), train_perplexity: expect.any(Number), valid_loss: expect.any(Number), valid_perplexity: expect.any(Number) });
+    expect(metrics[2].data).toEqual({
+      step: 2,
+      epoch: 0,
+      train_loss: expect.any(Number),
+      train_perplexity: expect.any(Number),
+      valid_loss: expect.any(Number),
+      valid_perplexity: expect.any(Number),
+    });
     expect(metrics[1].data).not.toHaveProperty('valid_loss');
     expect(messages.slice(-2)).toEqual(['Training completed', `The job has successfully completed: ${remote.outputModelArn}`]);
     expect((await client.listEvents(id, { limit: 100 })).data).toEqual(all.data);
@@ -198,7 +218,11 @@ describe('events, checkpoints and stopping', () => {
           createdAt: Math.floor(remote.endTime!.getTime() / 1000),
           fineTunedModelCheckpoint: remote.outputModelArn,
           stepNumber: 5,
-          metrics: { train_loss: remote.trainingMetrics!.trainingLoss, train_perplexity: expect.any(Number), valid_loss: remote.validationMetrics![0].validationLoss },
+          metrics: {
+            train_loss: remote.trainingMetrics!.trainingLoss,
+            train_perplexity: expect.any(Number),
+            valid_loss: remote.validationMetrics![0].validationLoss,
+          },
           fineTuningJobId: id,
         },
       ],
@@ -217,7 +241,10 @@ describe('events, checkpoints and stopping', () => {
 
     fake.advance(id);
     expect(await client.getJob(id)).toMatchObject({ status: 'cancelled', finishedAt: expect.any(Number) });
-    expect((await client.listEvents(id, {})).data.slice(0, 2).map((e) => e.message)).toEqual(['The job was stopped', 'Validation of the training data stopped']);
+    expect((await client.listEvents(id, {})).data.slice(0, 2).map((e) => e.message)).toEqual([
+      'The job was stopped',
+      'Validation of the training data stopped',
+    ]);
 
     const refused = await gatewayError(client.cancelJob(id));
     expect(refused).toMatchObject({ status: 400, code: 'ValidationException', message: expect.stringContaining('cannot be stopped') });
@@ -254,8 +281,16 @@ describe('refused before any request', () => {
   const supervised = (hyperparameters: object) => ({ type: 'supervised' as const, hyperparameters });
   it.each<[string, Partial<CreateJobInput>, { path?: unknown; param?: string }]>([
     ['DPO', { method: { type: 'dpo', hyperparameters: {} } }, { path: ['method', 'type'] }],
-    ['a multiplier for Nova', { method: supervised({ learningRateMultiplier: 2 }) }, { path: ['method', 'supervised', 'hyperparameters', 'learningRateMultiplier'] }],
-    ['a multiplier for Nova (legacy form)', { method: supervised({ learningRateMultiplier: 2 }), legacyHyperparameters: true }, { path: ['hyperparameters', 'learningRateMultiplier'] }],
+    [
+      'a multiplier for Nova',
+      { method: supervised({ learningRateMultiplier: 2 }) },
+      { path: ['method', 'supervised', 'hyperparameters', 'learningRateMultiplier'] },
+    ],
+    [
+      'a multiplier for Nova (legacy form)',
+      { method: supervised({ learningRateMultiplier: 2 }), legacyHyperparameters: true },
+      { path: ['hyperparameters', 'learningRateMultiplier'] },
+    ],
     ['an absolute rate for Claude', { model: CLAUDE, options: { learningRate: 0.0001 } }, { path: ['providerOptions', 'learningRate'] }],
     ['a suffix Bedrock cannot name a model with', { suffix: 'my.model' }, { path: ['suffix'] }],
     ['a bad job name', { options: { jobName: 'bad name' } }, { path: ['providerOptions', 'jobName'] }],
@@ -308,7 +343,11 @@ describe('AWS errors', () => {
     expect(await gatewayError(getMissing(bedrock(fake)))).toMatchObject({ status: 404, code: 'ResourceNotFoundException', type: 'provider_error' });
     const { client, training } = await withDataset();
     const err = await gatewayError(client.createJob({ model: 'amazon.nova-canvas-v1:0', trainingFile: training, options: {} }));
-    expect(err).toMatchObject({ status: 400, code: 'ValidationException', message: expect.stringMatching(/^Amazon Bedrock: The provided model identifier is invalid/) });
+    expect(err).toMatchObject({
+      status: 400,
+      code: 'ValidationException',
+      message: expect.stringMatching(/^Amazon Bedrock: The provided model identifier is invalid/),
+    });
   });
 
   it('relays ThrottlingException as 429 once the retries are spent, and succeeds when a retry does', async () => {

@@ -69,7 +69,9 @@ function converseInput(conn: BedrockConnection, request: ChatRequest) {
 }
 
 const usageOf = (u: TokenUsage | undefined): ChatUsage | null =>
-  u ? { promptTokens: u.inputTokens ?? 0, completionTokens: u.outputTokens ?? 0, totalTokens: u.totalTokens ?? (u.inputTokens ?? 0) + (u.outputTokens ?? 0) } : null;
+  u
+    ? { promptTokens: u.inputTokens ?? 0, completionTokens: u.outputTokens ?? 0, totalTokens: u.totalTokens ?? (u.inputTokens ?? 0) + (u.outputTokens ?? 0) }
+    : null;
 
 const finishOf = (reason: string | undefined): FinishReason => FINISH[reason ?? ''] ?? 'stop';
 

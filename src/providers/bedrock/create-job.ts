@@ -37,7 +37,8 @@ function customModelName(input: CreateJobInput, name: string): string {
 
 function roleArn(conn: BedrockConnection, input: CreateJobInput): string {
   const given = input.options.roleArn;
-  if (given !== undefined && !ROLE_ARN_PATTERN.test(given)) throw invalidField(['providerOptions', 'roleArn'], 'must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)');
+  if (given !== undefined && !ROLE_ARN_PATTERN.test(given))
+    throw invalidField(['providerOptions', 'roleArn'], 'must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)');
   const role = given ?? conn.roleArn;
   if (role) return role;
   throw new GatewayError('invalid_request', 'is required to create a job (or provider_options.role_arn): the IAM role Amazon Bedrock uses to read the data', {

@@ -32,7 +32,8 @@ export function s3File(location: S3Location, bytes: number | undefined, lastModi
 
 /** The bucket the settings named (the registry requires it for file operations). */
 export function bucketOf(conn: BedrockConnection): string {
-  if (!conn.bucket) throw new GatewayError('invalid_request', 'is required for files', { param: 'x-gateway-aws-s3-bucket', aboutField: true, code: 'missing_setting' });
+  if (!conn.bucket)
+    throw new GatewayError('invalid_request', 'is required for files', { param: 'x-gateway-aws-s3-bucket', aboutField: true, code: 'missing_setting' });
   return conn.bucket;
 }
 
@@ -46,12 +47,18 @@ export function objectOf(conn: BedrockConnection, id: string): S3Location {
   });
 }
 
-/** An S3 404 as the gateway's: the file is not there. */
-function notThere(err: unknown, id: string): unknown {
-  if (err instanceof GatewayError && err.kind === 'provider' && err.status === 404) {
-    return new GatewayError('provider', `Amazon S3: no object ${id}`, { status: 404, code: 'NoSuchKey', cause: err });
+/**
+ * An S3 call about the object a file id names, with S3's 404 (HEAD answers have no body to say so)
+ * worded as the gateway's: the file is not there.
+ */
+async function onObject<T>(conn: BedrockConnection, id: string, send: (target: { Bucket: string; Key: string }) => Promise<T>): Promise<T> {
+  const { bucket, key } = objectOf(conn, id);
+  try {
+    return await conn.call('Amazon S3', () => send({ Bucket: bucket, Key: key }));
+  } catch (err) {
+    if (!(err instanceof GatewayError) || err.status !== 404) throw err;
+    throw new GatewayError('provider', `Amazon S3: no object ${id}`, { status: 404, code: 'NoSuchKey', cause: err });
   }
-  return err;
 }
 
 export async function listFiles(conn: BedrockConnection, page: FileListInput): Promise<ProviderPage<ProviderFile>> {
@@ -64,29 +71,19 @@ export async function listFiles(conn: BedrockConnection, page: FileListInput): P
 }
 
 export async function getFile(conn: BedrockConnection, id: string): Promise<ProviderFile> {
-  const location = objectOf(conn, id);
-  const head = await conn.call('Amazon S3', () => conn.s3().send(new HeadObjectCommand({ Bucket: location.bucket, Key: location.key }))).catch((err: unknown) => {
-    throw notThere(err, id);
-  });
-  return s3File(location, head.ContentLength, head.LastModified);
+  const head = await onObject(conn, id, (target) => conn.s3().send(new HeadObjectCommand(target)));
+  return s3File(objectOf(conn, id), head.ContentLength, head.LastModified);
 }
 
 /** The object's bytes, streamed from S3 (destroying the stream closes the connection). */
 export async function fileContent(conn: BedrockConnection, id: string): Promise<ProviderContent> {
-  const location = objectOf(conn, id);
-  const got = await conn.call('Amazon S3', () => conn.s3().send(new GetObjectCommand({ Bucket: location.bucket, Key: location.key }))).catch((err: unknown) => {
-    throw notThere(err, id);
-  });
+  const got = await onObject(conn, id, (target) => conn.s3().send(new GetObjectCommand(target)));
   if (!(got.Body instanceof Readable)) throw new GatewayError('provider', 'Amazon S3 sent no content', { status: 502 });
   return { stream: got.Body, bytes: got.ContentLength ?? null, contentType: got.ContentType ?? null };
 }
 
 /** S3 deletes a missing key without complaint; the gateway answers 404 for it, as for any file. */
 export async function deleteFile(conn: BedrockConnection, id: string): Promise<void> {
-  const location = objectOf(conn, id);
-  const target = { Bucket: location.bucket, Key: location.key };
-  await conn.call('Amazon S3', () => conn.s3().send(new HeadObjectCommand(target))).catch((err: unknown) => {
-    throw notThere(err, id);
-  });
-  await conn.call('Amazon S3', () => conn.s3().send(new DeleteObjectCommand(target)));
+  await onObject(conn, id, (target) => conn.s3().send(new HeadObjectCommand(target)));
+  await onObject(conn, id, (target) => conn.s3().send(new DeleteObjectCommand(target)));
 }

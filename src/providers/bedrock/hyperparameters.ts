@@ -24,7 +24,10 @@ export function bedrockHyperparameters(input: CreateJobInput): Record<string, st
   set(out, 'epochCount', h.nEpochs);
   set(out, 'batchSize', h.batchSize);
   if (typeof h.learningRateMultiplier === 'number' && !claude) {
-    throw invalidField(at('learningRateMultiplier'), `is not taken by ${input.model} on Amazon Bedrock: send an absolute rate as provider_options.learning_rate`);
+    throw invalidField(
+      at('learningRateMultiplier'),
+      `is not taken by ${input.model} on Amazon Bedrock: send an absolute rate as provider_options.learning_rate`,
+    );
   }
   set(out, 'learningRateMultiplier', h.learningRateMultiplier);
   if (input.options.learningRate !== undefined && claude) {

@@ -26,7 +26,14 @@ const STEP_ENDINGS: Readonly<Record<string, [word: string, level: EventLevel]>> 
   Stopped: ['stopped', 'warn'],
 };
 
-type Make = (what: string, at: Date | undefined, level: EventLevel, message: string, data?: Record<string, unknown>, type?: ProviderEvent['type']) => ProviderEvent;
+type Make = (
+  what: string,
+  at: Date | undefined,
+  level: EventLevel,
+  message: string,
+  data?: Record<string, unknown>,
+  type?: ProviderEvent['type'],
+) => ProviderEvent;
 
 /** Events of one job: their ids are the job's id and what happened. */
 function eventMaker(job: GetModelCustomizationJobResponse): Make {
@@ -72,7 +79,12 @@ function outcomeEvents(make: Make, job: GetModelCustomizationJobResponse): Provi
     case 'Failed':
       return [make('failed', job.endTime, 'error', `The job failed: ${job.failureMessage ?? 'no reason given'}`, { status: 'Failed' })];
     case 'Completed':
-      return [make('succeeded', job.endTime, 'info', `The job has successfully completed: ${job.outputModelArn ?? ''}`, { status: 'Completed', custom_model_arn: job.outputModelArn })];
+      return [
+        make('succeeded', job.endTime, 'info', `The job has successfully completed: ${job.outputModelArn ?? ''}`, {
+          status: 'Completed',
+          custom_model_arn: job.outputModelArn,
+        }),
+      ];
     default:
       return [];
   }

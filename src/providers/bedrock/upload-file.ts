@@ -58,7 +58,10 @@ async function purposeOf(conn: BedrockConnection, input: UploadInput, location: 
   try {
     return await input.purpose;
   } catch (err) {
-    await conn.s3().send(new DeleteObjectCommand({ Bucket: location.bucket, Key: location.key })).catch(() => undefined);
+    await conn
+      .s3()
+      .send(new DeleteObjectCommand({ Bucket: location.bucket, Key: location.key }))
+      .catch(() => undefined);
     throw err;
   }
 }
