@@ -1,0 +1,278 @@
+/**
+ * Bedrock datasets against the fake S3, through the registry's ProviderClient: the OpenAI chat JSONL
+ * converted line by line into the base model's record format (Converse for Nova, `{system, messages}`
+ * for Claude, `{prompt, completion}` for Titan), a line that cannot be converted refused by number,
+ * a large dataset streamed as a multipart upload of ≥ 5 MiB parts with flat memory, and the file
+ * operations on the bucket. Every request was SigV4-signed and verified by the fake.
+ */
+import { Readable } from 'node:stream';
+import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
+import { MIN_PART_SIZE } from '../fakes/s3-server';
+import { bedrock, chatDataset, chatExample, CLAUDE, DEFAULT_BUCKET, gatewayError, NOVA, requestCount, storedLines, TITAN, upload } from './bedrock-harness';
+
+let fake: FakeBedrock;
+
+beforeEach(async () => {
+  fake = await startFakeBedrock();
+});
+
+afterEach(() => fake.close());
+
+const S3_ID = new RegExp(`^s3://${DEFAULT_BUCKET}/gateway-files/\\d{8}T\\d{6}\\.\\d{3}Z-[0-9a-f]{12}/train\\.jsonl$`);
+
+describe('dataset conversion on upload', () => {
+  it('writes Converse records for Nova, keeping the line without a system message', async () => {
+    const file = await upload(bedrock(fake), chatDataset(12), NOVA);
+    expect(file).toEqual({
+      id: expect.stringMatching(S3_ID),
+      bytes: expect.any(Number),
+      createdAt: expect.any(Number),
+      filename: 'train.jsonl',
+      purpose: 'fine-tune',
+      status: 'processed',
+      statusDetails: null,
+    });
+    const lines = storedLines(fake, file.id);
+    expect(lines).toHaveLength(12);
+    expect(lines[0]).toEqual({
+      schemaVersion: 'bedrock-conversation-2024',
+      system: [{ text: 'You are terse.' }],
+      messages: [
+        { role: 'user', content: [{ text: 'Question 1?' }] },
+        { role: 'assistant', content: [{ text: 'Answer 1.' }] },
+      ],
+    });
+    expect(lines[4]).toEqual({
+      schemaVersion: 'bedrock-conversation-2024',
+      messages: [
+        { role: 'user', content: [{ text: 'Question 5?' }] },
+        { role: 'assistant', content: [{ text: 'Answer 5.' }] },
+      ],
+    });
+    const stored = fake.s3.getObject(DEFAULT_BUCKET, file.id.slice(`s3://${DEFAULT_BUCKET}/`.length));
+    expect(file.bytes).toBe(stored!.length);
+    expect(fake.state.sigv4.s3).toEqual({ verified: expect.any(Number), failures: [] });
+    expect(fake.state.sigv4.s3.verified).toBeGreaterThan(0);
+  });
+
+  it('writes {system, messages} strings for Claude and {prompt, completion} for Titan', async () => {
+    const claude = storedLines(fake, (await upload(bedrock(fake), chatDataset(12), CLAUDE)).id);
+    expect(claude).toHaveLength(12);
+    expect(claude[0]).toEqual({
+      system: 'You are terse.',
+      messages: [
+        { role: 'user', content: 'Question 1?' },
+        { role: 'assistant', content: 'Answer 1.' },
+      ],
+    });
+    expect(claude[4]).toEqual({
+      messages: [
+        { role: 'user', content: 'Question 5?' },
+        { role: 'assistant', content: 'Answer 5.' },
+      ],
+    });
+
+    const titan = storedLines(fake, (await upload(bedrock(fake), chatDataset(12), `arn:aws:bedrock:us-east-1::foundation-model/${TITAN}`)).id);
+    expect(titan).toHaveLength(12);
+    expect(titan[0]).toEqual({ prompt: 'You are terse.\n\nQuestion 1?', completion: 'Answer 1.' });
+    expect(titan[4]).toEqual({ prompt: 'Question 5?', completion: 'Answer 5.' });
+  });
+
+  it('joins text parts, and puts the upload at x-gateway-aws-s3-object-key when given', async () => {
+    const parts = JSON.stringify({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Hi ' },
+            { type: 'text', text: 'there' },
+          ],
+        },
+        { role: 'assistant', content: 'Hello' },
+      ],
+    });
+    const client = bedrock(fake, { headers: { 'x-gateway-aws-s3-object-key': 'datasets/mine.jsonl' } });
+    const file = await upload(client, `${parts}\n`, CLAUDE);
+    expect(file).toMatchObject({ id: `s3://${DEFAULT_BUCKET}/datasets/mine.jsonl`, filename: 'mine.jsonl' });
+    expect(storedLines(fake, file.id)).toEqual([
+      {
+        messages: [
+          { role: 'user', content: 'Hi there' },
+          { role: 'assistant', content: 'Hello' },
+        ],
+      },
+    ]);
+  });
+
+  it.each([
+    [
+      'a tool call',
+      JSON.stringify({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 't' }] },
+        ],
+      }),
+      /line 3: messages\[1\]: tool calls/,
+    ],
+    [
+      'two user turns',
+      JSON.stringify({
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'user', content: 'b' },
+          { role: 'assistant', content: 'c' },
+        ],
+      }),
+      /line 3: messages\[1\]: .*alternate/,
+    ],
+    ['no final answer', JSON.stringify({ messages: [{ role: 'user', content: 'a' }] }), /line 3: the conversation must end with an assistant message/],
+    ['not JSON', '{oops', /line 3: invalid JSON/],
+  ])('refuses a line with %s, naming it, and leaves nothing in the bucket', async (_what, bad, message) => {
+    const content = [chatExample(1), chatExample(2), bad, chatExample(4)].join('\n');
+    const err = await gatewayError(upload(bedrock(fake), content, NOVA), 'invalid_request');
+    expect(err).toMatchObject({ code: 'invalid_dataset', message: expect.stringMatching(message) });
+    expect(fake.s3.state.buckets.get(DEFAULT_BUCKET)!.size).toBe(0);
+    expect(fake.s3.state.uploads.size).toBe(0);
+  });
+
+  it('refuses more than one exchange for a Titan-style text model', async () => {
+    const turns = JSON.stringify({ messages: ['user', 'assistant', 'user', 'assistant'].map((role, i) => ({ role, content: `m${i}` })) });
+    const err = await gatewayError(upload(bedrock(fake), `${turns}\n`, TITAN), 'invalid_request');
+    expect(err.message).toMatch(/line 1: text models take one exchange per example/);
+  });
+
+  it('needs the base model (x-gateway-provider-model) and one whose format it knows, before any request', async () => {
+    const missing = await gatewayError(upload(bedrock(fake), chatDataset(), undefined), 'invalid_request');
+    expect(missing).toMatchObject({ param: 'x-gateway-provider-model', code: 'missing_setting' });
+    const unknown = await gatewayError(upload(bedrock(fake), chatDataset(), 'mistral.mistral-large-v1:0'), 'invalid_request');
+    expect(unknown).toMatchObject({ code: 'unsupported_model', message: expect.stringContaining("'mistral.mistral-large-v1:0'") });
+    expect(requestCount(fake)).toBe(0);
+  });
+
+  it('deletes the object again when a pass-through upload turns out to have no purpose', async () => {
+    const purpose = Promise.reject(new Error('purpose is required'));
+    purpose.catch(() => undefined);
+    const uploading = bedrock(fake).uploadFile({ filename: 'late.jsonl', purpose, model: NOVA, open: () => Readable.from([Buffer.from(chatDataset())]) });
+    await expect(uploading).rejects.toThrow('purpose is required');
+    expect(fake.s3.state.buckets.get(DEFAULT_BUCKET)!.size).toBe(0);
+  });
+});
+
+/** ~`megabytes` MB of chat JSONL, made as it is read (never whole in memory); `read` says how much was. */
+function largeDataset(megabytes: number) {
+  const line = `${JSON.stringify({
+    messages: [
+      { role: 'system', content: 'S'.repeat(400) },
+      { role: 'user', content: 'Q'.repeat(300) },
+      { role: 'assistant', content: 'A'.repeat(300) },
+    ],
+  })}\n`;
+  const examples = Math.ceil((megabytes * 1024 * 1024) / line.length);
+  const progress = { read: 0, total: examples * line.length };
+  const lines = function* () {
+    for (let i = 0; i < examples; i++) {
+      progress.read += line.length;
+      yield Buffer.from(line);
+    }
+  };
+  return { examples, progress, stream: Readable.from(lines()) };
+}
+
+describe('large datasets', () => {
+  it('streams a 20 MB dataset as a multipart upload of parts ≥ 5 MiB, with flat memory', async () => {
+    const { stream, examples, progress } = largeDataset(20);
+    // The fake S3 runs in this process: what it holds (parts received, objects stored) is not the adapter's.
+    const sum = (sizes: number[]) => sizes.reduce((a, b) => a + b, 0);
+    const fakeHeld = () =>
+      sum([...fake.s3.state.uploads.values()].flatMap((u) => [...u.parts.values()].map((p) => p.bytes.length))) +
+      sum([...fake.s3.state.buckets.get(DEFAULT_BUCKET)!.values()].map((o) => o.bytes.length));
+    let readWhenFirstPartArrived: number | undefined;
+    const before = process.memoryUsage().rss;
+    let peak = 0;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss - before - fakeHeld());
+      if ([...fake.s3.state.uploads.values()].some((u) => u.parts.size > 0)) readWhenFirstPartArrived ??= progress.read;
+    }, 5);
+    try {
+      const file = await bedrock(fake).uploadFile({ filename: 'big.jsonl', purpose: 'fine-tune', model: NOVA, open: () => stream });
+      const [completed] = fake.s3.state.completedUploads;
+      expect(completed.partSizes.length).toBeGreaterThanOrEqual(4);
+      expect(completed.partSizes.slice(0, -1).every((size) => size >= MIN_PART_SIZE)).toBe(true);
+      expect(completed.partSizes.reduce((a, b) => a + b, 0)).toBe(file.bytes);
+      expect(file.bytes).toBeGreaterThan(20 * 1024 * 1024);
+      const stored = fake.s3.getObject(DEFAULT_BUCKET, completed.key)!;
+      expect(stored.toString('utf8').split('\n').filter(Boolean)).toHaveLength(examples);
+    } finally {
+      clearInterval(sampler);
+    }
+    // Streamed: the first part reached S3 while the dataset was still being read (two parts go up at a time).
+    expect(readWhenFirstPartArrived).toBeLessThan(3 * MIN_PART_SIZE);
+    expect(readWhenFirstPartArrived).toBeLessThan(progress.total);
+    // Memory beyond what the fake holds: two parts in flight, the fake's transient copies (its final concatenation of
+    // the parts alone is the file's size), garbage not yet collected. Generous: the check above is the sharp one.
+    expect(peak).toBeLessThan(128 * 1024 * 1024);
+  });
+
+  it('aborts the multipart upload when a line far into a large dataset cannot be converted', async () => {
+    const { stream } = largeDataset(12);
+    const broken = Readable.from(
+      (async function* () {
+        yield* stream;
+        yield Buffer.from('{"messages": []}\n');
+      })(),
+    );
+    const err = await gatewayError(
+      bedrock(fake).uploadFile({ filename: 'big.jsonl', purpose: 'fine-tune', model: NOVA, open: () => broken }),
+      'invalid_request',
+    );
+    expect(err.message).toMatch(/line \d{4,}: the conversation must end with an assistant message/);
+    expect(fake.s3.state.uploads.size).toBe(0);
+    expect(fake.s3.state.completedUploads).toEqual([]);
+    expect(fake.s3.state.requests.some((r) => r.method === 'DELETE' && r.query.has('uploadId'))).toBe(true);
+  });
+});
+
+describe('file operations on the bucket', () => {
+  it('gets, reads, lists (paged with S3 continuation tokens) and deletes the uploaded files', async () => {
+    const client = bedrock(fake);
+    const files = [];
+    for (let i = 0; i < 3; i++) files.push(await upload(client, chatDataset(), NOVA, `train-${i}.jsonl`));
+    fake.s3.putObject(DEFAULT_BUCKET, 'elsewhere/other.jsonl', 'not listed');
+
+    expect(await client.getFile(files[0].id)).toEqual({ ...files[0], createdAt: expect.any(Number) });
+    const content = await client.fileContent(files[1].id);
+    const chunks: Buffer[] = [];
+    for await (const chunk of content.stream) chunks.push(chunk);
+    expect(Buffer.concat(chunks).toString()).toBe(fake.s3.getObject(DEFAULT_BUCKET, files[1].id.slice(`s3://${DEFAULT_BUCKET}/`.length))!.toString());
+    expect(content.bytes).toBe(files[1].bytes);
+
+    const first = await client.listFiles({ limit: 2 });
+    expect(first).toMatchObject({ hasMore: true, nextAfter: expect.any(String) });
+    const second = await client.listFiles({ limit: 2, after: first.nextAfter! });
+    expect(second).toMatchObject({ hasMore: false, nextAfter: null });
+    expect([...first.data, ...second.data].map((f) => f.id)).toEqual(files.map((f) => f.id));
+    expect(await client.listFiles({ purpose: 'batch' })).toEqual({ data: [], hasMore: false, nextAfter: null });
+
+    await client.deleteFile(files[0].id);
+    expect((await client.listFiles({})).data).toHaveLength(2);
+    const gone = await gatewayError(client.getFile(files[0].id));
+    expect(gone).toMatchObject({ status: 404, code: 'NoSuchKey' });
+    expect((await gatewayError(client.deleteFile(files[0].id))).status).toBe(404);
+    expect((await gatewayError(client.fileContent(files[0].id))).status).toBe(404);
+  });
+
+  it.each(['file-abc', 's3://other-bucket/gateway-files/x.jsonl', `s3://${DEFAULT_BUCKET}/a/../b.jsonl`, `s3://${DEFAULT_BUCKET}/`])(
+    'refuses the file id %j before any request',
+    async (id) => {
+      const err = await gatewayError(bedrock(fake).getFile(id), 'invalid_request');
+      expect(err.code).toBe('invalid_file_id');
+      expect(requestCount(fake)).toBe(0);
+    },
+  );
+
+  it('needs the bucket for file operations, naming its header', async () => {
+    const err = await gatewayError(bedrock(fake, { headers: { 'x-gateway-aws-s3-bucket': undefined } }).listFiles({}), 'invalid_request');
+    expect(err).toMatchObject({ param: 'x-gateway-aws-s3-bucket', code: 'missing_setting' });
+  });
+});

@@ -1,0 +1,397 @@
+/**
+ * Bedrock model customization jobs through the registry's ProviderClient against the fake Bedrock:
+ * what CreateModelCustomizationJob receives (string hyperparameters per model family, validators,
+ * output beside the data, idempotency token), statuses refined by statusDetails, events and the
+ * checkpoint made from the job and its metrics CSVs, stop, list paging, findJob, refusals before any
+ * request, and AWS errors mapped (ThrottlingException 429, 5xx → 502, time-out → 504), credentials never echoed.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ProviderClient } from '../../src/providers/registry';
+import type { CreateJobInput } from '../../src/providers/types';
+import { startFakeBedrock, type FakeBedrock, type FakeBedrockOptions } from '../fakes/bedrock-server';
+import { bedrock, chatDataset, CLAUDE, DEFAULT_BUCKET, gatewayError, NOVA, requestCount, ROLE_ARN, upload, type ClientOptions } from './bedrock-harness';
+
+let fake: FakeBedrock;
+
+async function start(options: FakeBedrockOptions = {}) {
+  await fake?.close();
+  fake = await startFakeBedrock(options);
+}
+
+beforeEach(() => start());
+afterEach(() => fake.close());
+
+const JOB_ARN = /^arn:aws:bedrock:us-east-1:123456789012:model-customization-job\/amazon\.nova-micro-v1:0:128k\/[a-z0-9]{12}$/;
+
+/** A client and a Nova dataset uploaded with it. */
+async function withDataset(options: ClientOptions = {}, model = NOVA): Promise<{ client: ProviderClient; training: string }> {
+  const client = bedrock(fake, options);
+  return { client, training: (await upload(client, chatDataset(12), model)).id };
+}
+
+const folderOf = (uri: string) => uri.slice(0, uri.lastIndexOf('/') + 1);
+
+describe('creating and following a job', () => {
+  it('sends Bedrock members (string hyperparameters, validators, output beside the data) and walks statusDetails to succeeded', async () => {
+    const { client, training } = await withDataset();
+    const validation = (await upload(client, chatDataset(4), NOVA, 'valid.jsonl')).id;
+    const method = { type: 'supervised' as const, hyperparameters: { nEpochs: 2, batchSize: 4, learningRateMultiplier: 'auto' as const } };
+    const created = await client.createJob({
+      model: NOVA,
+      trainingFile: training,
+      validationFile: validation,
+      suffix: 'my-model',
+      method,
+      options: { learningRate: 0.00001 },
+    });
+    expect(created).toEqual({
+      id: expect.stringMatching(JOB_ARN),
+      status: 'validating_files',
+      model: NOVA,
+      fineTunedModel: null,
+      servingModel: null,
+      trainedTokens: null,
+      error: null,
+      createdAt: expect.any(Number),
+      finishedAt: null,
+      estimatedFinish: null,
+      hyperparameters: { nEpochs: 2, batchSize: 4 },
+      method: { type: 'supervised', hyperparameters: { nEpochs: 2, batchSize: 4 } },
+      resultFiles: [],
+      trainingFile: training,
+      validationFile: validation,
+      seed: null,
+      suffix: 'my-model',
+      metadata: null,
+      organizationId: null,
+    });
+    expect(fake.state.createJobRequests).toEqual([
+      {
+        jobName: expect.stringMatching(/^gateway-[0-9a-f-]{36}$/),
+        customModelName: 'my-model',
+        roleArn: ROLE_ARN,
+        baseModelIdentifier: NOVA,
+        customizationType: 'FINE_TUNING',
+        trainingDataConfig: { s3Uri: training },
+        validationDataConfig: { validators: [{ s3Uri: validation }] },
+        outputDataConfig: { s3Uri: `${folderOf(training)}bedrock-output/` },
+        hyperParameters: { epochCount: '2', batchSize: '4', learningRate: '0.00001' },
+        clientRequestToken: expect.any(String),
+      },
+    ]);
+
+    const statuses = [];
+    let job = created;
+    for (let i = 0; i < 5 && job.status !== 'succeeded'; i++) statuses.push((job = await client.getJob(created.id)).status);
+    expect(statuses).toEqual(['queued', 'running', 'succeeded']);
+    const remote = fake.state.jobs.get(created.id)!;
+    expect(job).toMatchObject({
+      fineTunedModel: remote.outputModelArn,
+      finishedAt: Math.floor(remote.endTime!.getTime() / 1000),
+      createdAt: Math.floor(remote.creationTime.getTime() / 1000),
+      hyperparameters: { nEpochs: 2, batchSize: 4 },
+      model: NOVA,
+      trainingFile: training,
+      validationFile: validation,
+      error: null,
+    });
+    // The result files are the metrics CSVs, readable as files of the bucket.
+    expect(job.resultFiles).toHaveLength(2);
+    const csv = await client.fileContent(job.resultFiles[0]);
+    let text = '';
+    for await (const chunk of csv.stream) text += chunk;
+    expect(text.split('\n')[0]).toBe('step_number,epoch_number,training_loss,perplexity');
+    expect(fake.state.sigv4.control.failures).toEqual([]);
+    expect(fake.state.sigv4.control.verified).toBeGreaterThan(3);
+  });
+
+  it('sends learningRateMultiplier for Claude, a job name and output of the caller, and role_arn over the header', async () => {
+    const { client, training } = await withDataset({}, CLAUDE);
+    const role = 'arn:aws:iam::123456789012:role/Other';
+    const method = { type: 'supervised' as const, hyperparameters: { learningRateMultiplier: 0.5 } };
+    const options = { roleArn: role, jobName: 'my.job-1', outputFile: `s3://${DEFAULT_BUCKET}/out/` };
+    await client.createJob({ model: CLAUDE, trainingFile: training, method, options });
+    expect(fake.state.createJobRequests[0]).toMatchObject({
+      jobName: 'my.job-1',
+      roleArn: role,
+      hyperParameters: { learningRateMultiplier: '0.5' },
+      outputDataConfig: { s3Uri: `s3://${DEFAULT_BUCKET}/out/` },
+      customModelName: expect.stringMatching(/^gateway-[0-9a-f-]{36}$/),
+    });
+    expect(fake.state.createJobRequests[0]).not.toHaveProperty('validationDataConfig');
+  });
+
+  it('reports a failed job with Bedrock’s failure message', async () => {
+    const { client, training } = await withDataset();
+    const { id } = await client.createJob({ model: NOVA, trainingFile: training, options: {} });
+    fake.failJob(id, 'Internal error: the training run failed.');
+    const job = await client.getJob(id);
+    expect(job).toMatchObject({
+      status: 'failed',
+      error: { code: 'model_customization_failed', message: 'Internal error: the training run failed.', param: null },
+    });
+    expect(job.finishedAt).toEqual(expect.any(Number));
+    const events = await client.listEvents(id, {});
+    expect(events.data[0]).toMatchObject({ level: 'error', message: 'The job failed: Internal error: the training run failed.' });
+  });
+
+  it('lists newest first, paged by Bedrock’s nextToken', async () => {
+    const { client, training } = await withDataset();
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await client.createJob({ model: NOVA, trainingFile: training, suffix: `s${i}`, options: {} })).id);
+    fake.advance(ids[0], 3);
+    const first = await client.listJobs({ limit: 2 });
+    expect(first).toMatchObject({ hasMore: true, nextAfter: expect.any(String) });
+    const second = await client.listJobs({ limit: 2, after: first.nextAfter! });
+    expect(second).toMatchObject({ hasMore: false, nextAfter: null });
+    expect([...first.data, ...second.data].map((j) => j.id)).toEqual([...ids].reverse());
+    expect(first.data[0]).toMatchObject({ status: 'validating_files', suffix: 's2', model: NOVA, trainingFile: '' });
+    expect(second.data[0]).toMatchObject({ status: 'succeeded', fineTunedModel: expect.stringContaining(':custom-model/') });
+  });
+});
+
+describe('events, checkpoints and stopping', () => {
+  beforeEach(() => start({ stepsPerPoll: 0 }));
+
+  it('makes events from statusDetails transitions with ids that stay the same on every read', async () => {
+    const { client, training } = await withDataset();
+    const { id } = await client.createJob({ model: NOVA, trainingFile: training, options: {} });
+    const early = await client.listEvents(id, {});
+    expect(early.data.map((e) => e.message)).toEqual([
+      'Validation of the training data started',
+      expect.stringMatching(/^Created model customization job gateway-/),
+    ]);
+    fake.advance(id, 1);
+    const later = await client.listEvents(id, {});
+    expect(later.data.map((e) => e.message)).toEqual([
+      'Data processing started',
+      'Validation of the training data completed',
+      'Validation of the training data started',
+      expect.stringMatching(/^Created model customization job/),
+    ]);
+    expect(later.data.slice(2)).toEqual(early.data);
+    expect(new Set(later.data.map((e) => e.id)).size).toBe(4);
+    expect((await client.getJob(id)).status).toBe('queued');
+  });
+
+  it('gives a completed job metrics events per step and one checkpoint: the custom model', async () => {
+    const { client, training } = await withDataset();
+    const method = { type: 'supervised' as const, hyperparameters: { nEpochs: 2, batchSize: 4 } };
+    const { id } = await client.createJob({ model: NOVA, trainingFile: training, validationFile: training, method, options: {} });
+    expect((await client.listCheckpoints(id, {})).data).toEqual([]);
+    const remote = fake.advance(id, 3);
+
+    const all = await client.listEvents(id, { limit: 100 });
+    const oldestFirst = [...all.data].reverse();
+    const messages = oldestFirst.map((e) => e.message);
+    expect(messages.slice(0, 6)).toEqual([
+      expect.stringMatching(/^Created model customization job/),
+      'Validation of the training data started',
+      'Validation of the training data completed',
+      'Data processing started',
+      'Data processing completed',
+      'Training started',
+    ]);
+    // 2 epochs of ceil(12 examples / batch 4) = 3 steps; validation at the end of each epoch.
+    const metrics = oldestFirst.filter((e) => e.type === 'metrics');
+    expect(metrics.map((e) => (e.data as { step: number }).step)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(metrics[2].data).toEqual({
+      step: 2,
+      epoch: 0,
+      train_loss: expect.any(Number),
+      train_perplexity: expect.any(Number),
+      valid_loss: expect.any(Number),
+      valid_perplexity: expect.any(Number),
+    });
+    expect(metrics[1].data).not.toHaveProperty('valid_loss');
+    expect(messages.slice(-2)).toEqual(['Training completed', `The job has successfully completed: ${remote.outputModelArn}`]);
+    expect((await client.listEvents(id, { limit: 100 })).data).toEqual(all.data);
+
+    const page = await client.listEvents(id, { limit: 3 });
+    expect(page).toMatchObject({ hasMore: true, nextAfter: all.data[2].id, data: all.data.slice(0, 3) });
+    expect((await client.listEvents(id, { limit: 3, after: page.nextAfter! })).data).toEqual(all.data.slice(3, 6));
+
+    expect(await client.listCheckpoints(id, {})).toEqual({
+      data: [
+        {
+          id: expect.stringMatching(/^bedrock-[a-z0-9]{12}-model$/),
+          createdAt: Math.floor(remote.endTime!.getTime() / 1000),
+          fineTunedModelCheckpoint: remote.outputModelArn,
+          stepNumber: 5,
+          metrics: {
+            train_loss: remote.trainingMetrics!.trainingLoss,
+            train_perplexity: expect.any(Number),
+            valid_loss: remote.validationMetrics![0].validationLoss,
+          },
+          fineTuningJobId: id,
+        },
+      ],
+      hasMore: false,
+      nextAfter: expect.any(String),
+    });
+  });
+
+  it('stops a job: Stopping reads running, then cancelled; stopping a finished job is Bedrock’s refusal', async () => {
+    const { client, training } = await withDataset();
+    const { id } = await client.createJob({ model: NOVA, trainingFile: training, options: {} });
+    const stopping = await client.cancelJob(id);
+    expect(stopping).toMatchObject({ id, status: 'running', finishedAt: null });
+    expect(fake.state.jobs.get(id)!.status).toBe('Stopping');
+    expect((await client.listEvents(id, {})).data[0].message).toBe('Stopping the job');
+
+    fake.advance(id);
+    expect(await client.getJob(id)).toMatchObject({ status: 'cancelled', finishedAt: expect.any(Number) });
+    expect((await client.listEvents(id, {})).data.slice(0, 2).map((e) => e.message)).toEqual([
+      'The job was stopped',
+      'Validation of the training data stopped',
+    ]);
+
+    const refused = await gatewayError(client.cancelJob(id));
+    expect(refused).toMatchObject({ status: 400, code: 'ValidationException', message: expect.stringContaining('cannot be stopped') });
+  });
+});
+
+describe('hosted jobs: idempotent submission', () => {
+  it('uses the gateway job id as clientRequestToken and in the job name, so a repeat or findJob gets the same job', async () => {
+    const { client, training } = await withDataset();
+    const gatewayJobId = randomUUID();
+    const input: CreateJobInput = { model: NOVA, trainingFile: training, seed: 42, metadata: { team: 'a' }, options: {}, gatewayJobId };
+    const first = await client.createJob(input);
+    const again = await client.createJob(input);
+    expect(again.id).toBe(first.id);
+    expect(fake.state.jobs.size).toBe(1);
+    expect(fake.state.createJobRequests[0]).toMatchObject({ jobName: `gateway-${gatewayJobId}`, clientRequestToken: gatewayJobId });
+    // Bedrock has no seed or metadata: a hosted job keeps them in the gateway.
+    expect(fake.state.createJobRequests[0]).not.toHaveProperty('seed');
+    expect(await client.findJob(gatewayJobId)).toMatchObject({ id: first.id });
+    expect(await client.findJob(randomUUID())).toBeUndefined();
+  });
+
+  it('retries a create answered 503 with the same token: one job', async () => {
+    const { client, training } = await withDataset();
+    fake.control.failNext('POST', '/model-customization-jobs', 503);
+    const job = await client.createJob({ model: NOVA, trainingFile: training, options: {}, gatewayJobId: randomUUID() });
+    expect(fake.state.jobs.size).toBe(1);
+    expect(fake.control.requests.filter((r) => r.method === 'POST')).toHaveLength(2);
+    expect(job.id).toBe([...fake.state.jobs.keys()][0]);
+  });
+});
+
+describe('refused before any request', () => {
+  const supervised = (hyperparameters: object) => ({ type: 'supervised' as const, hyperparameters });
+  it.each<[string, Partial<CreateJobInput>, { path?: unknown; param?: string }]>([
+    ['DPO', { method: { type: 'dpo', hyperparameters: {} } }, { path: ['method', 'type'] }],
+    [
+      'a multiplier for Nova',
+      { method: supervised({ learningRateMultiplier: 2 }) },
+      { path: ['method', 'supervised', 'hyperparameters', 'learningRateMultiplier'] },
+    ],
+    [
+      'a multiplier for Nova (legacy form)',
+      { method: supervised({ learningRateMultiplier: 2 }), legacyHyperparameters: true },
+      { path: ['hyperparameters', 'learningRateMultiplier'] },
+    ],
+    ['an absolute rate for Claude', { model: CLAUDE, options: { learningRate: 0.0001 } }, { path: ['providerOptions', 'learningRate'] }],
+    ['a suffix Bedrock cannot name a model with', { suffix: 'my.model' }, { path: ['suffix'] }],
+    ['a bad job name', { options: { jobName: 'bad name' } }, { path: ['providerOptions', 'jobName'] }],
+    ['a training file that is no S3 URI', { trainingFile: 'file-abc' }, { path: ['trainingFile'] }],
+    ['an output that is no S3 URI', { options: { outputFile: 'https://example.com/out' } }, { path: ['providerOptions', 'outputFile'] }],
+    ['another training type', { options: { trainingType: 'CONTINUED_PRE_TRAINING' } }, { path: ['providerOptions', 'trainingType'] }],
+    ['a bad role_arn', { options: { roleArn: 'arn:aws:iam::123:user/x' } }, { path: ['providerOptions', 'roleArn'] }],
+    ['a seed (client mode)', { seed: 1 }, { path: ['seed'] }],
+    ['metadata (client mode)', { metadata: { a: 'b' } }, { path: ['metadata'] }],
+  ])('%s', async (_what, overrides, place) => {
+    const client = bedrock(fake);
+    const before = requestCount(fake);
+    const input = { model: NOVA, trainingFile: `s3://${DEFAULT_BUCKET}/data/train.jsonl`, options: {}, ...overrides };
+    const err = await gatewayError(client.createJob(input), 'invalid_request');
+    expect(err).toMatchObject(place);
+    expect(requestCount(fake)).toBe(before);
+  });
+
+  it('needs a role: the header or provider_options.role_arn', async () => {
+    const client = bedrock(fake, { headers: { 'x-gateway-aws-role-arn': undefined } });
+    const err = await gatewayError(client.createJob({ model: NOVA, trainingFile: `s3://${DEFAULT_BUCKET}/t.jsonl`, options: {} }), 'invalid_request');
+    expect(err).toMatchObject({ param: 'x-gateway-aws-role-arn', code: 'missing_setting' });
+    expect(requestCount(fake)).toBe(0);
+  });
+
+  it.each<[string, Record<string, string | undefined>]>([
+    ['x-gateway-aws-region', { 'x-gateway-aws-region': 'us-east-1/../x' }],
+    ['x-gateway-aws-region', { 'x-gateway-aws-region': 'evil.com' }],
+    ['x-gateway-aws-region', { 'x-gateway-aws-region': 'us-east-1@evil' }],
+    ['x-gateway-aws-region', { 'x-gateway-aws-region': undefined }],
+    ['x-gateway-aws-s3-bucket', { 'x-gateway-aws-s3-bucket': 'a/b' }],
+    ['x-gateway-aws-s3-bucket', { 'x-gateway-aws-s3-bucket': 'a..b' }],
+    ['x-gateway-aws-s3-bucket', { 'x-gateway-aws-s3-bucket': '192.168.0.1' }],
+    ['x-gateway-aws-s3-bucket', { 'x-gateway-aws-s3-bucket': 'b%2f' }],
+    ['x-gateway-aws-s3-object-key', { 'x-gateway-aws-s3-object-key': '../escape.jsonl' }],
+    ['x-gateway-aws-access-key-id', { 'x-gateway-aws-access-key-id': 'not a key' }],
+    ['x-gateway-aws-secret-access-key', { 'x-gateway-aws-secret-access-key': undefined }],
+    ['x-gateway-aws-role-arn', { 'x-gateway-aws-role-arn': 'arn:aws:iam::1:role/x' }],
+  ])('refuses the setting %s (%j) naming it', async (param, headers) => {
+    const err = await gatewayError(bedrock(fake, { headers }).listFiles({}), 'invalid_request');
+    expect(err.param).toBe(param);
+    expect(requestCount(fake)).toBe(0);
+  });
+});
+
+describe('AWS errors', () => {
+  const getMissing = (client: ProviderClient) => client.getJob('no-such-job');
+
+  it('maps ResourceNotFoundException to 404 and ValidationException to 400, with Bedrock’s message', async () => {
+    expect(await gatewayError(getMissing(bedrock(fake)))).toMatchObject({ status: 404, code: 'ResourceNotFoundException', type: 'provider_error' });
+    const { client, training } = await withDataset();
+    const err = await gatewayError(client.createJob({ model: 'amazon.nova-canvas-v1:0', trainingFile: training, options: {} }));
+    expect(err).toMatchObject({
+      status: 400,
+      code: 'ValidationException',
+      message: expect.stringMatching(/^Amazon Bedrock: The provided model identifier is invalid/),
+    });
+  });
+
+  it('relays ThrottlingException as 429 once the retries are spent, and succeeds when a retry does', async () => {
+    fake.control.failNext('GET', '/model-customization-jobs', 429, { times: 3 });
+    expect(await gatewayError(bedrock(fake).listJobs({}))).toMatchObject({ status: 429, code: 'ThrottlingException' });
+    expect(fake.control.requests).toHaveLength(3);
+    fake.control.failNext('GET', '/model-customization-jobs', 429);
+    expect((await bedrock(fake).listJobs({})).data).toEqual([]);
+    expect(fake.control.requests).toHaveLength(5);
+  });
+
+  it('maps AccessDeniedException to 403, and a 5xx to 502 after the retries', async () => {
+    fake.control.failNext('GET', '/model-customization-jobs', 403);
+    expect(await gatewayError(bedrock(fake).listJobs({}))).toMatchObject({ status: 403, code: 'AccessDeniedException' });
+    fake.control.failNext('GET', '/model-customization-jobs', 500, { times: 3 });
+    expect(await gatewayError(bedrock(fake).listJobs({}))).toMatchObject({ status: 502, code: 'InternalServerException' });
+  });
+
+  it('maps a time-out to 504 without retrying it, and an unreachable endpoint to 502', async () => {
+    fake.control.delayNext('GET', '/model-customization-jobs', 1_000);
+    const slow = await gatewayError(bedrock(fake, { http: { timeoutMs: 150 } }).listJobs({}));
+    expect(slow).toMatchObject({ status: 504, message: 'Amazon Bedrock did not answer in time' });
+    expect(fake.control.requests).toHaveLength(1);
+    const closed = await startFakeBedrock();
+    await closed.close();
+    const unreachable = bedrock(closed, { http: { retries: 0 } });
+    expect(await gatewayError(unreachable.listJobs({}))).toMatchObject({ status: 502, message: expect.stringMatching(/^Could not reach Amazon Bedrock/) });
+  });
+
+  it('answers a wrong secret with 403 and never echoes a credential, not even the session token AWS quotes back', async () => {
+    const temporary = { accessKeyId: 'ASIAFAKETEMPORARY001', secretAccessKey: 'temporary-secret-value', sessionToken: 'session-token-of-the-test-0123' };
+    await start({ credentials: [temporary] });
+    const headers = {
+      'x-gateway-aws-access-key-id': temporary.accessKeyId,
+      'x-gateway-aws-secret-access-key': 'a-wrong-secret-value',
+      'x-gateway-aws-session-token': temporary.sessionToken,
+    };
+    const err = await gatewayError(bedrock(fake, { headers }).listJobs({}));
+    expect(err).toMatchObject({ status: 403, code: 'InvalidSignatureException' });
+    expect(err.message).toContain('[redacted]');
+    for (const secret of Object.values(headers)) expect(err.message).not.toContain(secret);
+    expect(fake.state.sigv4.control.failures).toHaveLength(1);
+
+    const right = bedrock(fake, { headers: { ...headers, 'x-gateway-aws-secret-access-key': temporary.secretAccessKey } });
+    expect((await right.listJobs({})).data).toEqual([]);
+  });
+});
