@@ -17,14 +17,14 @@ function retryable(info: RetryErrorInfo): boolean {
 export function retryStrategy(http: HttpPolicy): RetryStrategyV2 {
   const policy = { ...DEFAULT_HTTP_POLICY, ...http };
   return {
-    acquireInitialRetryToken: async () => token(0, 0),
-    async refreshRetryTokenForRetry(previous, info) {
+    acquireInitialRetryToken: () => Promise.resolve(token(0, 0)),
+    refreshRetryTokenForRetry(previous, info) {
       const count = previous.getRetryCount();
-      // Throwing tells the SDK to stop and surface the last error.
-      if (count >= policy.retries || !retryable(info)) throw new Error('no retry');
+      // A rejection tells the SDK to stop and surface the last error.
+      if (count >= policy.retries || !retryable(info)) return Promise.reject(new Error('no retry'));
       const asked = info.retryAfterHint ? info.retryAfterHint.getTime() - Date.now() : undefined;
       const delay = Math.max(0, Math.min(asked ?? policy.baseDelayMs * 2 ** count, policy.maxRetryWaitMs));
-      return token(count + 1, delay);
+      return Promise.resolve(token(count + 1, delay));
     },
     recordSuccess: () => undefined,
   };
