@@ -36,8 +36,6 @@ import type { FakeReply } from './kit';
 import { startFakeS3 } from './s3-server';
 import { TEST_AWS_CREDENTIALS, type AwsCredentials } from './sigv4';
 
-export { TEST_AWS_CREDENTIALS } from './sigv4';
-
 export type JobStatus = 'InProgress' | 'Completed' | 'Failed' | 'Stopping' | 'Stopped';
 export type StepStatus = 'InProgress' | 'Completed' | 'Stopping' | 'Stopped' | 'Failed' | 'NotStarted';
 

@@ -629,5 +629,3 @@ export async function startFakeS3(opts: FakeS3Options = {}) {
     close: server.close,
   };
 }
-
-export type FakeS3 = Awaited<ReturnType<typeof startFakeS3>>;
