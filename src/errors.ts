@@ -130,3 +130,13 @@ export function errorBody(err: GatewayError, spell: (path: FieldPath) => string)
 }
 
 export const MASKED_INTERNAL = new GatewayError('internal', 'Internal server error', { code: 'internal_error' });
+
+/** The `code` of a Node.js system error (`ENOENT`, `EEXIST`…), if `err` is one. */
+export function errnoCode(err: unknown): string | undefined {
+  // Checked by shape: errors from another realm (Node's own, seen from a test sandbox) fail `instanceof Error`.
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+}
+
+/** Whatever was thrown, as an Error (a string or object thrown by a dependency gets wrapped). */
+export const asError = (err: unknown): Error =>
+  err instanceof Error ? err : new Error(typeof err === 'object' && err !== null && 'message' in err ? String(err.message) : String(err));

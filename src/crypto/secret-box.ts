@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../logger';
+import { asError, errnoCode } from '../errors';
 
 /**
  * Authenticated encryption of secrets at rest (provider credentials): AES-256-GCM under the
@@ -123,8 +124,8 @@ function readKeyFile(file: string): Buffer | null {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new Error(`Cannot read the master key file ${file}: ${(err as Error).message}`);
+    if (errnoCode(err) === 'ENOENT') return null;
+    throw new Error(`Cannot read the master key file ${file}: ${asError(err).message}`);
   }
   const key = decodeMasterKey(text);
   if (!key) throw new Error(`The master key file ${file} is invalid: it must hold ${MASTER_KEY_FORMAT_HINT}`);
@@ -144,7 +145,7 @@ function createKeyFile(file: string): { key: Buffer; generated: boolean } {
     fs.linkSync(temp, file);
     return { key, generated: true };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    if (errnoCode(err) !== 'EEXIST') throw err;
     const theirs = readKeyFile(file);
     if (!theirs) throw err;
     return { key: theirs, generated: false };

@@ -5,6 +5,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client';
+import { errnoCode } from '../errors';
 import { migrate, type MigrateOptions, type MigrationOutcome, type RawQuery } from './migrations';
 
 export type { PrismaClient };
@@ -100,7 +101,7 @@ function lockDataDir(dir: string): () => void {
       fs.writeFileSync(lockPath, String(process.pid), { flag: 'wx' });
       return () => fs.rmSync(lockPath, { force: true });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (errnoCode(err) !== 'EEXIST') throw err;
       const owner = Number(fs.readFileSync(lockPath, 'utf8'));
       if (owner && owner !== process.pid && isAlive(owner)) {
         throw new DatabaseInUseError(
@@ -119,6 +120,6 @@ function isAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    return errnoCode(err) === 'EPERM';
   }
 }

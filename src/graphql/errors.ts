@@ -62,7 +62,7 @@ function causeMessages(error: unknown): string[] {
   const out: string[] = [];
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; depth++) {
     out.push(e.message);
-    e = (e as { originalError?: unknown }).originalError;
+    e = 'originalError' in e ? e.originalError : undefined;
   }
   return out;
 }

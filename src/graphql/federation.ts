@@ -23,7 +23,7 @@ export function subgraphTypeDefs(schema: GraphQLSchema): string {
 export function toSubgraphSchema(schema: GraphQLSchema): GraphQLSchema {
   const resolvers = createResolversMap(schema) as ResolverMap;
   for (const entity of schemaEntities(schema)) {
-    resolvers[entity.typeName] = { ...(resolvers[entity.typeName] as object), __resolveReference: entity.resolveReference };
+    resolvers[entity.typeName] = Object.assign({}, resolvers[entity.typeName], { __resolveReference: entity.resolveReference });
   }
   // Rebuilt from SDL, the subgraph lost the fields' extensions (their declared query cost): carried over.
   const subgraph = mapSchema(buildSubgraphSchema({ typeDefs: parse(subgraphTypeDefs(schema)), resolvers }), {

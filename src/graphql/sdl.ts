@@ -19,7 +19,8 @@ export async function printGatewaySdl(modules: readonly GraphQLModule[]): Promis
 /** The subgraph SDL the served schema reports in `_service { sdl }`. */
 export async function printSubgraphSdl(modules: readonly GraphQLModule[]): Promise<string> {
   const result = await graphql({ schema: await buildServedSchema(modules), source: '{ _service { sdl } }' });
-  const sdl = (result.data?._service as { sdl?: unknown } | undefined)?.sdl;
+  const service = result.data?._service;
+  const sdl = service && typeof service === 'object' && 'sdl' in service ? service.sdl : undefined;
   if (typeof sdl !== 'string') throw new Error(`_service { sdl } failed: ${JSON.stringify(result.errors)}`);
   return sdl;
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import busboy, { type Busboy, type FieldInfo, type FileInfo } from 'busboy';
-import { badRequest, GatewayError } from '../errors';
+import { asError, badRequest, GatewayError } from '../errors';
 import { fileTooLarge, formatByteSize } from '../storage/file-store';
 
 /**
@@ -97,7 +97,7 @@ class UploadReceiver<T> {
     try {
       parser = this.createParser();
     } catch (err) {
-      this.fail(badRequest(`Malformed multipart request: ${(err as Error).message}`));
+      this.fail(badRequest(`Malformed multipart request: ${asError(err).message}`));
       return;
     }
     this.parser = parser;
@@ -206,7 +206,7 @@ class UploadReceiver<T> {
     if (this.failed || this.succeeded) return;
     this.failed = true;
     const stream = this.fileStream;
-    if (stream !== null && !stream.destroyed && !stream.readableEnded) stream.destroy(err as Error);
+    if (stream !== null && !stream.destroyed && !stream.readableEnded) stream.destroy(asError(err));
     // We may be inside one of busboy's own event emissions, and it keeps using its state after
     // the listener returns; tearing the parser down right now would pull that state from under it.
     process.nextTick(() => this.stopReading());

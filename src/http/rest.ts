@@ -16,7 +16,7 @@ export function authenticate(services: Services): RequestHandler {
   };
 }
 
-export const callerOf = (res: Response): Caller => res.locals.caller as Caller;
+export const callerOf = (res: Response): Caller => res.locals.caller;
 
 /** Administration is for organisation keys; a workspace key gets 403. */
 export const requireOrganisationKey: RequestHandler = (_req, res, next) => {
@@ -90,4 +90,14 @@ export function json(handler: (req: Request, res: Response) => Promise<unknown>)
 export function pathParam(req: Request, name: string): string {
   const value = req.params[name];
   return Array.isArray(value) ? value.join('/') : String(value);
+}
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express types its per-request locals through this namespace
+  namespace Express {
+    interface Locals {
+      /** Set by `authenticate` on every /v1 request. */
+      caller: Caller;
+    }
+  }
 }

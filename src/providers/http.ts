@@ -7,7 +7,7 @@
  */
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { GatewayError } from '../errors';
+import { errnoCode, GatewayError } from '../errors';
 import type { ProviderContent } from './types';
 
 export interface HttpPolicy {
@@ -152,15 +152,17 @@ async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): 
 const withCallerSignal = (timeout: AbortSignal, caller: AbortSignal | undefined) => (caller ? AbortSignal.any([timeout, caller]) : timeout);
 
 function transportFailure(req: Pick<ProviderRequest, 'provider'>, err: unknown): { ok: false; error: GatewayError; retry: boolean } {
-  const e = err as { name?: string; cause?: unknown };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') {
+  // By shape: fetch's errors may come from another realm than this module's Error.
+  const name = typeof err === 'object' && err !== null && 'name' in err ? err.name : undefined;
+  if (name === 'TimeoutError' || name === 'AbortError') {
     // Not retried: the attempt already used its whole time budget; the caller (or monitor) retries later.
     const error = new GatewayError('provider', `${req.provider} did not answer in time`, { status: 504 });
     return { ok: false, error, retry: false };
   }
   // Only an error code, never the cause's message: it may embed the URL or request details.
-  const cause = e?.cause as { code?: string; errors?: Array<{ code?: string }> } | undefined;
-  const code = cause?.code ?? cause?.errors?.[0]?.code;
+  const cause = typeof err === 'object' && err !== null && 'cause' in err ? err.cause : undefined;
+  const nested: unknown = typeof cause === 'object' && cause !== null && 'errors' in cause && Array.isArray(cause.errors) ? cause.errors[0] : undefined;
+  const code = errnoCode(cause) ?? errnoCode(nested);
   const message = `Could not reach ${req.provider}${code ? ` (${code})` : ''}`;
   return { ok: false, error: new GatewayError('provider', message, { status: 502, cause: err }), retry: true };
 }
@@ -170,25 +172,21 @@ function httpError(req: Pick<ProviderRequest, 'provider' | 'redact'>, status: nu
   let message = statusText || `HTTP ${status}`;
   let code: string | null = null;
   let param: string | null = null;
-  try {
-    const parsed = JSON.parse(text) as { error?: unknown; error_description?: unknown; message?: unknown };
-    const inner = parsed?.error;
-    const description = parsed?.error_description;
-    if (typeof inner === 'string' && typeof description === 'string') {
-      // OAuth 2 (RFC 6749 §5.2): `error` is the code, `error_description` says why.
-      message = description || inner;
-      code = inner;
-    } else if (typeof inner === 'string') message = inner;
-    else if (inner && typeof inner === 'object') {
-      const o = inner as { message?: unknown; code?: unknown; status?: unknown; param?: unknown };
-      if (typeof o.message === 'string' && o.message) message = o.message;
-      if (typeof o.code === 'string') code = o.code;
-      else if (typeof o.status === 'string') code = o.status;
-      if (typeof o.param === 'string') param = o.param;
-    } else if (typeof parsed?.message === 'string') message = parsed.message;
-  } catch {
-    // Not JSON (an HTML error page, a proxy's text): the status text is all we can trust.
-  }
+  const parsed = jsonObject(text);
+  const inner = parsed?.error;
+  const description = parsed?.error_description;
+  if (typeof inner === 'string' && typeof description === 'string') {
+    // OAuth 2 (RFC 6749 §5.2): `error` is the code, `error_description` says why.
+    message = description || inner;
+    code = inner;
+  } else if (typeof inner === 'string') message = inner;
+  else if (isRecord(inner)) {
+    if (typeof inner.message === 'string' && inner.message) message = inner.message;
+    if (typeof inner.code === 'string') code = inner.code;
+    else if (typeof inner.status === 'string') code = inner.status;
+    if (typeof inner.param === 'string') param = inner.param;
+  } else if (typeof parsed?.message === 'string') message = parsed.message;
+  // Not JSON (an HTML error page, a proxy's text): the status text is all we can trust.
   // api.md §6.2: the provider's status for its 4xx; a provider's own failure (5xx) is a bad gateway here.
   return new GatewayError('provider', redact(message, req.redact), { status: status >= 500 ? 502 : status, code, param });
 }
@@ -206,4 +204,16 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
   const at = Date.parse(trimmed);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The text as a JSON object, or null when it is not one. */
+function jsonObject(text: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return isRecord(value) ? value : null;
+  } catch {
+    return null;
+  }
 }

@@ -4,7 +4,7 @@ import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { finished } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { badRequest, notFound } from '../errors';
+import { badRequest, errnoCode, notFound } from '../errors';
 import { ByteMeter, type FileStore, type PutOptions, type StoredObject } from './file-store';
 
 /**
@@ -105,5 +105,5 @@ function closed(stream: WriteStream): Promise<void> {
 }
 
 function isErrno(err: unknown, code: string): boolean {
-  return typeof err === 'object' && err !== null && (err as NodeJS.ErrnoException).code === code;
+  return errnoCode(err) === code;
 }

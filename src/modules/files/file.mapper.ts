@@ -1,6 +1,6 @@
 import { cursorListJson, unixSeconds, type Page } from '../../http/openai-shapes';
 import type { GatewayFile } from './file.repository';
-import type { FilePurposeEnum, FileType } from './file.types';
+import type { FileType } from './file.types';
 
 /** OpenAI's file object (what the official SDKs parse). */
 export function toFileJson(file: GatewayFile) {
@@ -28,7 +28,7 @@ export function toFileType(file: GatewayFile): FileType {
   return {
     id: file.id,
     filename: file.filename,
-    purpose: file.purpose as FilePurposeEnum,
+    purpose: file.purpose,
     bytes: file.bytes,
     sha256: file.sha256,
     status: file.status,

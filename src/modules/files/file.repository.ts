@@ -2,7 +2,7 @@ import type { Scope } from '../../auth/scope';
 import { inScope } from '../../db/scope';
 import type { PrismaClient } from '../../db/database';
 import { Prisma, type File as FileRow } from '../../generated/prisma/client';
-import type { FilePurpose } from './file.schemas';
+import { filePurpose, type FilePurpose } from './file.schemas';
 
 /** The gateway's internal file model (what services and the fine-tuning module see). */
 export interface GatewayFile {
@@ -38,7 +38,7 @@ function toModel(row: FileRow): GatewayFile {
     bytes: Number(row.bytes),
     createdAt: row.createdAt,
     filename: row.filename,
-    purpose: row.purpose as FilePurpose,
+    purpose: filePurpose.parse(row.purpose),
     status: row.status,
     sha256: row.sha256,
     storageKey: row.storageKey,

@@ -7,6 +7,7 @@ import { pageCost } from '../../graphql/cost';
 import { WorkspaceScope } from '../../graphql/scope';
 import { toFileType } from './file.mapper';
 import { FilesArgs } from './file.inputs';
+import type { FilePurpose } from './file.schemas';
 import { FilePageType, FilePurposeEnum, FileType } from './file.types';
 import { drain, failOnTruncation, fromUploadError } from './file.upload';
 
@@ -42,7 +43,7 @@ export class FileResolver {
   async uploadFile(
     @Ctx() ctx: AppContext,
     @Arg('file', () => GraphQLUpload) file: Promise<FileUpload>,
-    @Arg('purpose', () => FilePurposeEnum) purpose: FilePurposeEnum,
+    @Arg('purpose', () => FilePurposeEnum) purpose: FilePurpose,
     @WorkspaceScope() scope: Scope,
   ) {
     const { files } = ctx.services;

@@ -3,17 +3,18 @@ import { GraphQLSafeInt } from 'graphql-scalars';
 import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
 import { itemCost } from '../../graphql/cost';
 import { Entity, loadByIds } from '../../graphql/entity';
+import type { FilePurpose } from './file.schemas';
 import { toFileType } from './file.mapper';
 
 /** The REST purpose values; GraphQL names are the same upper-cased with `_` (api.md §8). */
-export enum FilePurposeEnum {
-  FINE_TUNE = 'fine-tune',
-  BATCH = 'batch',
-  ASSISTANTS = 'assistants',
-  VISION = 'vision',
-  USER_DATA = 'user_data',
-  EVALS = 'evals',
-}
+export const FilePurposeEnum = {
+  FINE_TUNE: 'fine-tune',
+  BATCH: 'batch',
+  ASSISTANTS: 'assistants',
+  VISION: 'vision',
+  USER_DATA: 'user_data',
+  EVALS: 'evals',
+} as const satisfies Record<string, FilePurpose>;
 
 registerEnumType(FilePurposeEnum, { name: 'FilePurpose', description: 'What a file is for; FINE_TUNE files are validated as JSONL datasets.' });
 
@@ -22,7 +23,7 @@ registerEnumType(FilePurposeEnum, { name: 'FilePurpose', description: 'What a fi
 export class FileType {
   @Field(() => ID) id!: string;
   @Field() filename!: string;
-  @Field(() => FilePurposeEnum) purpose!: FilePurposeEnum;
+  @Field(() => FilePurposeEnum) purpose!: FilePurpose;
   @Field(() => GraphQLSafeInt, { description: 'Size in bytes.' }) bytes!: number;
   @Field({ description: 'Lowercase hex SHA-256 of the content.' }) sha256!: string;
   @Field({ description: 'Always "processed": a file is recorded once stored and validated.' }) status!: string;

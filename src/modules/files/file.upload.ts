@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { badRequest, GatewayError } from '../../errors';
 import { fileTooLarge } from '../../storage/file-store';
 
@@ -7,14 +8,9 @@ import { fileTooLarge } from '../../storage/file-store';
  * passes for a complete one.
  */
 
-interface UploadHttpError {
-  status?: number;
-  message?: string;
-}
-
 export function fromUploadError(err: unknown, maxBytes: number): unknown {
   if (err instanceof GatewayError || !(err instanceof Error)) return err;
-  const status = (err as UploadHttpError).status;
+  const status = 'status' in err && typeof err.status === 'number' ? err.status : undefined;
   if (status === 413) return fileTooLarge(maxBytes);
   if (status === 499) return badRequest('The upload was interrupted before it completed', 'file', 'upload_aborted');
   if (status !== undefined && status >= 400 && status < 500) return badRequest(err.message, 'file', 'invalid_upload');
@@ -27,10 +23,9 @@ export function fromUploadError(err: unknown, maxBytes: number): unknown {
  * signal makes the store discard it instead.
  */
 export function failOnTruncation(stream: NodeJS.ReadableStream, maxBytes: number): void {
-  const readable = stream as NodeJS.ReadableStream & { truncated?: boolean; destroy?: (err: Error) => void };
-  const fail = () => readable.destroy?.(fileTooLarge(maxBytes));
-  if (readable.truncated) fail();
-  else readable.once('limit', fail);
+  const fail = () => (stream instanceof Readable ? stream.destroy(fileTooLarge(maxBytes)) : undefined);
+  if ('truncated' in stream && stream.truncated === true) fail();
+  else stream.once('limit', fail);
 }
 
 /** After a failure, read the rest of the file to nowhere so the request can finish and be answered. */
