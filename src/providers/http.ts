@@ -47,6 +47,8 @@ export interface ProviderRequest {
   /** Values (credentials) that must never appear in an error message. */
   redact?: readonly string[];
   policy?: HttpPolicy;
+  /** Ends the call when aborted (the caller went away), besides the time-out. Never retried then. */
+  signal?: AbortSignal;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -67,16 +69,20 @@ export async function providerFetch<T = unknown>(req: ProviderRequest): Promise<
 }
 
 /**
- * A GET whose body is streamed back to the caller (file content): the time-out covers the wait for
- * the answer's headers only, and destroying the returned stream closes the provider connection.
+ * A call whose answer body is streamed back to the caller (file content, a streamed chat completion):
+ * the time-out covers the wait for the answer's headers only; destroying the returned stream, or the
+ * caller's `signal`, closes the provider connection. A JSON body may be sent (a chat request).
  */
-export async function providerDownload(req: Omit<ProviderRequest, 'json' | 'body' | 'idempotent' | 'upload'>): Promise<ProviderContent> {
+export async function providerDownload(req: Omit<ProviderRequest, 'body' | 'idempotent' | 'upload'>): Promise<ProviderContent> {
   const policy = { ...DEFAULT_HTTP_POLICY, ...req.policy };
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DOMException('timed out', 'TimeoutError')), policy.timeoutMs);
+  const headers: Record<string, string> = { ...req.headers };
+  if (req.json !== undefined) headers['content-type'] = 'application/json';
+  const body = req.json === undefined ? undefined : JSON.stringify(req.json);
   let response: Response;
   try {
-    response = await fetch(req.url, { method: req.method, headers: { ...req.headers }, signal: controller.signal });
+    response = await fetch(req.url, { method: req.method, headers, body, signal: withCaller(controller.signal, req.signal) });
   } catch (err) {
     throw transportFailure(req, err).error;
   } finally {
@@ -112,7 +118,7 @@ async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): 
     method: req.method,
     headers,
     body,
-    signal: AbortSignal.timeout(req.upload ? policy.uploadTimeoutMs : policy.timeoutMs),
+    signal: withCaller(AbortSignal.timeout(req.upload ? policy.uploadTimeoutMs : policy.timeoutMs), req.signal),
   };
   if (req.body instanceof Readable) init.duplex = 'half'; // required by fetch for streamed bodies
 
@@ -143,7 +149,15 @@ async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): 
   return { ok: false, error, retry, retryAfterMs: parseRetryAfter(response.headers.get('retry-after')) };
 }
 
-function transportFailure(req: Pick<ProviderRequest, 'provider'>, err: unknown): { ok: false; error: GatewayError; retry: boolean } {
+/** The time-out's signal, also aborted when the caller's is. */
+const withCaller = (timeout: AbortSignal, caller: AbortSignal | undefined) => (caller ? AbortSignal.any([timeout, caller]) : timeout);
+
+function transportFailure(req: Pick<ProviderRequest, 'provider' | 'signal'>, err: unknown): { ok: false; error: GatewayError; retry: boolean } {
+  if (req.signal?.aborted) {
+    // The caller went away: nobody waits for an answer, so nothing is retried and no time-out is reported.
+    const error = new GatewayError('invalid_request', `The call to ${req.provider} was abandoned: the request was cancelled`, { code: 'request_cancelled' });
+    return { ok: false, error, retry: false };
+  }
   const e = err as { name?: string; cause?: unknown };
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') {
     // Not retried: the attempt already used its whole time budget; the caller (or monitor) retries later.
