@@ -8,6 +8,7 @@ import { azureOpenAIProvider } from './azure-openai';
 import type { HttpPolicy } from './http';
 import { isProviderName, type ProviderName } from './names';
 import { openaiProvider } from './openai';
+import { togetherProvider } from './together-ai';
 import { readSettings, type SettingsOrigin } from './settings';
 import { conversionFailure, convertJsonl } from './dataset';
 import type {
@@ -23,7 +24,7 @@ import type {
   UploadInput,
 } from './types';
 
-export const PROVIDERS: readonly ProviderModule[] = [openaiProvider, azureOpenAIProvider];
+export const PROVIDERS: readonly ProviderModule[] = [openaiProvider, azureOpenAIProvider, togetherProvider];
 
 /** Every operation of the contract, in the order of the README's support matrix. */
 export const OPERATIONS: readonly OperationName[] = [
