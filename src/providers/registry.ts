@@ -5,6 +5,7 @@
  */
 import { GatewayError, unsupported, type FieldPath } from '../errors';
 import { azureOpenAIProvider } from './azure-openai';
+import { fireworksProvider } from './fireworks-ai';
 import type { HttpPolicy } from './http';
 import { isProviderName, type ProviderName } from './names';
 import { openaiProvider } from './openai';
@@ -24,7 +25,7 @@ import type {
   UploadInput,
 } from './types';
 
-export const PROVIDERS: readonly ProviderModule[] = [openaiProvider, azureOpenAIProvider, togetherProvider];
+export const PROVIDERS: readonly ProviderModule[] = [openaiProvider, azureOpenAIProvider, fireworksProvider, togetherProvider];
 
 /** Every operation of the contract, in the order of the README's support matrix. */
 export const OPERATIONS: readonly OperationName[] = [
