@@ -120,7 +120,12 @@ async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): 
     body,
     signal: withCaller(AbortSignal.timeout(req.upload ? policy.uploadTimeoutMs : policy.timeoutMs), req.signal),
   };
-  if (req.body instanceof Readable) init.duplex = 'half'; // required by fetch for streamed bodies
+  if (req.body instanceof Readable) {
+    init.duplex = 'half'; // required by fetch for streamed bodies
+    // A stream cannot be replayed to a redirect's target anyway, and unless redirects are refused
+    // undici keeps every chunk sent to replay it: a 200 MB upload would stay in memory whole.
+    init.redirect = 'error';
+  }
 
   // The body is read inside the same try: the timeout covers the whole exchange, not just headers.
   let status: number;
