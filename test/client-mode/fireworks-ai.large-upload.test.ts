@@ -46,7 +46,13 @@ afterAll(async () => {
   await fake.close();
 });
 
-const line = (n: number, pad = '') => `${JSON.stringify({ messages: [{ role: 'user', content: `Question ${n}` }, { role: 'assistant', content: `Answer ${n}${pad}` }] })}\n`;
+const line = (n: number, pad = '') =>
+  `${JSON.stringify({
+    messages: [
+      { role: 'user', content: `Question ${n}` },
+      { role: 'assistant', content: `Answer ${n}${pad}` },
+    ],
+  })}\n`;
 
 /** Exactly `size` bytes of chat JSONL in chunks of about CHUNK bytes, hashed on the way; the last line is padded to fit. */
 function* jsonl(size: number, hash: ReturnType<typeof createHash>): Generator<Buffer> {

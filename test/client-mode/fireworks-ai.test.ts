@@ -35,7 +35,13 @@ function client(headers: Record<string, string>, apiKey = 'unused'): OpenAI {
 async function exerciseEverything(sdk: OpenAI) {
   const content = dataset(12);
   const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(content), 'train.jsonl'), purpose: 'fine-tune' });
-  expect(uploaded).toMatchObject({ id: expect.stringMatching(/^train-[0-9a-f]{8}$/), object: 'file', bytes: content.length, filename: 'train.jsonl', status: 'processed' });
+  expect(uploaded).toMatchObject({
+    id: expect.stringMatching(/^train-[0-9a-f]{8}$/),
+    object: 'file',
+    bytes: content.length,
+    filename: 'train.jsonl',
+    status: 'processed',
+  });
   expect(fake.state.datasetFiles.get(uploaded.id)?.get('train.jsonl')?.content?.toString()).toBe(content);
   expect((await sdk.files.list()).data.map((f) => f.id)).toContain(uploaded.id);
   expect(await sdk.files.retrieve(uploaded.id)).toMatchObject({ id: uploaded.id, object: 'file', purpose: 'fine-tune', filename: 'train.jsonl' });
@@ -48,8 +54,19 @@ async function exerciseEverything(sdk: OpenAI) {
     method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 2 } } },
     provider_options: { learning_rate: 0.0003 },
   } as OpenAI.FineTuning.JobCreateParams);
-  expect(job).toMatchObject({ object: 'fine_tuning.job', model: `accounts/fireworks/models/${BASE}`, training_file: uploaded.id, status: 'queued', suffix: 'cm' });
-  expect(fake.state.jobs.get(job.id)).toMatchObject({ epochs: 2, learningRate: 0.0003, displayName: 'cm', dataset: `accounts/${ACCOUNT}/datasets/${uploaded.id}` });
+  expect(job).toMatchObject({
+    object: 'fine_tuning.job',
+    model: `accounts/fireworks/models/${BASE}`,
+    training_file: uploaded.id,
+    status: 'queued',
+    suffix: 'cm',
+  });
+  expect(fake.state.jobs.get(job.id)).toMatchObject({
+    epochs: 2,
+    learningRate: 0.0003,
+    displayName: 'cm',
+    dataset: `accounts/${ACCOUNT}/datasets/${uploaded.id}`,
+  });
 
   expect((await sdk.fineTuning.jobs.list({ limit: 5 })).data.map((j) => j.id)).toContain(job.id);
   let current = await sdk.fineTuning.jobs.retrieve(job.id);
@@ -59,9 +76,15 @@ async function exerciseEverything(sdk: OpenAI) {
   expect(current).toMatchObject({ id: job.id, status: 'succeeded', fine_tuned_model: outputModel, finished_at: expect.any(Number) });
 
   const events = await sdk.fineTuning.jobs.listEvents(job.id, { limit: 50 });
-  expect(events.data[0]).toMatchObject({ object: 'fine_tuning.job.event', id: `${job.id}-state-job_state_completed`, message: `Job completed: output model ${outputModel}` });
+  expect(events.data[0]).toMatchObject({
+    object: 'fine_tuning.job.event',
+    id: `${job.id}-state-job_state_completed`,
+    message: `Job completed: output model ${outputModel}`,
+  });
   const checkpoints = await sdk.fineTuning.jobs.checkpoints.list(job.id);
-  expect(checkpoints.data).toEqual([expect.objectContaining({ object: 'fine_tuning.job.checkpoint', fine_tuning_job_id: job.id, fine_tuned_model_checkpoint: outputModel })]);
+  expect(checkpoints.data).toEqual([
+    expect.objectContaining({ object: 'fine_tuning.job.checkpoint', fine_tuning_job_id: job.id, fine_tuned_model_checkpoint: outputModel }),
+  ]);
 
   const cancel = await sdk.fineTuning.jobs.cancel(job.id).catch((err: unknown) => err);
   expect(cancel).toBeInstanceOf(OpenAI.BadRequestError);
@@ -89,12 +112,14 @@ describe('client mode with Fireworks AI', () => {
     await exerciseEverything(client({ 'x-gateway-provider': '@cm-fireworks' }, 'not-the-real-key'));
   });
 
-  it('pages lists with Fireworks\' page token as the cursor', async () => {
+  it("pages lists with Fireworks' page token as the cursor", async () => {
     const sdk = client(HEADERS, KEY);
     for (let i = 0; i < 2; i++) await sdk.files.create({ file: await toFile(Buffer.from(dataset(10)), `p${i}.jsonl`), purpose: 'fine-tune' });
     const first = await api(gw, 'GET', '/v1/files?limit=1', { headers: { ...HEADERS, authorization: `Bearer ${KEY}` } });
     expect(first.body).toMatchObject({ has_more: true, data: [{ filename: 'p1.jsonl' }] });
-    const next = await api(gw, 'GET', `/v1/files?limit=1&after=${encodeURIComponent(first.body.last_id)}`, { headers: { ...HEADERS, authorization: `Bearer ${KEY}` } });
+    const next = await api(gw, 'GET', `/v1/files?limit=1&after=${encodeURIComponent(first.body.last_id)}`, {
+      headers: { ...HEADERS, authorization: `Bearer ${KEY}` },
+    });
     expect(next.body.data).toMatchObject([{ filename: 'p0.jsonl' }]);
   });
 
@@ -115,7 +140,9 @@ describe('client mode with Fireworks AI', () => {
 
   it.each(['evil.com/x', 'a@b', 'a:1', 'a.b', 'a%2fb', 'x'.repeat(300)])('refuses the account id %j before any connection', async (hostile) => {
     const before = fake.state.requests.length;
-    const res = await api(gw, 'GET', '/v1/fine_tuning/jobs', { headers: { ...HEADERS, authorization: `Bearer ${KEY}`, 'x-gateway-fireworks-account-id': hostile } });
+    const res = await api(gw, 'GET', '/v1/fine_tuning/jobs', {
+      headers: { ...HEADERS, authorization: `Bearer ${KEY}`, 'x-gateway-fireworks-account-id': hostile },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param: 'x-gateway-fireworks-account-id' });
     expect(fake.state.requests.length).toBe(before);

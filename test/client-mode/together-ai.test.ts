@@ -34,7 +34,14 @@ const direct = () => client({ 'x-gateway-provider': 'together-ai' }, KEY);
 async function exerciseEverything(sdk: OpenAI) {
   const content = dataset(12);
   const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(content), 'train.jsonl'), purpose: 'fine-tune' });
-  expect(uploaded).toMatchObject({ id: expect.stringMatching(/^file-/), object: 'file', bytes: content.length, filename: 'train.jsonl', purpose: 'fine-tune', status: 'pending' });
+  expect(uploaded).toMatchObject({
+    id: expect.stringMatching(/^file-/),
+    object: 'file',
+    bytes: content.length,
+    filename: 'train.jsonl',
+    purpose: 'fine-tune',
+    status: 'pending',
+  });
   expect(fake.state.fileContents.get(uploaded.id)?.toString()).toBe(content);
   expect((await sdk.files.list()).data.map((f) => f.id)).toContain(uploaded.id);
   expect(await sdk.files.retrieve(uploaded.id)).toMatchObject({ id: uploaded.id, object: 'file', status: 'running' });
@@ -47,20 +54,41 @@ async function exerciseEverything(sdk: OpenAI) {
     method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 2, batch_size: 4 } } },
     provider_options: { learning_rate: 0.0003 },
   } as OpenAI.FineTuning.JobCreateParams);
-  expect(job).toMatchObject({ object: 'fine_tuning.job', id: expect.stringMatching(/^ft-/), model: BASE, training_file: uploaded.id, status: 'queued', suffix: 'cm' });
+  expect(job).toMatchObject({
+    object: 'fine_tuning.job',
+    id: expect.stringMatching(/^ft-/),
+    model: BASE,
+    training_file: uploaded.id,
+    status: 'queued',
+    suffix: 'cm',
+  });
   expect(fake.state.fineTuneRequests.at(-1)).toMatchObject({ n_epochs: 2, batch_size: 4, learning_rate: 0.0003, suffix: 'cm' });
 
   expect((await sdk.fineTuning.jobs.list({ limit: 5 })).data.map((j) => j.id)).toContain(job.id);
   let current = await sdk.fineTuning.jobs.retrieve(job.id);
   for (let i = 0; i < 10 && current.status !== 'succeeded'; i++) current = await sdk.fineTuning.jobs.retrieve(job.id);
-  expect(current).toMatchObject({ id: job.id, status: 'succeeded', fine_tuned_model: fake.state.jobs.get(job.id)?.model_output_name, finished_at: expect.any(Number) });
+  expect(current).toMatchObject({
+    id: job.id,
+    status: 'succeeded',
+    fine_tuned_model: fake.state.jobs.get(job.id)?.model_output_name,
+    finished_at: expect.any(Number),
+  });
   expect(current.hyperparameters).toMatchObject({ n_epochs: 2, batch_size: 4 });
 
   const events = await sdk.fineTuning.jobs.listEvents(job.id, { limit: 50 });
-  expect(events.data[0]).toMatchObject({ object: 'fine_tuning.job.event', id: expect.stringMatching(/^ftevent-/), message: expect.stringMatching(/^Job finished/) });
+  expect(events.data[0]).toMatchObject({
+    object: 'fine_tuning.job.event',
+    id: expect.stringMatching(/^ftevent-/),
+    message: expect.stringMatching(/^Job finished/),
+  });
   expect(events.data.some((e) => e.type === 'metrics')).toBe(true);
   const checkpoints = await sdk.fineTuning.jobs.checkpoints.list(job.id);
-  expect(checkpoints.data[0]).toMatchObject({ object: 'fine_tuning.job.checkpoint', fine_tuning_job_id: job.id, fine_tuned_model_checkpoint: `${job.id}:6`, step_number: 6 });
+  expect(checkpoints.data[0]).toMatchObject({
+    object: 'fine_tuning.job.checkpoint',
+    fine_tuning_job_id: job.id,
+    fine_tuned_model_checkpoint: `${job.id}:6`,
+    step_number: 6,
+  });
 
   const other = await sdk.fineTuning.jobs.create({ model: BASE, training_file: uploaded.id });
   // Together stops a job asynchronously: `cancel_requested` reads running until it is cancelled.

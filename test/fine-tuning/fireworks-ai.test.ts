@@ -26,7 +26,13 @@ beforeAll(async () => {
   gw = await startTestGateway({ GATEWAY_FIREWORKS_BASE_URL: fake.origin, GATEWAY_JOB_POLL_MS: '50' });
   client = sdk(gw);
   const integration = await api(gw, 'POST', '/v1/integrations', {
-    body: { slug: 'my-fireworks', provider: 'fireworks-ai', name: 'Fireworks', credentials: { api_key: KEY }, options: { 'x-gateway-fireworks-account-id': ACCOUNT } },
+    body: {
+      slug: 'my-fireworks',
+      provider: 'fireworks-ai',
+      name: 'Fireworks',
+      credentials: { api_key: KEY },
+      options: { 'x-gateway-fireworks-account-id': ACCOUNT },
+    },
   });
   expect(integration.status).toBe(200);
   trainingFileId = (await client.files.create({ file: await toFile(Buffer.from(dataset()), 'train.jsonl'), purpose: 'fine-tune' })).id;
@@ -90,7 +96,9 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
     expect(messages.filter((m) => m.startsWith('Training 100% done'))).toHaveLength(1);
 
     const checkpoints = await client.fineTuning.jobs.checkpoints.list(created.id);
-    expect(checkpoints.data).toEqual([expect.objectContaining({ fine_tuned_model_checkpoint: remote?.outputModel, step_number: 2, fine_tuning_job_id: created.id })]);
+    expect(checkpoints.data).toEqual([
+      expect.objectContaining({ fine_tuned_model_checkpoint: remote?.outputModel, step_number: 2, fine_tuning_job_id: created.id }),
+    ]);
   });
 
   it('fails a job asking for a learning-rate multiplier, naming the field', async () => {

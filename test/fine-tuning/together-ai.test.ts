@@ -23,7 +23,9 @@ beforeAll(async () => {
   fake = await startFakeTogether({ apiKey: KEY, userId: 'acme' });
   gw = await startTestGateway({ GATEWAY_TOGETHER_BASE_URL: fake.url, GATEWAY_JOB_POLL_MS: '50' });
   client = sdk(gw);
-  const integration = await api(gw, 'POST', '/v1/integrations', { body: { slug: 'my-together', provider: 'together-ai', name: 'Together', credentials: { api_key: KEY } } });
+  const integration = await api(gw, 'POST', '/v1/integrations', {
+    body: { slug: 'my-together', provider: 'together-ai', name: 'Together', credentials: { api_key: KEY } },
+  });
   expect(integration.status).toBe(200);
   trainingFileId = (await client.files.create({ file: await toFile(Buffer.from(dataset()), 'train.jsonl'), purpose: 'fine-tune' })).id;
 });
@@ -65,13 +67,24 @@ describe('hosted fine-tuning jobs on Together AI', () => {
     const requests = fake.state.requests.map((r) => `${r.method} ${r.path}`);
     const reads = requests.slice(0, requests.indexOf('POST /v1/fine-tunes')).filter((r) => r === `GET /v1/files/${remote.training_file}`);
     expect(reads).toHaveLength(2);
-    expect(done).toMatchObject({ status: 'succeeded', fine_tuned_model: remote.model_output_name, trained_tokens: expect.any(Number), training_file: trainingFileId });
+    expect(done).toMatchObject({
+      status: 'succeeded',
+      fine_tuned_model: remote.model_output_name,
+      trained_tokens: expect.any(Number),
+      training_file: trainingFileId,
+    });
     expect(done.hyperparameters).toMatchObject({ n_epochs: 2, batch_size: 4 });
 
     const events = (await client.fineTuning.jobs.listEvents(created.id, { limit: 100 })).data;
     const messages = events.map((e) => e.message);
     expect(messages[0]).toBe('Job status changed from running to succeeded');
-    expect(messages).toEqual(expect.arrayContaining([`Job finished: ${remote.model_output_name}`, 'Training started', expect.stringMatching(/^Uploaded training file to together-ai as file-/)]));
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        `Job finished: ${remote.model_output_name}`,
+        'Training started',
+        expect.stringMatching(/^Uploaded training file to together-ai as file-/),
+      ]),
+    );
     expect(messages.filter((m) => m === 'Fine tune request created')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'metrics').map((e) => e.data)).toEqual([
       expect.objectContaining({ step: 6, 'train/epoch': 2 }),
@@ -79,7 +92,9 @@ describe('hosted fine-tuning jobs on Together AI', () => {
     ]);
 
     const checkpoints = await client.fineTuning.jobs.checkpoints.list(created.id);
-    expect(checkpoints.data).toEqual([expect.objectContaining({ fine_tuned_model_checkpoint: `${remote.id}:6`, step_number: 6, metrics: expect.objectContaining({ 'train/epoch': 2 }) })]);
+    expect(checkpoints.data).toEqual([
+      expect.objectContaining({ fine_tuned_model_checkpoint: `${remote.id}:6`, step_number: 6, metrics: expect.objectContaining({ 'train/epoch': 2 }) }),
+    ]);
   });
 
   it('cancels at Together: running while Together stops it, then cancelled', async () => {
@@ -92,5 +107,4 @@ describe('hosted fine-tuning jobs on Together AI', () => {
     expect((await remoteOf(created.id))?.status).toBe('cancelled');
     expect(fake.state.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/cancel'))).toHaveLength(1);
   });
-
 });

@@ -31,11 +31,20 @@ function fireworks(headers: Record<string, string | undefined> = {}): ProviderCl
   return registry.client('fireworks-ai', { kind: 'headers', headers: all });
 }
 
-const example = (n: number) => JSON.stringify({ messages: [{ role: 'user', content: `Q${n} — ünï` }, { role: 'assistant', content: `A${n}` }] });
+const example = (n: number) =>
+  JSON.stringify({
+    messages: [
+      { role: 'user', content: `Q${n} — ünï` },
+      { role: 'assistant', content: `A${n}` },
+    ],
+  });
 const dataset = (n = 5) => Buffer.from(Array.from({ length: n }, (_, i) => example(i)).join('\n') + '\n');
-const pieces = (content: Buffer) => Readable.from((function* () {
-  for (let i = 0; i < content.length; i += 100) yield content.subarray(i, i + 100);
-})());
+const pieces = (content: Buffer) =>
+  Readable.from(
+    (function* () {
+      for (let i = 0; i < content.length; i += 100) yield content.subarray(i, i + 100);
+    })(),
+  );
 
 const upload = (content = dataset(), filename = 'Träin Set.jsonl') =>
   fireworks().uploadFile({ filename, purpose: 'fine-tune', bytes: content.length, open: () => pieces(content) });
@@ -52,7 +61,10 @@ async function runToEnd(id: string) {
 }
 
 async function failure(promise: Promise<unknown>): Promise<GatewayError> {
-  const err = await promise.then(() => new Error('expected a failure'), (e: unknown) => e);
+  const err = await promise.then(
+    () => new Error('expected a failure'),
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(GatewayError);
   return err as GatewayError;
 }
@@ -170,7 +182,10 @@ describe('fireworks-ai fine-tuning jobs', () => {
   });
 
   it.each([
-    [{ method: { type: 'supervised' as const, hyperparameters: { learningRateMultiplier: 0.5 } } }, ['method', 'supervised', 'hyperparameters', 'learningRateMultiplier']],
+    [
+      { method: { type: 'supervised' as const, hyperparameters: { learningRateMultiplier: 0.5 } } },
+      ['method', 'supervised', 'hyperparameters', 'learningRateMultiplier'],
+    ],
     [{ method: { type: 'dpo' as const, hyperparameters: {} } }, ['method', 'type']],
     [{ options: { trainingType: 'full' } }, ['providerOptions', 'trainingType']],
     [{ metadata: { team: 'a' } }, ['metadata']],
@@ -182,7 +197,7 @@ describe('fireworks-ai fine-tuning jobs', () => {
     expect(fake.state.jobs.size).toBe(0);
   });
 
-  it('reports a failed job with Fireworks\' status', async () => {
+  it("reports a failed job with Fireworks' status", async () => {
     const { id } = await createJob();
     fake.failJob(id, 'Training failed: the dataset could not be tokenized');
     expect(await fireworks().getJob(id)).toMatchObject({
@@ -216,7 +231,10 @@ describe('fireworks-ai fine-tuning jobs', () => {
     // The fake moves a job on at every read, the events' own read included.
     const validating = await fireworks().listEvents(id, {});
     expect(validating.data.map((e) => e.id)).toEqual([`${id}-state-job_state_validating`, `${id}-created`]);
-    expect(validating.data[1]).toMatchObject({ type: 'message', message: `Fine-tuning job created: ${BASE_NAME} on accounts/${ACCOUNT}/datasets/${fake.state.jobs.get(id)!.dataset.split('/').pop()}` });
+    expect(validating.data[1]).toMatchObject({
+      type: 'message',
+      message: `Fine-tuning job created: ${BASE_NAME} on accounts/${ACCOUNT}/datasets/${fake.state.jobs.get(id)!.dataset.split('/').pop()}`,
+    });
     const running = await fireworks().listEvents(id, {});
     expect(running.data.map((e) => e.id)).toEqual([`${id}-progress-50`, `${id}-state-job_state_running`, `${id}-created`]);
     expect(running.data[0]).toMatchObject({ type: 'metrics', message: expect.stringMatching(/^Training 50% done/), data: { percent: 50, epoch: 1 } });
@@ -226,16 +244,28 @@ describe('fireworks-ai fine-tuning jobs', () => {
     const done = await fireworks().listEvents(id, {});
     expect(done.data.map((e) => e.id)).toEqual([`${id}-state-job_state_completed`, `${id}-progress-100`, `${id}-created`]);
     const output = fake.state.jobs.get(id)!.outputModel;
-    expect(done.data[0]).toMatchObject({ level: 'info', message: `Job completed: output model ${output}`, type: 'message', data: { state: 'JOB_STATE_COMPLETED' } });
+    expect(done.data[0]).toMatchObject({
+      level: 'info',
+      message: `Job completed: output model ${output}`,
+      type: 'message',
+      data: { state: 'JOB_STATE_COMPLETED' },
+    });
     expect(await fireworks().listEvents(id, { limit: 1, after: done.data[0].id })).toMatchObject({ hasMore: true, data: [done.data[1]] });
 
     const checkpoints = await fireworks().listCheckpoints(id, {});
     expect(checkpoints.data).toEqual([
-      { id: `${id}-output-model`, createdAt: expect.any(Number), fineTunedModelCheckpoint: output, stepNumber: 3, metrics: expect.objectContaining({ percent: 100 }), fineTuningJobId: id },
+      {
+        id: `${id}-output-model`,
+        createdAt: expect.any(Number),
+        fineTunedModelCheckpoint: output,
+        stepNumber: 3,
+        metrics: expect.objectContaining({ percent: 100 }),
+        fineTuningJobId: id,
+      },
     ]);
   });
 
-  it("maps errors: a wrong key (401, never echoed), another account (403), an unknown job (404)", async () => {
+  it('maps errors: a wrong key (401, never echoed), another account (403), an unknown job (404)', async () => {
     const wrong = await failure(fireworks({ authorization: 'Bearer fw-wrong-key-987654' }).listJobs({}));
     expect(wrong).toMatchObject({ kind: 'provider', status: 401 });
     expect(wrong.message).not.toContain('fw-wrong-key-987654');
@@ -243,11 +273,14 @@ describe('fireworks-ai fine-tuning jobs', () => {
     expect(await failure(fireworks().getJob('nope'))).toMatchObject({ status: 404 });
   });
 
-  it.each(['evil.com/x', 'a@b', 'a:1', 'a.b', 'a%2fb', 'Upper', '-dash', 'x'.repeat(64)])('refuses the account id %j before any connection', async (hostile) => {
-    const err = await failure(fireworks({ 'x-gateway-fireworks-account-id': hostile }).listJobs({}));
-    expect(err).toMatchObject({ kind: 'invalid_request', param: 'x-gateway-fireworks-account-id' });
-    expect(fake.state.requests).toHaveLength(0);
-  });
+  it.each(['evil.com/x', 'a@b', 'a:1', 'a.b', 'a%2fb', 'Upper', '-dash', 'x'.repeat(64)])(
+    'refuses the account id %j before any connection',
+    async (hostile) => {
+      const err = await failure(fireworks({ 'x-gateway-fireworks-account-id': hostile }).listJobs({}));
+      expect(err).toMatchObject({ kind: 'invalid_request', param: 'x-gateway-fireworks-account-id' });
+      expect(fake.state.requests).toHaveLength(0);
+    },
+  );
 });
 
 describe('fireworks-ai chat', () => {
@@ -256,7 +289,10 @@ describe('fireworks-ai chat', () => {
 
   it('answers with a base model named by its short id', async () => {
     const answer = await ask(fireworks(), BASE);
-    expect(answer).toMatchObject({ stream: false, completion: { content: `Answer from ${BASE_NAME}: Say hi`, finishReason: 'stop', usage: { totalTokens: expect.any(Number) } } });
+    expect(answer).toMatchObject({
+      stream: false,
+      completion: { content: `Answer from ${BASE_NAME}: Say hi`, finishReason: 'stop', usage: { totalTokens: expect.any(Number) } },
+    });
     expect(fake.state.chatRequests.at(-1)).toMatchObject({ model: BASE_NAME });
   });
 

@@ -27,13 +27,22 @@ function together(options: { http?: HttpPolicy; key?: string } = {}): ProviderCl
   return registry.client('together-ai', { kind: 'headers', headers: { authorization: `Bearer ${options.key ?? API_KEY}` } });
 }
 
-const example = (n: number) => JSON.stringify({ messages: [{ role: 'user', content: `Q${n} — ünï` }, { role: 'assistant', content: `A${n}` }] });
+const example = (n: number) =>
+  JSON.stringify({
+    messages: [
+      { role: 'user', content: `Q${n} — ünï` },
+      { role: 'assistant', content: `A${n}` },
+    ],
+  });
 const dataset = (n = 5) => Buffer.from(Array.from({ length: n }, (_, i) => example(i)).join('\n') + '\n');
 
 /** A stream that yields `content` in small pieces, as an upload arrives. */
-const pieces = (content: Buffer) => Readable.from((function* () {
-  for (let i = 0; i < content.length; i += 100) yield content.subarray(i, i + 100);
-})());
+const pieces = (content: Buffer) =>
+  Readable.from(
+    (function* () {
+      for (let i = 0; i < content.length; i += 100) yield content.subarray(i, i + 100);
+    })(),
+  );
 
 async function upload(content = dataset(), purpose: string | Promise<string> = 'fine-tune', bytes: number | undefined = content.length) {
   return together().uploadFile({ filename: 'träin.jsonl', purpose, bytes, open: () => pieces(content) });
@@ -51,7 +60,10 @@ async function runToEnd(id: string) {
 }
 
 async function failure(promise: Promise<unknown>): Promise<GatewayError> {
-  const err = await promise.then(() => new Error('expected a failure'), (e: unknown) => e);
+  const err = await promise.then(
+    () => new Error('expected a failure'),
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(GatewayError);
   return err as GatewayError;
 }
@@ -169,8 +181,14 @@ describe('together-ai fine-tuning jobs', () => {
   });
 
   it.each([
-    [{ method: { type: 'supervised' as const, hyperparameters: { learningRateMultiplier: 2 } } }, ['method', 'supervised', 'hyperparameters', 'learningRateMultiplier']],
-    [{ method: { type: 'supervised' as const, hyperparameters: { learningRateMultiplier: 2 } }, legacyHyperparameters: true }, ['hyperparameters', 'learningRateMultiplier']],
+    [
+      { method: { type: 'supervised' as const, hyperparameters: { learningRateMultiplier: 2 } } },
+      ['method', 'supervised', 'hyperparameters', 'learningRateMultiplier'],
+    ],
+    [
+      { method: { type: 'supervised' as const, hyperparameters: { learningRateMultiplier: 2 } }, legacyHyperparameters: true },
+      ['hyperparameters', 'learningRateMultiplier'],
+    ],
     [{ options: { trainingType: 'qlora' } }, ['providerOptions', 'trainingType']],
     [{ options: { roleArn: 'arn:aws:iam::1:role/x' } }, ['providerOptions', 'roleArn']],
     [{ metadata: { team: 'a' } }, ['metadata']],
@@ -220,7 +238,12 @@ describe('together-ai fine-tuning jobs', () => {
     await fake.close();
     fake = await startFakeTogether({ apiKey: API_KEY, userId: 'acme' });
     const file = await upload(dataset(4));
-    const { id } = await together().createJob({ model: BASE, trainingFile: file.id, method: { type: 'supervised', hyperparameters: { nEpochs: 2 } }, options: {} });
+    const { id } = await together().createJob({
+      model: BASE,
+      trainingFile: file.id,
+      method: { type: 'supervised', hyperparameters: { nEpochs: 2 } },
+      options: {},
+    });
     fake.state.jobs.get(id)!.n_checkpoints = 2;
     await runToEnd(id);
 
@@ -246,8 +269,22 @@ describe('together-ai fine-tuning jobs', () => {
 
     const checkpoints = await together().listCheckpoints(id, {});
     expect(checkpoints.data).toEqual([
-      { id: `${id}:2`, createdAt: expect.any(Number), fineTunedModelCheckpoint: `${id}:2`, stepNumber: 2, metrics: expect.objectContaining({ 'train/loss': 0.5 }), fineTuningJobId: id },
-      { id: `${id}:1`, createdAt: expect.any(Number), fineTunedModelCheckpoint: `${id}:1`, stepNumber: 1, metrics: expect.objectContaining({ 'train/epoch': 1 }), fineTuningJobId: id },
+      {
+        id: `${id}:2`,
+        createdAt: expect.any(Number),
+        fineTunedModelCheckpoint: `${id}:2`,
+        stepNumber: 2,
+        metrics: expect.objectContaining({ 'train/loss': 0.5 }),
+        fineTuningJobId: id,
+      },
+      {
+        id: `${id}:1`,
+        createdAt: expect.any(Number),
+        fineTunedModelCheckpoint: `${id}:1`,
+        stepNumber: 1,
+        metrics: expect.objectContaining({ 'train/epoch': 1 }),
+        fineTuningJobId: id,
+      },
     ]);
   });
 
@@ -270,7 +307,14 @@ describe('together-ai chat', () => {
     const answer = await together().chat({ model: BASE, messages, stream: false, maxTokens: 20, temperature: 0.5, signal: new AbortController().signal });
     expect(answer).toEqual({
       stream: false,
-      completion: { id: expect.any(String), model: BASE, created: expect.any(Number), content: `Answer from ${BASE}: Say hi`, finishReason: 'stop', usage: expect.objectContaining({ totalTokens: expect.any(Number) }) },
+      completion: {
+        id: expect.any(String),
+        model: BASE,
+        created: expect.any(Number),
+        content: `Answer from ${BASE}: Say hi`,
+        finishReason: 'stop',
+        usage: expect.objectContaining({ totalTokens: expect.any(Number) }),
+      },
     });
     expect(fake.state.chatRequests.at(-1)).toEqual({ model: BASE, messages, stream: false, max_tokens: 20, temperature: 0.5 });
   });

@@ -65,7 +65,8 @@ export function shortId(conn: FireworksConnection, collection: string, name: str
 }
 
 /** A resource reference as the caller gave it (short id or full name) → its full name. */
-export const fullName = (conn: FireworksConnection, collection: string, ref: string) => (ref.startsWith('accounts/') ? ref : resourceName(conn, collection, ref));
+export const fullName = (conn: FireworksConnection, collection: string, ref: string) =>
+  ref.startsWith('accounts/') ? ref : resourceName(conn, collection, ref);
 
 /** The path of one resource of the caller's account; the id is encoded so a hostile one cannot reach another route. */
 export const resourcePath = (conn: FireworksConnection, collection: string, ref: string, verb = '') =>

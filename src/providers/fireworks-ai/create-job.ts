@@ -30,7 +30,8 @@ export function toCreateBody(conn: FireworksConnection, input: CreateJobInput): 
     metadata: true,
     seed: true,
   });
-  if (input.method?.type === 'dpo') throw invalidField(['method', 'type'], `must be "supervised": ${TITLE} runs preference (DPO) training as another kind of job`, 'unsupported_parameter');
+  if (input.method?.type === 'dpo')
+    throw invalidField(['method', 'type'], `must be "supervised": ${TITLE} runs preference (DPO) training as another kind of job`, 'unsupported_parameter');
   const h = input.method?.hyperparameters ?? {};
   const body: Record<string, unknown> = {
     dataset: fullName(conn, 'datasets', input.trainingFile),

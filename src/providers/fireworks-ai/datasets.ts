@@ -16,7 +16,11 @@ const MAX_PAGE_SIZE = 200;
 export async function listFiles(conn: FireworksConnection, page: FileListInput): Promise<ProviderPage<ProviderFile>> {
   // Every dataset is fine-tuning data: another purpose lists nothing.
   if (page.purpose !== undefined && page.purpose !== 'fine-tune') return { data: [], hasMore: false, nextAfter: null };
-  const query = { pageSize: page.limit === undefined ? undefined : Math.min(page.limit, MAX_PAGE_SIZE), pageToken: page.after, orderBy: `createTime ${page.order ?? 'desc'}` };
+  const query = {
+    pageSize: page.limit === undefined ? undefined : Math.min(page.limit, MAX_PAGE_SIZE),
+    pageToken: page.after,
+    orderBy: `createTime ${page.order ?? 'desc'}`,
+  };
   const list = await controlRequest<{ datasets?: FireworksDataset[]; nextPageToken?: string }>(conn, { method: 'GET', path: '/datasets', query });
   return { data: (list.datasets ?? []).map((d) => toFile(conn, d)), hasMore: !!list.nextPageToken, nextAfter: list.nextPageToken || null };
 }

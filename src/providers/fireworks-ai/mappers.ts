@@ -104,7 +104,10 @@ export function toJob(conn: FireworksConnection, j: FireworksJob): ProviderJob {
     fineTunedModel: succeeded ? j.outputModel || null : null,
     servingModel: null,
     trainedTokens: succeeded ? (j.jobProgress?.inputTokens ?? null) : null,
-    error: status === 'failed' ? { code: j.status?.code || 'job_failed', message: j.status?.message || 'Fireworks AI reported the job as failed', param: null } : null,
+    error:
+      status === 'failed'
+        ? { code: j.status?.code || 'job_failed', message: j.status?.message || 'Fireworks AI reported the job as failed', param: null }
+        : null,
     createdAt: unixSeconds(j.createTime),
     finishedAt: isFinished(status) ? unixSeconds(j.completedTime || j.updateTime) : null,
     estimatedFinish: null,

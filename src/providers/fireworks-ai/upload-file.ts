@@ -65,7 +65,11 @@ async function uploadSigned(conn: FireworksConnection, id: string, filename: str
     provider: `${TITLE} dataset storage`,
     method: 'PUT',
     url,
-    headers: { 'content-type': 'application/octet-stream', 'content-length': String(content.bytes), 'x-goog-content-length-range': `${content.bytes},${content.bytes}` },
+    headers: {
+      'content-type': 'application/octet-stream',
+      'content-length': String(content.bytes),
+      'x-goog-content-length-range': `${content.bytes},${content.bytes}`,
+    },
     body: content.open(),
     upload: true,
     redact: conn.secrets,

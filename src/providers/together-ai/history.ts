@@ -35,7 +35,10 @@ export async function listCheckpoints(conn: TogetherConnection, id: string, page
     stepMetrics(conn, id),
   ]);
   const mapped = (checkpoints.data ?? []).map((c) => toCheckpoint(id, c, metrics.get(c.step) ?? {}));
-  return pageOf(mapped.sort((a, b) => b.stepNumber - a.stepNumber), page);
+  return pageOf(
+    mapped.sort((a, b) => b.stepNumber - a.stepNumber),
+    page,
+  );
 }
 
 /** The training metrics by global step; a job that logged none (or predates the endpoint) has none. */

@@ -35,7 +35,8 @@ export const togetherProvider: ProviderModule<typeof settings, TogetherConnectio
     cancelJob,
     listEvents,
     listCheckpoints,
-    chat: (conn, request) => chatCompletions({ title: TITLE, url: urlOf(conn, '/chat/completions'), headers: conn.headers, secrets: conn.secrets, http: conn.http }, request),
+    chat: (conn, request) =>
+      chatCompletions({ title: TITLE, url: urlOf(conn, '/chat/completions'), headers: conn.headers, secrets: conn.secrets, http: conn.http }, request),
   },
   hosting: {
     fileState: (file) => (file.status === 'processed' ? 'ready' : file.status === 'error' ? 'failed' : 'pending'),
