@@ -48,7 +48,7 @@ export interface ProviderRequest {
   /** Values (credentials) that must never appear in an error message. */
   redact?: readonly string[];
   policy?: HttpPolicy;
-  /** The caller's own end (a chat client that went away): the provider call ends with it. */
+  /** Ends the call when aborted (the caller went away), besides the time-out. Never retried then. */
   signal?: AbortSignal;
 }
 
@@ -70,21 +70,20 @@ export async function providerFetch<T = unknown>(req: ProviderRequest): Promise<
 }
 
 /**
- * A call whose answer is streamed back to the caller (file content, a streamed chat answer; a JSON
- * request body is allowed): the time-out covers the wait for the answer's headers only, and
- * destroying the returned stream (or aborting `signal`) closes the provider connection.
+ * A call whose answer body is streamed back to the caller (file content, a streamed chat completion):
+ * the time-out covers the wait for the answer's headers only; destroying the returned stream, or the
+ * caller's `signal`, closes the provider connection. A JSON body may be sent (a chat request).
  */
 export async function providerDownload(req: Omit<ProviderRequest, 'body' | 'idempotent' | 'upload'>): Promise<ProviderContent> {
   const policy = { ...DEFAULT_HTTP_POLICY, ...req.policy };
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DOMException('timed out', 'TimeoutError')), policy.timeoutMs);
-  const signal = req.signal ? AbortSignal.any([controller.signal, req.signal]) : controller.signal;
   const headers: Record<string, string> = { ...req.headers };
   if (req.json !== undefined) headers['content-type'] = 'application/json';
   const body = req.json === undefined ? undefined : JSON.stringify(req.json);
   let response: Response;
   try {
-    response = await fetch(req.url, { method: req.method, headers, body, signal });
+    response = await fetch(req.url, { method: req.method, headers, body, signal: withCaller(controller.signal, req.signal) });
   } catch (err) {
     throw transportFailure(req, err).error;
   } finally {
@@ -118,9 +117,14 @@ async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): 
     method: req.method,
     headers,
     body,
-    signal: withCallerSignal(AbortSignal.timeout(req.upload ? policy.uploadTimeoutMs : policy.timeoutMs), req.signal),
+    signal: withCaller(AbortSignal.timeout(req.upload ? policy.uploadTimeoutMs : policy.timeoutMs), req.signal),
   };
-  if (req.body instanceof Readable) init.duplex = 'half'; // required by fetch for streamed bodies
+  if (req.body instanceof Readable) {
+    init.duplex = 'half'; // required by fetch for streamed bodies
+    // A stream cannot be replayed to a redirect's target anyway, and unless redirects are refused
+    // undici keeps every chunk sent to replay it: a 200 MB upload would stay in memory whole.
+    init.redirect = 'error';
+  }
 
   // The body is read inside the same try: the timeout covers the whole exchange, not just headers.
   let status: number;
@@ -149,9 +153,15 @@ async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): 
   return { ok: false, error, retry, retryAfterMs: parseRetryAfter(response.headers.get('retry-after')) };
 }
 
-const withCallerSignal = (timeout: AbortSignal, caller: AbortSignal | undefined) => (caller ? AbortSignal.any([timeout, caller]) : timeout);
+/** The time-out's signal, also aborted when the caller's is. */
+const withCaller = (timeout: AbortSignal, caller: AbortSignal | undefined) => (caller ? AbortSignal.any([timeout, caller]) : timeout);
 
-function transportFailure(req: Pick<ProviderRequest, 'provider'>, err: unknown): { ok: false; error: GatewayError; retry: boolean } {
+function transportFailure(req: Pick<ProviderRequest, 'provider' | 'signal'>, err: unknown): { ok: false; error: GatewayError; retry: boolean } {
+  if (req.signal?.aborted) {
+    // The caller went away: nobody waits for an answer, so nothing is retried and no time-out is reported.
+    const error = new GatewayError('invalid_request', `The call to ${req.provider} was abandoned: the request was cancelled`, { code: 'request_cancelled' });
+    return { ok: false, error, retry: false };
+  }
   // By shape: fetch's errors may come from another realm than this module's Error.
   const name = typeof err === 'object' && err !== null && 'name' in err ? err.name : undefined;
   if (name === 'TimeoutError' || name === 'AbortError') {

@@ -6,9 +6,11 @@
 import { GatewayError, unsupported, type FieldPath } from '../errors';
 import { azureOpenAIProvider } from './azure-openai';
 import { bedrockProvider } from './bedrock';
+import { fireworksProvider } from './fireworks-ai';
 import type { HttpPolicy } from './http';
 import { isProviderName, type ProviderName } from './names';
 import { openaiProvider } from './openai';
+import { togetherProvider } from './together-ai';
 import { vertexAIProvider } from './vertex-ai';
 import { readSettings, type SettingsOrigin } from './settings';
 import { conversionFailure, convertJsonl } from './dataset';
@@ -25,7 +27,7 @@ import type {
   UploadInput,
 } from './types';
 
-export const PROVIDERS: readonly ProviderModule[] = [openaiProvider, azureOpenAIProvider, bedrockProvider, vertexAIProvider];
+export const PROVIDERS: readonly ProviderModule[] = [openaiProvider, azureOpenAIProvider, bedrockProvider, vertexAIProvider, fireworksProvider, togetherProvider];
 
 /** Every operation of the contract, in the order of the README's support matrix. */
 export const OPERATIONS: readonly OperationName[] = [

@@ -17,7 +17,7 @@
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { answerChat } from './chat';
-import { inspectJsonl } from './jsonl';
+import { inspectJsonl, JsonlInspector, type JsonlReport } from './jsonl';
 import {
   bearerToken,
   FakeHttpError,
@@ -43,6 +43,11 @@ export interface FakeFireworksOptions {
   runningPolls?: number;
   /** Pause between streamed chat chunks. */
   streamDelayMs?: number;
+  /**
+   * Signed-URL uploads up to this size are kept in memory (default 64 MiB); larger ones are checked and
+   * validated as they stream in and only described, so a test can upload hundreds of MB at flat memory.
+   */
+  retainUploadBytes?: number;
 }
 
 export type DatasetState = 'STATE_UNSPECIFIED' | 'UPLOADING' | 'READY';
@@ -77,8 +82,10 @@ export interface FireworksDataset {
 export interface FireworksDatasetFile {
   /** The size announced in `:getUploadEndpoint` (absent for a direct `:upload`). */
   declaredSize?: number;
-  /** The bytes received, exactly. */
+  /** The bytes received, exactly (up to `retainUploadBytes`; larger uploads are described by `received`). */
   content?: Buffer;
+  /** A signed-URL upload too large to keep: what arrived, validated as it streamed in. */
+  received?: { bytes: number; sha256: string };
   via: 'upload' | 'signedUrl';
 }
 
@@ -110,6 +117,7 @@ export interface FireworksSftJob {
   learningRate: number;
   loraRank: number;
   batchSize: number;
+  batchSizeSamples: number;
   maxContextLength: number;
   earlyStop: boolean;
   jobProgress: { percent: number; epoch: number; inputTokens: number } | null;
@@ -276,8 +284,18 @@ function decodePath(part: string): string {
   }
 }
 
-/** A list page in the gateway's shape, sorted by name (the API's default order), with an opaque token. */
-function page<T extends { name: string }>(items: Iterable<T>, query: URLSearchParams, key: string) {
+/** The order `orderBy` asks for: by name (the API's default), or by creation time (`createTime [asc|desc]`). */
+function ordering<T extends { name: string; createTime: string }>(orderBy: string | null): (a: T, b: T) => number {
+  const byName = (a: T, b: T) => a.name.localeCompare(b.name);
+  const m = /^\s*createTime(?:\s+(asc|desc))?\s*$/.exec(orderBy ?? '');
+  if (!orderBy?.trim()) return byName;
+  if (!m) throw controlError('INVALID_ARGUMENT', `invalid order_by "${orderBy}": this fake orders by name or createTime only`);
+  const direction = m[1] === 'desc' ? -1 : 1;
+  return (a, b) => direction * a.createTime.localeCompare(b.createTime) || byName(a, b);
+}
+
+/** A list page in the gateway's shape, sorted as `orderBy` asks (by name by default), with an opaque token. */
+function page<T extends { name: string; createTime: string }>(items: Iterable<T>, query: URLSearchParams, key: string) {
   const raw = query.get('pageSize');
   if (raw !== null && !/^-?\d+$/.test(raw)) {
     throw controlError('INVALID_ARGUMENT', `type mismatch, parameter: page_size, error: strconv.ParseInt: parsing "${raw}": invalid syntax`);
@@ -291,7 +309,7 @@ function page<T extends { name: string }>(items: Iterable<T>, query: URLSearchPa
     if (!decoded) throw controlError('INVALID_ARGUMENT', 'invalid page token');
     offset = Number(decoded[1]);
   }
-  const sorted = [...items].sort((a, b) => a.name.localeCompare(b.name));
+  const sorted = [...items].sort(ordering<T>(query.get('orderBy')));
   const slice = sorted.slice(offset, offset + pageSize);
   const next = offset + pageSize < sorted.length ? Buffer.from(`o${offset + pageSize}`).toString('base64url') : '';
   return { [key]: slice, nextPageToken: next, totalSize: sorted.length };
@@ -329,6 +347,11 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
   const runningSteps = new Map<string, number>();
   /** Signed upload URLs issued, by signature. */
   const signedUploads = new Map<string, { datasetId: string; filename: string; size: number }>();
+  /** Signed download URLs issued, by signature. */
+  const signedDownloads = new Map<string, { datasetId: string; filename: string }>();
+  /** The validation of uploads too large to keep, made while they streamed in. */
+  const streamedReports = new WeakMap<FireworksDatasetFile, JsonlReport>();
+  const retainUploadBytes = opts.retainUploadBytes ?? 64 * 1024 * 1024;
 
   const datasetName = (id: string) => `accounts/${account}/datasets/${id}`;
   const jobName = (id: string) => `accounts/${account}/supervisedFineTuningJobs/${id}`;
@@ -394,15 +417,15 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
   /** Validates the received bytes as Fireworks does and makes the dataset READY, or refuses them. */
   function validateDataset(id: string, dataset: FireworksDataset) {
     const files = [...state.datasetFiles.get(id)!.values()];
-    if (files.length === 0 || files.some((f) => !f.content)) {
+    const reports = files.map((f) => (f.content ? inspectJsonl(f.content) : streamedReports.get(f)));
+    if (files.length === 0 || reports.some((r) => !r)) {
       throw controlError('FAILED_PRECONDITION', `dataset "${dataset.name}" has no uploaded data yet`);
     }
     let examples = 0;
     let tokens = 0;
     let turns = 0;
     let format: FireworksDataset['format'] = 'FORMAT_UNSPECIFIED';
-    for (const file of files) {
-      const report = inspectJsonl(file.content!);
+    for (const report of reports as JsonlReport[]) {
       if (report.error) throw controlError('INVALID_ARGUMENT', `invalid dataset: line ${report.error.line}: ${report.error.message}`);
       if (report.shape === 'text') throw controlError('INVALID_ARGUMENT', 'invalid dataset: examples must have "messages" (or "prompt" and "completion")');
       examples += report.examples;
@@ -471,12 +494,47 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
     return `${origin}${objectPath}?${query}`;
   }
 
+  /** Signed `GET` URLs for the files of a dataset (`:getDownloadEndpoint`). */
+  function downloadEndpoints(id: string) {
+    findDataset(id);
+    const urls: Record<string, string> = {};
+    for (const [filename, file] of state.datasetFiles.get(id)!) {
+      if (file.content || file.received) urls[filename] = signDownload(id, filename);
+    }
+    return { filenameToSignedUrls: urls };
+  }
+
+  function signDownload(datasetId: string, filename: string): string {
+    const objectPath = `/${BUCKET}/${account}/${datasetId}/${encodeURIComponent(filename)}`;
+    const date = isoNow().replace(/[-:]|\.\d+/g, '');
+    const signature = createHmac('sha256', signingKey).update(`GET\n${objectPath}\n${date}`).digest('hex');
+    signedDownloads.set(signature, { datasetId, filename });
+    const query = new URLSearchParams({
+      'X-Goog-Algorithm': 'GOOG4-RSA-SHA256',
+      'X-Goog-Credential': `fake-uploader@fireworks-fake.iam.gserviceaccount.com/${date.slice(0, 8)}/auto/storage/goog4_request`,
+      'X-Goog-Date': date,
+      'X-Goog-Expires': '3600',
+      'X-Goog-SignedHeaders': 'host',
+      'X-Goog-Signature': signature,
+    });
+    return `${origin}${objectPath}?${query}`;
+  }
+
+  /** A request to the bucket: a signed download, or a signed upload. */
+  async function bucketRequest(req: http.IncomingMessage, url: URL): Promise<FakeReply> {
+    const download = req.method === 'GET' ? signedDownloads.get(url.searchParams.get('X-Goog-Signature') ?? '') : undefined;
+    if (!download) return receiveSignedUpload(req, url);
+    const content = state.datasetFiles.get(download.datasetId)?.get(download.filename)?.content;
+    if (!content) throw bucketError(404, 'NoSuchKey', 'The specified key does not exist.');
+    return { status: 200, body: content, headers: { 'content-type': 'application/octet-stream' } };
+  }
+
   /**
    * The signed `PUT`, checked as Cloud Storage checks it: the signed `x-goog-content-length-range`
    * header must be present (400 MalformedSecurityHeader) with the signed value (else the signature no
    * longer matches: 403), and the body length must lie in that range (400 EntityTooSmall/TooLarge).
    */
-  async function receiveSignedUpload(req: http.IncomingMessage, url: URL) {
+  async function receiveSignedUpload(req: http.IncomingMessage, url: URL): Promise<FakeReply> {
     const upload = signedUploads.get(url.searchParams.get('X-Goog-Signature') ?? '');
     if (req.method !== 'PUT' || !upload) {
       throw bucketError(403, 'SignatureDoesNotMatch', 'Access denied.', 'The request signature we calculated does not match the signature you provided.');
@@ -489,19 +547,41 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
     if (range !== `${upload.size},${upload.size}`) {
       throw bucketError(403, 'SignatureDoesNotMatch', 'Access denied.', 'The request signature we calculated does not match the signature you provided.');
     }
-    const content = await readBody(req);
-    if (content.length > upload.size) {
+    const object = await receiveObject(req, upload.size);
+    if (object.bytes > upload.size) {
       const message = 'Your proposed upload is larger than the maximum object size specified in your Policy Document.';
       throw bucketError(400, 'EntityTooLarge', message, 'Content-length exceeds upper bound on range');
     }
-    if (content.length < upload.size) {
+    if (object.bytes < upload.size) {
       const message = 'Your proposed upload is smaller than the minimum object size specified in your Policy Document.';
       throw bucketError(400, 'EntityTooSmall', message, 'Content-length is smaller than lower bound on range');
     }
     const file = state.datasetFiles.get(upload.datasetId)?.get(upload.filename);
-    if (file) file.content = content;
-    const etag = `"${createHash('md5').update(content).digest('hex')}"`;
-    return { status: 200, headers: { etag, 'x-goog-stored-content-length': String(content.length) } };
+    if (file && object.content) file.content = object.content;
+    if (file && object.report) {
+      file.received = { bytes: object.bytes, sha256: object.sha256 };
+      streamedReports.set(file, object.report);
+    }
+    return { status: 200, headers: { etag: `"${object.md5}"`, 'x-goog-stored-content-length': String(object.bytes) } };
+  }
+
+  /** An uploaded object, counted and hashed as it streams in; kept when small, else validated on the way and dropped. */
+  async function receiveObject(req: http.IncomingMessage, size: number) {
+    const md5 = createHash('md5');
+    const sha256 = createHash('sha256');
+    const keep = size <= retainUploadBytes;
+    const inspector = keep ? undefined : new JsonlInspector();
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      md5.update(chunk);
+      sha256.update(chunk);
+      if (inspector) inspector.write(chunk);
+      else if (bytes <= size) chunks.push(chunk);
+    }
+    const content = keep ? Buffer.concat(chunks) : undefined;
+    return { bytes, md5: md5.digest('hex'), sha256: sha256.digest('hex'), content, report: inspector?.finish() };
   }
 
   // ---- supervised fine-tuning jobs ----
@@ -546,6 +626,7 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
       learningRate: (body.learningRate as number) || 0.0001,
       loraRank: (body.loraRank as number) || 8,
       batchSize: (body.batchSize as number) ?? 0,
+      batchSizeSamples: (body.batchSizeSamples as number) ?? 0,
       maxContextLength: (body.maxContextLength as number) || 8192,
       earlyStop: (body.earlyStop as boolean) ?? false,
       jobProgress: null,
@@ -697,6 +778,8 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
         return uploadDataset(req, id!);
       case 'POST datasets/{id}:getUploadEndpoint':
         return uploadEndpoints(id!, await readProto(req, UPLOAD_ENDPOINT_SCHEMA));
+      case 'GET datasets/{id}:getDownloadEndpoint':
+        return downloadEndpoints(id!);
       case 'POST datasets/{id}:validateUpload':
         await readProto(req, {});
         validateDataset(id!, findDataset(id!));
@@ -738,7 +821,7 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
     injectedError: (status, o, url) => injectedError(status, o.message, url.pathname),
     async route(req, res, url) {
       const path = url.pathname;
-      if (path.startsWith(`/${BUCKET}/`)) return receiveSignedUpload(req, url);
+      if (path.startsWith(`/${BUCKET}/`)) return bucketRequest(req, url);
       const inference = path.startsWith('/inference/');
       if (bearerToken(req) !== apiKey) {
         throw inference

@@ -4,6 +4,7 @@
  * reference documents them; chat goes through the official `openai` client pointed at `/inference/v1`,
  * as Fireworks documents for its OpenAI-compatible API.
  */
+import { createHash } from 'node:crypto';
 import OpenAI from 'openai';
 import { startFakeFireworks, type FakeFireworks, type FireworksSftJob } from './fireworks-server';
 
@@ -170,6 +171,52 @@ describe('datasets', () => {
     expect(validated).toMatchObject({ status: 200, body: {} });
     expect((await api('GET', 'datasets/big')).body).toMatchObject({ state: 'READY', exampleCount: '5' });
     expect(fake.state.datasetFiles.get('big')!.get('train.jsonl')).toEqual({ declaredSize: content.length, content, via: 'signedUrl' });
+  });
+
+  test('a signed-URL upload larger than the fake keeps is validated as it streams and described by size and digest', async () => {
+    await fake.close();
+    fake = await startFakeFireworks({ apiKey: KEY, accountId: ACCOUNT, retainUploadBytes: 100 });
+    await createDataset('streamed');
+    const content = jsonl(6);
+    const endpoint = await api('POST', 'datasets/streamed:getUploadEndpoint', { filenameToSize: { 'train.jsonl': String(content.length) } });
+    const headers = { 'content-type': 'application/octet-stream', 'x-goog-content-length-range': `${content.length},${content.length}` };
+    const put = await fetch(endpoint.body.filenameToSignedUrls['train.jsonl'], { method: 'PUT', headers, body: new Uint8Array(content) });
+    expect(put.status).toBe(200);
+    expect(await api('POST', 'datasets/streamed:validateUpload', {})).toMatchObject({ status: 200 });
+    expect((await api('GET', 'datasets/streamed')).body).toMatchObject({ state: 'READY', exampleCount: '6' });
+    const sha256 = createHash('sha256').update(content).digest('hex');
+    const received = { bytes: content.length, sha256 };
+    expect(fake.state.datasetFiles.get('streamed')!.get('train.jsonl')).toEqual({ declaredSize: content.length, received, via: 'signedUrl' });
+  });
+
+  test(':getDownloadEndpoint answers signed GET URLs serving the uploaded bytes; a forged one is refused', async () => {
+    await readyDataset('dl-set', 4);
+    const endpoint = await api('GET', 'datasets/dl-set:getDownloadEndpoint');
+    expect(endpoint.status).toBe(200);
+    const url: string = endpoint.body.filenameToSignedUrls['train.jsonl'];
+    expect(new URL(url).searchParams.get('X-Goog-SignedHeaders')).toBe('host');
+    const res = await fetch(url);
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer()).equals(jsonl(4))).toBe(true);
+    const forged = new URL(url);
+    forged.searchParams.set('X-Goog-Signature', 'f'.repeat(64));
+    expect((await fetch(forged)).status).toBe(403);
+    expect((await api('GET', 'datasets/nope:getDownloadEndpoint')).status).toBe(404);
+  });
+
+  test('lists order by createTime when asked (orderBy), by name otherwise; another order is INVALID_ARGUMENT', async () => {
+    for (const id of ['b-new', 'a-old']) {
+      await createDataset(id);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const ids = async (orderBy: string) => {
+      const { body } = await api('GET', `datasets?orderBy=${encodeURIComponent(orderBy)}`);
+      return body.datasets.map((d: { name: string }) => d.name.split('/').pop());
+    };
+    expect(await ids('createTime desc')).toEqual(['a-old', 'b-new']);
+    expect(await ids('createTime')).toEqual(['b-new', 'a-old']);
+    expect(await ids('')).toEqual(['a-old', 'b-new']);
+    expect((await api('GET', 'datasets?orderBy=displayName')).status).toBe(400);
   });
 
   test('list pages by name with an opaque token, an empty token on the last page, and totalSize; delete removes', async () => {

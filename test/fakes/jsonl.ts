@@ -44,26 +44,60 @@ function shapeOf(example: Record<string, unknown>): string {
 }
 
 export function inspectJsonl(content: Buffer): JsonlReport {
-  const report: JsonlReport = { examples: 0, shape: null, estimatedTokens: 0, averageTurns: 0 };
-  let turns = 0;
-  let shape: JsonlShape | null = null;
-  const lines = content.toString('utf8').split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].trim();
-    if (!line) continue;
+  const inspector = new JsonlInspector();
+  inspector.write(content);
+  return inspector.finish();
+}
+
+/**
+ * The same inspection fed chunk by chunk, holding only the line being read: a fake receiving a large
+ * upload (Fireworks' signed-URL bucket) validates it without keeping the bytes.
+ */
+export class JsonlInspector {
+  private readonly report: JsonlReport = { examples: 0, shape: null, estimatedTokens: 0, averageTurns: 0 };
+  private turns = 0;
+  private lineNumber = 0;
+  private pending: Buffer = Buffer.alloc(0);
+  private error: JsonlReport['error'];
+
+  write(chunk: Buffer): void {
+    this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
+    let newline: number;
+    while ((newline = this.pending.indexOf(0x0a)) >= 0) {
+      this.line(this.pending.subarray(0, newline));
+      this.pending = this.pending.subarray(newline + 1);
+    }
+  }
+
+  finish(): JsonlReport {
+    this.line(this.pending);
+    this.pending = Buffer.alloc(0);
+    if (this.error) return { ...this.report, shape: null, error: this.error };
+    return { ...this.report, averageTurns: this.report.examples ? this.turns / this.report.examples : 0 };
+  }
+
+  /** One line (the first problem stops the inspection; the lines after it are only counted). */
+  private line(bytes: Buffer): void {
+    this.lineNumber++;
+    const line = bytes.toString('utf8').trim();
+    if (this.error || !line) return;
     let example: unknown;
     try {
       example = JSON.parse(line);
     } catch {
-      return { ...report, shape: null, error: { line: i + 1, message: 'not valid JSON' } };
+      this.error = { line: this.lineNumber, message: 'not valid JSON' };
+      return;
     }
     const found = isObject(example) ? shapeOf(example) : 'each line must be a JSON object';
-    if (found !== 'chat' && found !== 'completion' && found !== 'text') return { ...report, shape: null, error: { line: i + 1, message: found } };
-    if (shape && found !== shape) return { ...report, shape: null, error: { line: i + 1, message: `expected a ${shape} example like the lines before` } };
-    shape = found;
-    report.examples++;
-    report.estimatedTokens += Math.ceil(line.length / 4);
-    if (found === 'chat') turns += (example as { messages: unknown[] }).messages.length;
+    if (found !== 'chat' && found !== 'completion' && found !== 'text') {
+      this.error = { line: this.lineNumber, message: found };
+    } else if (this.report.shape && found !== this.report.shape) {
+      this.error = { line: this.lineNumber, message: `expected a ${this.report.shape} example like the lines before` };
+    } else {
+      this.report.shape = found;
+      this.report.examples++;
+      this.report.estimatedTokens += Math.ceil(line.length / 4);
+      if (found === 'chat') this.turns += (example as { messages: unknown[] }).messages.length;
+    }
   }
-  return { ...report, shape, averageTurns: report.examples ? turns / report.examples : 0 };
 }

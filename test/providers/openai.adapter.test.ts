@@ -345,9 +345,9 @@ describe('openai adapter', () => {
     expect(fake.state.requests).toHaveLength(0);
   });
 
-  it('raises the typed unsupported error for a provider the gateway does not implement', () => {
+  it('raises the typed unsupported error for a name that is no provider', () => {
     const registry = new ProviderRegistry({}, {});
-    expect(() => registry.client('together-ai', { kind: 'headers', headers: {} })).toThrow(
+    expect(() => registry.client('not-a-provider', { kind: 'headers', headers: {} })).toThrow(
       expect.objectContaining({ kind: 'unsupported', status: 400, code: 'unsupported_provider' }),
     );
   });

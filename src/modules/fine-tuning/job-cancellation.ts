@@ -95,7 +95,11 @@ const event = (level: EventDraft['level'], message: string, providerJobId: strin
  */
 const cancelDone = () => ({ providerCancelPending: false, nextPollAt: new Date() });
 
-/** The provider's answer to the cancel (if it changes anything) with the cancel marked done and noted. */
+/**
+ * The provider's answer to the cancel (if it changes anything) with the cancel marked done and noted.
+ * A provider still stopping the job (Together's `cancel_requested`, Bedrock's `Stopping`) is read again
+ * at the next poll, not after the API's hand-over delay, so the job shows `cancelled` once it is.
+ */
 function withCancelDone(change: JobChange | null, note: EventDraft): JobChange {
   return { ...change, data: { ...change?.data, ...cancelDone() }, events: [note, ...(change?.events ?? [])] };
 }

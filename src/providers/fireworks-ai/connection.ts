@@ -1,0 +1,85 @@
+/**
+ * What every Fireworks AI operation shares: the base URL (`GATEWAY_FIREWORKS_BASE_URL`), under which
+ * the control plane answers at `/v1/accounts/{account}/…` and inference at `/inference/v1/…`; the
+ * Bearer key; the account (a validated id); and the hand-off to providerFetch. Fireworks names its
+ * resources `accounts/{account}/{collection}/{id}`: the gateway shows the short id for resources of
+ * the caller's account and takes either form back.
+ */
+import type { Readable } from 'node:stream';
+import { providerFetch, type HttpPolicy } from '../http';
+
+export const TITLE = 'Fireworks AI';
+
+export interface FireworksConnection {
+  /** The API origin, e.g. `https://api.fireworks.ai`. */
+  baseUrl: string;
+  /** The account id (validated: lower-case letters, digits and "-"). */
+  account: string;
+  /** The deployment that serves the account's fine-tuned models, when the caller named one. */
+  deployment: string | undefined;
+  headers: Readonly<Record<string, string>>;
+  /** Credential values that must never appear in an error message. */
+  secrets: readonly string[];
+  http: HttpPolicy;
+}
+
+export interface ControlRequest {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Below `/v1/accounts/{account}`, e.g. `/datasets`. */
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  json?: unknown;
+  body?: Readable;
+  headers?: Record<string, string>;
+  idempotent?: boolean;
+  upload?: boolean;
+}
+
+export const apiUrl = (conn: FireworksConnection, path: string) => conn.baseUrl.replace(/\/+$/, '') + path;
+
+/** A control-plane call under the caller's account. */
+export function controlRequest<T>(conn: FireworksConnection, req: ControlRequest): Promise<T> {
+  const url = new URL(apiUrl(conn, `/v1/accounts/${conn.account}${req.path}`));
+  for (const [key, value] of Object.entries(req.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
+  return providerFetch<T>({
+    provider: TITLE,
+    method: req.method,
+    url: url.toString(),
+    headers: { ...conn.headers, ...req.headers },
+    json: req.json,
+    body: req.body,
+    idempotent: req.idempotent,
+    upload: req.upload,
+    redact: conn.secrets,
+    policy: conn.http,
+  });
+}
+
+/** `accounts/{account}/{collection}/{id}` of the caller's account. */
+export const resourceName = (conn: FireworksConnection, collection: string, id: string) => `accounts/${conn.account}/${collection}/${id}`;
+
+/** The short id of a resource of the caller's account; a resource elsewhere keeps its full name. */
+export function shortId(conn: FireworksConnection, collection: string, name: string): string {
+  const prefix = `accounts/${conn.account}/${collection}/`;
+  return name.startsWith(prefix) ? name.slice(prefix.length) : name;
+}
+
+/** A resource reference as the caller gave it (short id or full name) → its full name. */
+export const fullName = (conn: FireworksConnection, collection: string, ref: string) =>
+  ref.startsWith('accounts/') ? ref : resourceName(conn, collection, ref);
+
+/** The path of one resource of the caller's account; the id is encoded so a hostile one cannot reach another route. */
+export const resourcePath = (conn: FireworksConnection, collection: string, ref: string, verb = '') =>
+  `/${collection}/${encodeURIComponent(shortId(conn, collection, ref))}${verb}`;
+
+/** Fireworks resource ids: 1-63 of `[a-z0-9-]`, no hyphen at either end. */
+export const RESOURCE_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** `text` as (the start of) a resource id: lower-case, other characters as "-", at most `max` long; '' when nothing is left. */
+export function slug(text: string, max: number): string {
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, max)
+    .replace(/^-+|-+$/g, '');
+}

@@ -1,0 +1,79 @@
+/**
+ * A dataset upload, Fireworks' way: create the dataset (`POST …/datasets`), then send the JSONL
+ * (OpenAI's chat format is Fireworks' own). Below 150 MB it goes in one multipart `:upload`; larger
+ * ones take the signed-URL path: `:getUploadEndpoint` with the exact byte count, a `PUT` of exactly
+ * that many bytes to the signed URL (which commits to the size), then `:validateUpload`. Either way
+ * the bytes are streamed. A dataset left half-made by a failure is deleted again.
+ */
+import { randomBytes } from 'node:crypto';
+import { GatewayError, invalidField } from '../../errors';
+import { providerFetch } from '../http';
+import { sendMultipart } from '../multipart';
+import type { ProviderFile, UploadInput } from '../types';
+import { controlRequest, RESOURCE_ID, resourcePath, slug, TITLE, type FireworksConnection } from './connection';
+import { toFile, type FireworksDataset } from './mappers';
+import { withExactSize, type SizedContent } from './spool';
+
+/** Fireworks' limit for the one-request `:upload` (documented as 150 MB); larger files take the signed URL. */
+export const DIRECT_UPLOAD_LIMIT = 150 * 1000 * 1000;
+const MAX_DISPLAY_NAME = 63;
+
+export function uploadFile(conn: FireworksConnection, input: UploadInput): Promise<ProviderFile> {
+  return withExactSize(input, async (content) => {
+    if (content.purpose !== 'fine-tune') throw invalidField('purpose', `must be 'fine-tune': ${TITLE} datasets hold fine-tuning data`);
+    const id = datasetId(input.filename);
+    const created = await controlRequest<FireworksDataset>(conn, {
+      method: 'POST',
+      path: '/datasets',
+      json: { datasetId: id, dataset: { displayName: input.filename.slice(0, MAX_DISPLAY_NAME), userUploaded: {} } },
+    });
+    try {
+      await (content.bytes < DIRECT_UPLOAD_LIMIT ? uploadDirect(conn, id, input.filename, content) : uploadSigned(conn, id, input.filename, content));
+      const dataset = await controlRequest<FireworksDataset>(conn, { method: 'GET', path: resourcePath(conn, 'datasets', created.name) });
+      return { ...toFile(conn, dataset), bytes: content.bytes, filename: input.filename };
+    } catch (err) {
+      await controlRequest(conn, { method: 'DELETE', path: resourcePath(conn, 'datasets', id), idempotent: true }).catch(() => undefined);
+      throw err;
+    }
+  });
+}
+
+/** A new dataset id: the file's name made an id, and a random tail so names never collide. */
+function datasetId(filename: string): string {
+  const stem = slug(filename.replace(/\.[^.]*$/, ''), 40) || 'dataset';
+  const id = `${stem}-${randomBytes(4).toString('hex')}`;
+  return RESOURCE_ID.test(id) ? id : `dataset-${randomBytes(4).toString('hex')}`;
+}
+
+function uploadDirect(conn: FireworksConnection, id: string, filename: string, content: SizedContent): Promise<unknown> {
+  const file = { field: 'file', filename, bytes: content.bytes, open: content.open };
+  return sendMultipart({ fields: {}, file }, (body, headers) =>
+    controlRequest(conn, { method: 'POST', path: resourcePath(conn, 'datasets', id, ':upload'), body, headers, upload: true }),
+  );
+}
+
+async function uploadSigned(conn: FireworksConnection, id: string, filename: string, content: SizedContent): Promise<void> {
+  const endpoint = await controlRequest<{ filenameToSignedUrls?: Record<string, string> }>(conn, {
+    method: 'POST',
+    path: resourcePath(conn, 'datasets', id, ':getUploadEndpoint'),
+    json: { filenameToSize: { [filename]: String(content.bytes) } },
+  });
+  const url = endpoint.filenameToSignedUrls?.[filename];
+  if (!url || !/^https?:\/\//.test(url)) throw new GatewayError('provider', `${TITLE} gave no upload URL for the dataset`, { status: 502 });
+  // The signed URL is the bucket's, not Fireworks': it gets no API key, and its signature commits to this exact size.
+  await providerFetch({
+    provider: `${TITLE} dataset storage`,
+    method: 'PUT',
+    url,
+    headers: {
+      'content-type': 'application/octet-stream',
+      'content-length': String(content.bytes),
+      'x-goog-content-length-range': `${content.bytes},${content.bytes}`,
+    },
+    body: content.open(),
+    upload: true,
+    redact: conn.secrets,
+    policy: conn.http,
+  });
+  await controlRequest(conn, { method: 'POST', path: resourcePath(conn, 'datasets', id, ':validateUpload'), json: {} });
+}

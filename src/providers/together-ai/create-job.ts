@@ -1,0 +1,47 @@
+/**
+ * POST /fine-tunes. Never retried: a repeat after a lost answer would start a second job. LoRA is
+ * Together's default training type (sent as nothing); `provider_options.training_type: "full"` asks
+ * for full fine-tuning. Together takes an absolute learning rate only (`provider_options.learning_rate`),
+ * so a learning-rate multiplier is refused naming the field.
+ */
+import { invalidField } from '../../errors';
+import { refuseUnsupported } from '../job-input';
+import type { CreateJobInput, ProviderJob } from '../types';
+import { TITLE, togetherRequest, type TogetherConnection } from './connection';
+import { toJob, type TogetherJob } from './mappers';
+
+export async function createJob(conn: TogetherConnection, input: CreateJobInput): Promise<ProviderJob> {
+  return toJob(await togetherRequest<TogetherJob>(conn, { method: 'POST', path: '/fine-tunes', json: toCreateBody(input) }));
+}
+
+export function toCreateBody(input: CreateJobInput): Record<string, unknown> {
+  refuseUnsupported(input, TITLE, {
+    hyperparameters: [['learningRateMultiplier', 'give an absolute learning rate as provider_options.learning_rate']],
+    options: ['roleArn', 'jobName', 'outputFile'],
+    metadata: true,
+  });
+  const h = input.method?.hyperparameters ?? {};
+  const body: Record<string, unknown> = {
+    model: input.model,
+    training_file: input.trainingFile,
+    validation_file: input.validationFile,
+    suffix: input.suffix,
+    random_seed: input.seed,
+    n_epochs: valueOf(h.nEpochs),
+    batch_size: valueOf(h.batchSize),
+    learning_rate: input.options.learningRate,
+    training_method: input.method?.type === 'dpo' ? { method: 'dpo', ...(valueOf(h.beta) === undefined ? {} : { dpo_beta: h.beta }) } : undefined,
+    training_type: trainingType(input.options.trainingType),
+  };
+  return Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
+}
+
+/** A hyperparameter's value, or undefined for "auto" (Together then chooses). */
+const valueOf = (value: number | 'auto' | undefined) => (value === 'auto' ? undefined : value);
+
+function trainingType(requested: string | undefined): { type: 'Full' } | undefined {
+  const type = requested?.toLowerCase();
+  if (type === undefined || type === 'lora') return undefined;
+  if (type === 'full') return { type: 'Full' };
+  throw invalidField(['providerOptions', 'trainingType'], 'must be "lora" (the default) or "full"');
+}

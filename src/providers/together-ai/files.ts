@@ -1,0 +1,53 @@
+/**
+ * Together's files: the multipart `POST /files/upload` (streamed, the purpose after the file when a
+ * pass-through upload learns it last), and `GET /files` (not paged by Together: filtered, ordered
+ * and paged here), `GET /files/{id}`, `GET /files/{id}/content`, `DELETE /files/{id}`.
+ */
+import { sendMultipart } from '../multipart';
+import { pageOf } from '../paging';
+import type { FileListInput, ProviderContent, ProviderFile, ProviderPage, UploadInput } from '../types';
+import { filePath, togetherDownload, togetherRequest, type TogetherConnection, type TogetherList } from './connection';
+import { toFile, type TogetherFile } from './mappers';
+
+const FILE_TYPES = ['jsonl', 'parquet', 'csv'];
+
+export async function uploadFile(conn: TogetherConnection, input: UploadInput): Promise<ProviderFile> {
+  const { purpose } = input;
+  const named = { file_name: input.filename, file_type: fileType(input.filename) };
+  const uploaded = await sendMultipart(
+    {
+      fields: typeof purpose === 'string' ? { purpose, ...named } : named,
+      file: { field: 'file', filename: input.filename, bytes: input.bytes, open: input.open },
+      after: typeof purpose === 'string' ? undefined : purpose.then((late) => ({ purpose: late })),
+    },
+    (body, headers) => togetherRequest<TogetherFile>(conn, { method: 'POST', path: '/files/upload', body, headers, upload: true }),
+  );
+  return toFile(uploaded);
+}
+
+/** Together's file type, from the name's extension (JSON Lines unless it says Parquet or CSV). */
+function fileType(filename: string): string {
+  const extension = filename.split('.').pop()?.toLowerCase() ?? '';
+  return FILE_TYPES.includes(extension) ? extension : 'jsonl';
+}
+
+export async function listFiles(conn: TogetherConnection, page: FileListInput): Promise<ProviderPage<ProviderFile>> {
+  const list = await togetherRequest<TogetherList<TogetherFile>>(conn, { method: 'GET', path: '/files' });
+  const files = (list.data ?? []).filter((f) => page.purpose === undefined || f.purpose === page.purpose).map(toFile);
+  // Newest first unless asked otherwise; files of the same second keep Together's (upload) order, reversed for newest first.
+  const ordered = page.order === 'asc' ? files.sort((a, b) => a.createdAt - b.createdAt) : files.reverse().sort((a, b) => b.createdAt - a.createdAt);
+  return pageOf(ordered, { after: page.after, limit: page.limit });
+}
+
+export async function getFile(conn: TogetherConnection, id: string): Promise<ProviderFile> {
+  return toFile(await togetherRequest<TogetherFile>(conn, { method: 'GET', path: filePath(id) }));
+}
+
+export function fileContent(conn: TogetherConnection, id: string): Promise<ProviderContent> {
+  return togetherDownload(conn, filePath(id, '/content'));
+}
+
+/** Idempotent: a repeat after a lost answer at worst gets a 404. */
+export async function deleteFile(conn: TogetherConnection, id: string): Promise<void> {
+  await togetherRequest<unknown>(conn, { method: 'DELETE', path: filePath(id), idempotent: true });
+}

@@ -1,0 +1,132 @@
+/**
+ * Together AI's wire objects → the gateway's internal model. Together times its files in Unix
+ * seconds and its jobs in ISO strings; its FileResponse capitalises `FileType`/`Processed`; a job's
+ * result model is `model_output_name`, reported here once the job has completed.
+ */
+import type { FileStatus, Hyperparameters, JobStatus, ProviderFile, ProviderJob } from '../types';
+
+export interface TogetherFile {
+  id: string;
+  object?: string;
+  created_at: number;
+  filename: string;
+  bytes: number;
+  purpose: string;
+  FileType?: string;
+  Processed?: boolean;
+  /** Fine-tune files only: Together validates them after the upload. */
+  processing_status?: string;
+  validation_report?: { valid?: boolean; error?: string | null } | null;
+}
+
+export interface TogetherEvent {
+  created_at: string;
+  level?: string | null;
+  message?: string | null;
+  type?: string | null;
+  step?: number | null;
+  checkpoint_path?: string | null;
+  model_path?: string | null;
+}
+
+export interface TogetherJob {
+  id: string;
+  status: string;
+  created_at: string;
+  updated_at?: string | null;
+  model: string;
+  model_output_name?: string | null;
+  suffix?: string | null;
+  training_file: string;
+  validation_file?: string | null;
+  n_epochs?: number | null;
+  batch_size?: number | 'max' | null;
+  random_seed?: number | null;
+  training_method?: { method?: string; dpo_beta?: number | null } | null;
+  token_count?: number | null;
+  /** Only on GET of one job. */
+  events?: TogetherEvent[] | null;
+  progress?: { estimate_available?: boolean; seconds_remaining?: number } | null;
+}
+
+/** An ISO time in Unix seconds (0 when absent or unreadable). */
+export const unixSeconds = (iso: string | null | undefined): number => {
+  const ms = iso ? Date.parse(iso) : NaN;
+  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
+};
+
+const FILE_STATUS: Readonly<Record<string, FileStatus>> = {
+  PENDING: 'pending',
+  QUEUED: 'pending',
+  RUNNING: 'running',
+  COMPLETED: 'processed',
+  FAILED: 'error',
+  INVALID_FORMAT: 'error',
+};
+
+export const toFile = (f: TogetherFile): ProviderFile => ({
+  id: f.id,
+  bytes: f.bytes,
+  createdAt: f.created_at,
+  filename: f.filename,
+  purpose: f.purpose,
+  // Files Together does not validate (other purposes) carry no processing status: they are ready.
+  status: f.processing_status ? (FILE_STATUS[f.processing_status] ?? 'pending') : 'processed',
+  statusDetails: f.validation_report?.error ?? null,
+});
+
+/** `cancel_requested` is still stopping: it stays running until Together reports `cancelled`. */
+const JOB_STATUS: Readonly<Record<string, JobStatus>> = {
+  pending: 'queued',
+  queued: 'queued',
+  running: 'running',
+  compressing: 'running',
+  uploading: 'running',
+  cancel_requested: 'running',
+  cancelled: 'cancelled',
+  error: 'failed',
+  completed: 'succeeded',
+};
+
+const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'cancelled']);
+
+export function toJob(j: TogetherJob): ProviderJob {
+  const status = JOB_STATUS[j.status] ?? 'running';
+  const hyperparameters = toHyperparameters(j);
+  const succeeded = status === 'succeeded';
+  return {
+    id: j.id,
+    status,
+    model: j.model,
+    fineTunedModel: succeeded ? (j.model_output_name ?? null) : null,
+    servingModel: null,
+    trainedTokens: succeeded && j.token_count ? j.token_count : null,
+    error: status === 'failed' ? toJobError(j.events) : null,
+    createdAt: unixSeconds(j.created_at),
+    finishedAt: TERMINAL.has(status) ? unixSeconds(j.updated_at ?? j.created_at) : null,
+    estimatedFinish: j.progress?.estimate_available && j.updated_at ? unixSeconds(j.updated_at) + Math.round(j.progress.seconds_remaining ?? 0) : null,
+    hyperparameters,
+    method: { type: j.training_method?.method === 'dpo' ? 'dpo' : 'supervised', hyperparameters },
+    resultFiles: [],
+    trainingFile: j.training_file,
+    validationFile: j.validation_file || null,
+    seed: j.random_seed ?? null,
+    suffix: j.suffix || null,
+    metadata: null,
+    organizationId: null,
+  };
+}
+
+function toHyperparameters(j: TogetherJob): Hyperparameters {
+  const out: Hyperparameters = {};
+  if (typeof j.n_epochs === 'number') out.nEpochs = j.n_epochs;
+  if (typeof j.batch_size === 'number') out.batchSize = j.batch_size;
+  if (typeof j.training_method?.dpo_beta === 'number') out.beta = j.training_method.dpo_beta;
+  return out;
+}
+
+/** Together says why a job failed in its last `job_error` event (only a job's GET carries events). */
+function toJobError(events: TogetherEvent[] | null | undefined): ProviderJob['error'] {
+  const failure = events?.filter((e) => e.type === 'job_error' || e.level === 'error').at(-1);
+  return { code: 'job_error', message: failure?.message || 'Together AI reported the job as failed', param: null };
+}

@@ -1,0 +1,139 @@
+/**
+ * Hosted (provider-mode) fine-tuning jobs on a `fireworks-ai` integration, through the OpenAI SDK
+ * and plain HTTP against the fake Fireworks: the job monitor uploads the dataset, creates the job
+ * under an id derived from the gateway's, follows it to `succeeded` with the output model, and stores
+ * the synthesised events and the output-model checkpoint once each. Fireworks has no cancel: a hosted
+ * cancel ends the job `cancelled` with an event saying the Fireworks job keeps running, and the gateway
+ * stops following it (nothing is deleted there).
+ */
+import { toFile } from 'openai';
+import { startFakeFireworks, type FakeFireworks } from '../fakes/fireworks-server';
+import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { dataset, eventually, sdk } from './harness';
+
+const KEY = 'fw-hosted-key-0123456789abcdef';
+const ACCOUNT = 'acme-labs';
+const BASE = 'llama-v3p1-8b-instruct';
+const GATEWAY_OPTIONS = { 'x-gateway-provider': '@my-fireworks' };
+
+let fake: FakeFireworks;
+let gw: TestGateway;
+let client: ReturnType<typeof sdk>;
+let trainingFileId: string;
+
+beforeAll(async () => {
+  fake = await startFakeFireworks({ apiKey: KEY, accountId: ACCOUNT, runningPolls: 3 });
+  gw = await startTestGateway({ GATEWAY_FIREWORKS_BASE_URL: fake.origin, GATEWAY_JOB_POLL_MS: '50' });
+  client = sdk(gw);
+  const integration = await api(gw, 'POST', '/v1/integrations', {
+    body: {
+      slug: 'my-fireworks',
+      provider: 'fireworks-ai',
+      name: 'Fireworks',
+      credentials: { api_key: KEY },
+      options: { 'x-gateway-fireworks-account-id': ACCOUNT },
+    },
+  });
+  expect(integration.status).toBe(200);
+  trainingFileId = (await client.files.create({ file: await toFile(Buffer.from(dataset()), 'train.jsonl'), purpose: 'fine-tune' })).id;
+});
+
+afterAll(async () => {
+  await gw.stop();
+  await fake.close();
+});
+
+const createJob = (extra: Record<string, unknown> = {}) =>
+  client.fineTuning.jobs.create({ model: BASE, training_file: trainingFileId, gateway_options: GATEWAY_OPTIONS, ...extra } as never);
+
+const waitForStatus = (id: string, statuses: string[]) =>
+  eventually(async () => {
+    const job = await client.fineTuning.jobs.retrieve(id);
+    return statuses.includes(job.status) ? job : undefined;
+  }, 60_000);
+
+const messagesOf = async (id: string) => (await client.fineTuning.jobs.listEvents(id, { limit: 100 })).data.map((e) => e.message);
+
+describe('hosted fine-tuning jobs on Fireworks AI', () => {
+  it('uploads, submits and follows a job to succeeded with the output model, its events and checkpoint', async () => {
+    const created = await createJob({
+      suffix: 'hosted-run',
+      method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 2 } } },
+      provider_options: { learning_rate: 0.0002 },
+      metadata: { team: 'search' },
+    });
+    expect(created).toMatchObject({ status: 'validating_files', model: BASE, training_file: trainingFileId, metadata: { team: 'search' } });
+
+    const done = await waitForStatus(created.id, ['succeeded', 'failed']);
+    const remote = fake.state.jobs.get(`gw-${created.id}`);
+    expect(remote).toMatchObject({
+      baseModel: `accounts/fireworks/models/${BASE}`,
+      displayName: 'hosted-run',
+      outputModel: `accounts/${ACCOUNT}/models/hosted-run-${created.id.slice(0, 8)}`,
+      epochs: 2,
+      learningRate: 0.0002,
+      state: 'JOB_STATE_COMPLETED',
+    });
+    expect(done).toMatchObject({ status: 'succeeded', fine_tuned_model: remote?.outputModel, training_file: trainingFileId, finished_at: expect.any(Number) });
+    expect(done.hyperparameters).toMatchObject({ n_epochs: 2 });
+
+    // The dataset arrived byte for byte, in a dataset of the account.
+    const datasetId = remote!.dataset.split('/').pop()!;
+    expect(fake.state.datasetFiles.get(datasetId)?.get('train.jsonl')?.content?.toString()).toBe(dataset());
+
+    const messages = await messagesOf(created.id);
+    expect(messages[0]).toBe('Job status changed from running to succeeded');
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        `Uploaded training file to fireworks-ai as ${datasetId}`,
+        `Submitted to fireworks-ai as gw-${created.id}`,
+        `Job completed: output model ${remote?.outputModel}`,
+        expect.stringMatching(/^Training 100% done/),
+      ]),
+    );
+    // Each synthesised event is stored once, however often the job was polled.
+    expect(messages.filter((m) => m.startsWith('Fine-tuning job created:'))).toHaveLength(1);
+    expect(messages.filter((m) => m.startsWith('Training 100% done'))).toHaveLength(1);
+
+    const checkpoints = await client.fineTuning.jobs.checkpoints.list(created.id);
+    expect(checkpoints.data).toEqual([
+      expect.objectContaining({ fine_tuned_model_checkpoint: remote?.outputModel, step_number: 2, fine_tuning_job_id: created.id }),
+    ]);
+  });
+
+  it('fails a job asking for a learning-rate multiplier, naming the field', async () => {
+    const created = await createJob({ method: { type: 'supervised', supervised: { hyperparameters: { learning_rate_multiplier: 2 } } } });
+    const done = await waitForStatus(created.id, ['failed', 'succeeded']);
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatchObject({ code: 'unsupported_parameter', param: 'method.supervised.hyperparameters.learningRateMultiplier' });
+    expect(fake.state.jobs.has(`gw-${created.id}`)).toBe(false);
+  });
+
+  it('cancels: the job ends cancelled with an event saying the Fireworks job keeps running, and is no longer followed', async () => {
+    // Every read of a hosted job fails from now on, so the job stays where the submission left it.
+    fake.failNext('GET', `/v1/accounts/${ACCOUNT}/supervisedFineTuningJobs/gw-`, 503, { times: 1_000_000 });
+    const created = await createJob();
+    await eventually(async () => ((await messagesOf(created.id)).some((m) => m.startsWith('Submitted to')) ? true : undefined), 60_000);
+
+    const cancelled = await client.fineTuning.jobs.cancel(created.id);
+    expect(cancelled).toMatchObject({ id: created.id, status: 'cancelled', finished_at: expect.any(Number) });
+    const events = (await client.fineTuning.jobs.listEvents(created.id, { limit: 100 })).data;
+    expect(events).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          level: 'warn',
+          message: 'Fireworks AI has no cancel operation: the job keeps running there, and the gateway no longer follows it',
+          data: { provider_job_id: `gw-${created.id}` },
+        }),
+      ]),
+    );
+    // Nothing was deleted at Fireworks, and the monitor leaves the job alone from now on.
+    expect(fake.state.jobs.has(`gw-${created.id}`)).toBe(true);
+    expect(fake.state.requests.some((r) => r.method === 'DELETE')).toBe(false);
+    const reads = () => fake.state.requests.filter((r) => r.path.endsWith(`/gw-${created.id}`)).length;
+    const before = reads();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(reads()).toBe(before);
+    expect((await client.fineTuning.jobs.retrieve(created.id)).status).toBe('cancelled');
+  });
+});

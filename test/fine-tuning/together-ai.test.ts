@@ -1,0 +1,110 @@
+/**
+ * Hosted (provider-mode) fine-tuning jobs on a `together-ai` integration, through the OpenAI SDK
+ * against the fake Together: the job monitor uploads the dataset, waits while Together validates it,
+ * creates the job, and follows it to `succeeded` with Together's `model_output_name`, storing
+ * Together's events, metrics and checkpoints once each; a cancel reaches Together and the job reads
+ * `cancelled` once Together has stopped it.
+ */
+import { toFile } from 'openai';
+import { startFakeTogether, type FakeTogether } from '../fakes/together-server';
+import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { dataset, eventually, sdk } from './harness';
+
+const KEY = 'tg-hosted-key-0123456789abcdef';
+const BASE = 'meta-llama/Meta-Llama-3.1-8B-Instruct-Reference';
+const GATEWAY_OPTIONS = { 'x-gateway-provider': '@my-together' };
+
+let fake: FakeTogether;
+let gw: TestGateway;
+let client: ReturnType<typeof sdk>;
+let trainingFileId: string;
+
+beforeAll(async () => {
+  fake = await startFakeTogether({ apiKey: KEY, userId: 'acme' });
+  gw = await startTestGateway({ GATEWAY_TOGETHER_BASE_URL: fake.url, GATEWAY_JOB_POLL_MS: '50' });
+  client = sdk(gw);
+  const integration = await api(gw, 'POST', '/v1/integrations', {
+    body: { slug: 'my-together', provider: 'together-ai', name: 'Together', credentials: { api_key: KEY } },
+  });
+  expect(integration.status).toBe(200);
+  trainingFileId = (await client.files.create({ file: await toFile(Buffer.from(dataset()), 'train.jsonl'), purpose: 'fine-tune' })).id;
+});
+
+afterAll(async () => {
+  await gw.stop();
+  await fake.close();
+});
+
+const createJob = (extra: Record<string, unknown> = {}) =>
+  client.fineTuning.jobs.create({ model: BASE, training_file: trainingFileId, gateway_options: GATEWAY_OPTIONS, ...extra } as never);
+
+const waitForStatus = (id: string, statuses: string[]) =>
+  eventually(async () => {
+    const job = await client.fineTuning.jobs.retrieve(id);
+    return statuses.includes(job.status) ? job : undefined;
+  }, 60_000);
+
+/** The fake's job for a gateway job: the one trained on the file the monitor uploaded for it. */
+async function remoteOf(id: string) {
+  const events = (await client.fineTuning.jobs.listEvents(id, { limit: 100 })).data;
+  const submitted = events.find((e) => e.message.startsWith('Submitted to together-ai as '));
+  return submitted ? fake.state.jobs.get(submitted.message.split(' ').pop()!) : undefined;
+}
+
+describe('hosted fine-tuning jobs on Together AI', () => {
+  it('uploads, waits for validation, submits and follows a job to succeeded with the output model, events and checkpoints', async () => {
+    const created = await createJob({
+      suffix: 'hosted',
+      seed: 11,
+      method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 2, batch_size: 4 } } },
+      provider_options: { learning_rate: 0.0001, training_type: 'lora' },
+    });
+    const done = await waitForStatus(created.id, ['succeeded', 'failed']);
+    const remote = (await remoteOf(created.id))!;
+    expect(remote).toMatchObject({ model: BASE, suffix: 'hosted', n_epochs: 2, batch_size: 4, learning_rate: 0.0001, random_seed: 11, status: 'completed' });
+    expect(fake.state.fileContents.get(remote.training_file)?.toString()).toBe(dataset());
+    // The monitor read the file until Together had validated it (PENDING → RUNNING → COMPLETED) before creating the job.
+    const requests = fake.state.requests.map((r) => `${r.method} ${r.path}`);
+    const reads = requests.slice(0, requests.indexOf('POST /v1/fine-tunes')).filter((r) => r === `GET /v1/files/${remote.training_file}`);
+    expect(reads).toHaveLength(2);
+    expect(done).toMatchObject({
+      status: 'succeeded',
+      fine_tuned_model: remote.model_output_name,
+      trained_tokens: expect.any(Number),
+      training_file: trainingFileId,
+    });
+    expect(done.hyperparameters).toMatchObject({ n_epochs: 2, batch_size: 4 });
+
+    const events = (await client.fineTuning.jobs.listEvents(created.id, { limit: 100 })).data;
+    const messages = events.map((e) => e.message);
+    expect(messages[0]).toBe('Job status changed from running to succeeded');
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        `Job finished: ${remote.model_output_name}`,
+        'Training started',
+        expect.stringMatching(/^Uploaded training file to together-ai as file-/),
+      ]),
+    );
+    expect(messages.filter((m) => m === 'Fine tune request created')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'metrics').map((e) => e.data)).toEqual([
+      expect.objectContaining({ step: 6, 'train/epoch': 2 }),
+      expect.objectContaining({ step: 3, 'train/epoch': 1 }),
+    ]);
+
+    const checkpoints = await client.fineTuning.jobs.checkpoints.list(created.id);
+    expect(checkpoints.data).toEqual([
+      expect.objectContaining({ fine_tuned_model_checkpoint: `${remote.id}:6`, step_number: 6, metrics: expect.objectContaining({ 'train/epoch': 2 }) }),
+    ]);
+  });
+
+  it('cancels at Together: running while Together stops it, then cancelled', async () => {
+    const created = await createJob({ method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 50 } } } });
+    await waitForStatus(created.id, ['running']);
+    const cancelling = await client.fineTuning.jobs.cancel(created.id);
+    expect(['running', 'cancelled']).toContain(cancelling.status);
+    const done = await waitForStatus(created.id, ['cancelled', 'succeeded', 'failed']);
+    expect(done.status).toBe('cancelled');
+    expect((await remoteOf(created.id))?.status).toBe('cancelled');
+    expect(fake.state.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/cancel'))).toHaveLength(1);
+  });
+});

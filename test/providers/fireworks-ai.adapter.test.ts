@@ -1,0 +1,333 @@
+/**
+ * The Fireworks AI adapter, through the registry as the gateway calls it, against the fake Fireworks
+ * over real HTTP: datasets (create + streamed `:upload`, spooled when the size is unknown, cleaned up
+ * on failure), their listing and content, what a job create sends (and refuses), the lifecycle and
+ * its statuses, findJob for hosted jobs, synthesised events and checkpoints, no cancel, errors, and
+ * chat (base models, the deployment a fine-tuned model needs, streaming).
+ */
+import { Readable } from 'node:stream';
+import { GatewayError } from '../../src/errors';
+import { ProviderRegistry, type ProviderClient } from '../../src/providers/registry';
+import type { ChatChunk, CreateJobInput } from '../../src/providers/types';
+import { startFakeFireworks, type FakeFireworks } from '../fakes/fireworks-server';
+
+const API_KEY = 'fw-adapter-key-0123456789';
+const ACCOUNT = 'acme-labs';
+const BASE = 'llama-v3p1-8b-instruct';
+const BASE_NAME = `accounts/fireworks/models/${BASE}`;
+const GATEWAY_JOB_ID = '6f1c9a2e-5b7d-4e3f-9a1b-2c3d4e5f6a7b';
+
+let fake: FakeFireworks;
+
+beforeEach(async () => {
+  fake = await startFakeFireworks({ apiKey: API_KEY, accountId: ACCOUNT, runningPolls: 2, streamDelayMs: 20 });
+});
+
+afterEach(() => fake.close());
+
+function fireworks(headers: Record<string, string | undefined> = {}): ProviderClient {
+  const registry = new ProviderRegistry({ GATEWAY_FIREWORKS_BASE_URL: fake.origin }, { baseDelayMs: 1, timeoutMs: 5_000 });
+  const all = { authorization: `Bearer ${API_KEY}`, 'x-gateway-fireworks-account-id': ACCOUNT, ...headers };
+  return registry.client('fireworks-ai', { kind: 'headers', headers: all });
+}
+
+const example = (n: number) =>
+  JSON.stringify({
+    messages: [
+      { role: 'user', content: `Q${n} — ünï` },
+      { role: 'assistant', content: `A${n}` },
+    ],
+  });
+const dataset = (n = 5) => Buffer.from(Array.from({ length: n }, (_, i) => example(i)).join('\n') + '\n');
+const pieces = (content: Buffer) =>
+  Readable.from(
+    (function* () {
+      for (let i = 0; i < content.length; i += 100) yield content.subarray(i, i + 100);
+    })(),
+  );
+
+const upload = (content = dataset(), filename = 'Träin Set.jsonl') =>
+  fireworks().uploadFile({ filename, purpose: 'fine-tune', bytes: content.length, open: () => pieces(content) });
+
+async function createJob(extra: Partial<CreateJobInput> = {}) {
+  const file = await upload();
+  return fireworks().createJob({ model: BASE, trainingFile: file.id, options: {}, ...extra });
+}
+
+async function runToEnd(id: string) {
+  const statuses: string[] = [];
+  for (let i = 0; i < 20 && !['succeeded', 'failed', 'cancelled'].includes(statuses.at(-1) ?? ''); i++) statuses.push((await fireworks().getJob(id)).status);
+  return statuses;
+}
+
+async function failure(promise: Promise<unknown>): Promise<GatewayError> {
+  const err = await promise.then(
+    () => new Error('expected a failure'),
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(GatewayError);
+  return err as GatewayError;
+}
+
+const controlPath = (rest: string) => `/v1/accounts/${ACCOUNT}/${rest}`;
+const requestsTo = (method: string, path: string) => fake.state.requests.filter((r) => r.method === method && r.path === path);
+
+describe('fireworks-ai datasets', () => {
+  it('creates a dataset and streams a small file through :upload with the exact length; the dataset id is the file id', async () => {
+    const content = dataset(6);
+    const file = await upload(content);
+    expect(file).toEqual({
+      id: expect.stringMatching(/^tr-in-set-[0-9a-f]{8}$/),
+      bytes: content.length,
+      createdAt: expect.any(Number),
+      filename: 'Träin Set.jsonl',
+      purpose: 'fine-tune',
+      status: 'processed',
+      statusDetails: null,
+    });
+    expect(fake.state.datasets.get(file.id)).toMatchObject({ state: 'READY', displayName: 'Träin Set.jsonl', exampleCount: '6' });
+    expect(fake.state.datasetFiles.get(file.id)?.get('Träin Set.jsonl')).toEqual({ content, via: 'upload' });
+    const [req] = requestsTo('POST', controlPath(`datasets/${file.id}:upload`));
+    expect(req.headers['content-length']).toBeDefined();
+    expect(req.headers.authorization).toBe(`Bearer ${API_KEY}`);
+  });
+
+  it('spools an upload of unknown size whose purpose comes last, then sends its exact bytes', async () => {
+    let learn!: (purpose: string) => void;
+    const purpose = new Promise<string>((resolve) => (learn = resolve));
+    const content = dataset(4);
+    const file = await fireworks().uploadFile({ filename: 'late.jsonl', purpose, open: () => pieces(content).on('end', () => learn('fine-tune')) });
+    expect(file).toMatchObject({ bytes: content.length, status: 'processed' });
+    expect(fake.state.datasetFiles.get(file.id)?.get('late.jsonl')?.content?.equals(content)).toBe(true);
+    const [req] = requestsTo('POST', controlPath(`datasets/${file.id}:upload`));
+    expect(req.headers['transfer-encoding']).toBeUndefined();
+  });
+
+  it('refuses another purpose before creating anything', async () => {
+    const err = await failure(fireworks().uploadFile({ filename: 'b.jsonl', purpose: 'batch', bytes: 3, open: () => pieces(Buffer.from('abc')) }));
+    expect(err).toMatchObject({ kind: 'invalid_request', path: ['purpose'] });
+    expect(fake.state.datasets.size).toBe(0);
+  });
+
+  it("relays Fireworks' refusal of an invalid dataset and deletes the half-made dataset", async () => {
+    const err = await failure(upload(dataset(2)));
+    expect(err).toMatchObject({ kind: 'provider', status: 400, message: expect.stringContaining('at least 3') });
+    expect(fake.state.datasets.size).toBe(0);
+  });
+
+  it('lists datasets newest first with the page token as cursor, serves content from the signed URL, deletes', async () => {
+    const ids: string[] = [];
+    for (const n of [3, 4, 5]) {
+      ids.push((await upload(dataset(n), `set-${n}.jsonl`)).id);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const first = await fireworks().listFiles({ limit: 2 });
+    expect(first.data.map((f) => f.id)).toEqual([ids[2], ids[1]]);
+    expect(first).toMatchObject({ hasMore: true, nextAfter: expect.any(String) });
+    expect(first.data[0]).toMatchObject({ filename: 'set-5.jsonl', purpose: 'fine-tune', status: 'processed', bytes: 0 });
+    const second = await fireworks().listFiles({ limit: 2, after: first.nextAfter ?? undefined });
+    expect(second).toMatchObject({ hasMore: false, nextAfter: null, data: [{ id: ids[0] }] });
+    expect((await fireworks().listFiles({ order: 'asc' })).data.map((f) => f.id)).toEqual(ids);
+    expect((await fireworks().listFiles({ purpose: 'batch' })).data).toEqual([]);
+    expect(requestsTo('GET', controlPath('datasets'))[0].query.get('orderBy')).toBe('createTime desc');
+
+    expect(await fireworks().getFile(ids[1])).toMatchObject({ id: ids[1], filename: 'set-4.jsonl', status: 'processed' });
+    const content = await fireworks().fileContent(ids[1]);
+    const chunks: Buffer[] = [];
+    for await (const chunk of content.stream) chunks.push(chunk);
+    expect(Buffer.concat(chunks).equals(dataset(4))).toBe(true);
+    const bucketGet = fake.state.requests.find((r) => r.method === 'GET' && r.path.startsWith('/fireworks-fake-dataset-uploads/'));
+    expect(bucketGet?.headers.authorization).toBeUndefined();
+
+    await fireworks().deleteFile(ids[1]);
+    expect(fake.state.datasets.has(ids[1])).toBe(false);
+    expect(await failure(fireworks().getFile(ids[1]))).toMatchObject({ kind: 'provider', status: 404 });
+  });
+});
+
+describe('fireworks-ai fine-tuning jobs', () => {
+  it('creates a job (base model, dataset names, suffix, epochs, batch, learning rate) and follows it to the output model', async () => {
+    const method = { type: 'supervised' as const, hyperparameters: { nEpochs: 2, batchSize: 16, learningRateMultiplier: 'auto' as const } };
+    const created = await createJob({ suffix: 'My Run', method, options: { learningRate: 0.0002 } });
+    const sent = fake.state.jobs.get(created.id)!;
+    expect(sent).toMatchObject({
+      baseModel: BASE_NAME,
+      dataset: `accounts/${ACCOUNT}/datasets/${created.trainingFile}`,
+      displayName: 'My Run',
+      outputModel: expect.stringMatching(new RegExp(`^accounts/${ACCOUNT}/models/my-run-[0-9a-f]{8}$`)),
+      epochs: 2,
+      batchSizeSamples: 16,
+      learningRate: 0.0002,
+    });
+    expect(created).toMatchObject({
+      status: 'queued',
+      model: BASE_NAME,
+      fineTunedModel: null,
+      suffix: 'My Run',
+      hyperparameters: { nEpochs: 2, batchSize: 16 },
+      method: { type: 'supervised' },
+      organizationId: ACCOUNT,
+      trainingFile: expect.stringMatching(/^tr-in-set-/),
+    });
+    expect(await runToEnd(created.id)).toEqual(['validating_files', 'running', 'running', 'running', 'succeeded']);
+    expect(await fireworks().getJob(created.id)).toMatchObject({ status: 'succeeded', fineTunedModel: sent.outputModel, finishedAt: expect.any(Number) });
+  });
+
+  it('gives a hosted job an id from the gateway job id, so findJob finds it after an interrupted submission', async () => {
+    expect(await fireworks().findJob(GATEWAY_JOB_ID)).toBeUndefined();
+    const created = await createJob({ gatewayJobId: GATEWAY_JOB_ID, suffix: 'hosted', seed: 7, metadata: { team: 'a' } });
+    expect(created.id).toBe(`gw-${GATEWAY_JOB_ID}`);
+    expect(fake.state.jobs.get(created.id)?.outputModel).toBe(`accounts/${ACCOUNT}/models/hosted-6f1c9a2e`);
+    expect(await fireworks().findJob(GATEWAY_JOB_ID)).toMatchObject({ id: created.id });
+  });
+
+  it.each([
+    [
+      { method: { type: 'supervised' as const, hyperparameters: { learningRateMultiplier: 0.5 } } },
+      ['method', 'supervised', 'hyperparameters', 'learningRateMultiplier'],
+    ],
+    [{ method: { type: 'dpo' as const, hyperparameters: {} } }, ['method', 'type']],
+    [{ options: { trainingType: 'full' } }, ['providerOptions', 'trainingType']],
+    [{ metadata: { team: 'a' } }, ['metadata']],
+    [{ seed: 3 }, ['seed']],
+  ])('refuses what Fireworks cannot take, naming the field, before any request (%#)', async (extra, path) => {
+    const file = await upload();
+    const err = await failure(fireworks().createJob({ model: BASE, trainingFile: file.id, options: {}, ...extra }));
+    expect(err).toMatchObject({ kind: 'invalid_request', status: 400, path });
+    expect(fake.state.jobs.size).toBe(0);
+  });
+
+  it("reports a failed job with Fireworks' status", async () => {
+    const { id } = await createJob();
+    fake.failJob(id, 'Training failed: the dataset could not be tokenized');
+    expect(await fireworks().getJob(id)).toMatchObject({
+      status: 'failed',
+      error: { code: 'INVALID_ARGUMENT', message: 'Training failed: the dataset could not be tokenized', param: null },
+      finishedAt: expect.any(Number),
+    });
+  });
+
+  it('lists jobs newest first with the page token as cursor', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push((await createJob()).id);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const first = await fireworks().listJobs({ limit: 2 });
+    expect(first.data.map((j) => j.id)).toEqual([ids[2], ids[1]]);
+    const second = await fireworks().listJobs({ limit: 2, after: first.nextAfter ?? undefined });
+    expect(second).toMatchObject({ hasMore: false, data: [{ id: ids[0] }] });
+  });
+
+  it('has no cancel: Fireworks offers none (its DELETE destroys the job)', async () => {
+    const { id } = await createJob();
+    expect(fireworks().supports('cancelJob')).toBe(false);
+    expect(await failure(fireworks().cancelJob(id))).toMatchObject({ kind: 'unsupported', status: 400, code: 'unsupported_operation' });
+    expect(fake.state.requests.some((r) => r.method === 'DELETE')).toBe(false);
+  });
+
+  it('synthesises events with stable ids (progress as metrics) and the output model as checkpoint', async () => {
+    const { id } = await createJob({ method: { type: 'supervised', hyperparameters: { nEpochs: 3 } } });
+    // The fake moves a job on at every read, the events' own read included.
+    const validating = await fireworks().listEvents(id, {});
+    expect(validating.data.map((e) => e.id)).toEqual([`${id}-state-job_state_validating`, `${id}-created`]);
+    expect(validating.data[1]).toMatchObject({
+      type: 'message',
+      message: `Fine-tuning job created: ${BASE_NAME} on accounts/${ACCOUNT}/datasets/${fake.state.jobs.get(id)!.dataset.split('/').pop()}`,
+    });
+    const running = await fireworks().listEvents(id, {});
+    expect(running.data.map((e) => e.id)).toEqual([`${id}-progress-50`, `${id}-state-job_state_running`, `${id}-created`]);
+    expect(running.data[0]).toMatchObject({ type: 'metrics', message: expect.stringMatching(/^Training 50% done/), data: { percent: 50, epoch: 1 } });
+    expect((await fireworks().listCheckpoints(id, {})).data).toEqual([]);
+
+    await runToEnd(id);
+    const done = await fireworks().listEvents(id, {});
+    expect(done.data.map((e) => e.id)).toEqual([`${id}-state-job_state_completed`, `${id}-progress-100`, `${id}-created`]);
+    const output = fake.state.jobs.get(id)!.outputModel;
+    expect(done.data[0]).toMatchObject({
+      level: 'info',
+      message: `Job completed: output model ${output}`,
+      type: 'message',
+      data: { state: 'JOB_STATE_COMPLETED' },
+    });
+    expect(await fireworks().listEvents(id, { limit: 1, after: done.data[0].id })).toMatchObject({ hasMore: true, data: [done.data[1]] });
+
+    const checkpoints = await fireworks().listCheckpoints(id, {});
+    expect(checkpoints.data).toEqual([
+      {
+        id: `${id}-output-model`,
+        createdAt: expect.any(Number),
+        fineTunedModelCheckpoint: output,
+        stepNumber: 3,
+        metrics: expect.objectContaining({ percent: 100 }),
+        fineTuningJobId: id,
+      },
+    ]);
+  });
+
+  it('maps errors: a wrong key (401, never echoed), another account (403), an unknown job (404)', async () => {
+    const wrong = await failure(fireworks({ authorization: 'Bearer fw-wrong-key-987654' }).listJobs({}));
+    expect(wrong).toMatchObject({ kind: 'provider', status: 401 });
+    expect(wrong.message).not.toContain('fw-wrong-key-987654');
+    expect(await failure(fireworks({ 'x-gateway-fireworks-account-id': 'someone-else' }).listJobs({}))).toMatchObject({ status: 403 });
+    expect(await failure(fireworks().getJob('nope'))).toMatchObject({ status: 404 });
+  });
+
+  it.each(['evil.com/x', 'a@b', 'a:1', 'a.b', 'a%2fb', 'Upper', '-dash', 'x'.repeat(64)])(
+    'refuses the account id %j before any connection',
+    async (hostile) => {
+      const err = await failure(fireworks({ 'x-gateway-fireworks-account-id': hostile }).listJobs({}));
+      expect(err).toMatchObject({ kind: 'invalid_request', param: 'x-gateway-fireworks-account-id' });
+      expect(fake.state.requests).toHaveLength(0);
+    },
+  );
+});
+
+describe('fireworks-ai chat', () => {
+  const messages = [{ role: 'user' as const, content: 'Say hi' }];
+  const ask = (client: ProviderClient, model: string, stream = false) => client.chat({ model, messages, stream, signal: new AbortController().signal });
+
+  it('answers with a base model named by its short id', async () => {
+    const answer = await ask(fireworks(), BASE);
+    expect(answer).toMatchObject({
+      stream: false,
+      completion: { content: `Answer from ${BASE_NAME}: Say hi`, finishReason: 'stop', usage: { totalTokens: expect.any(Number) } },
+    });
+    expect(fake.state.chatRequests.at(-1)).toMatchObject({ model: BASE_NAME });
+  });
+
+  it('needs a deployment for a fine-tuned model: 400 deployment_required, then answers through the named deployment', async () => {
+    const { id } = await createJob({ suffix: 'chat' });
+    await runToEnd(id);
+    const model = (await fireworks().getJob(id)).fineTunedModel!;
+    const err = await failure(ask(fireworks(), model));
+    expect(err).toMatchObject({ kind: 'invalid_request', status: 400, code: 'deployment_required', param: 'x-gateway-fireworks-deployment' });
+    expect(err.message).toContain(model);
+    expect(fake.state.chatRequests).toHaveLength(0);
+
+    fake.deploy(model, `accounts/${ACCOUNT}/deployments/my-deployment`);
+    const answer = await ask(fireworks({ 'x-gateway-fireworks-deployment': 'my-deployment' }), model);
+    expect(answer).toMatchObject({ stream: false, completion: { content: expect.stringContaining('Say hi') } });
+    expect(fake.state.chatRequests.at(-1)).toMatchObject({ model: `${model}#accounts/${ACCOUNT}/deployments/my-deployment` });
+    // A caller naming the deployed model itself needs no setting.
+    await ask(fireworks(), `${model}#accounts/${ACCOUNT}/deployments/my-deployment`);
+    expect(fake.state.chatRequests).toHaveLength(2);
+  });
+
+  it('streams chunk by chunk', async () => {
+    const answer = await ask(fireworks(), BASE_NAME, true);
+    if (!answer.stream) throw new Error('expected a stream');
+    const chunks: ChatChunk[] = [];
+    for await (const chunk of answer.chunks) chunks.push(chunk);
+    expect(chunks.flatMap((c) => (c.type === 'delta' ? [c.content] : [])).join('')).toBe(`Answer from ${BASE_NAME}: Say hi`);
+    expect(chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+  });
+
+  it('closes the provider stream when the consumer stops reading', async () => {
+    const answer = await ask(fireworks(), BASE_NAME, true);
+    if (!answer.stream) throw new Error('expected a stream');
+    for await (const chunk of answer.chunks) if (chunk.type === 'delta') break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(fake.state.abandonedStreams).toBe(1);
+  });
+});

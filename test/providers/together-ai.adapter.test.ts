@@ -1,0 +1,350 @@
+/**
+ * The Together AI adapter, through the registry as the gateway calls it, against the fake Together
+ * over real HTTP: the streamed multipart upload, FileResponse mapping, the job lifecycle and its
+ * statuses, pages the gateway cuts from Together's unpaged lists, events/metrics/checkpoints with
+ * stable ids, what a create sends (and refuses), error mapping and chat (plain, streamed, aborted).
+ */
+import { Readable } from 'node:stream';
+import { GatewayError } from '../../src/errors';
+import type { HttpPolicy } from '../../src/providers/http';
+import { ProviderRegistry, type ProviderClient } from '../../src/providers/registry';
+import type { ChatChunk, CreateJobInput } from '../../src/providers/types';
+import { startFakeTogether, type FakeTogether } from '../fakes/together-server';
+
+const API_KEY = 'tg-adapter-key-0123456789';
+const BASE = 'meta-llama/Meta-Llama-3.1-8B-Instruct-Reference';
+
+let fake: FakeTogether;
+
+beforeEach(async () => {
+  fake = await startFakeTogether({ apiKey: API_KEY, userId: 'acme', streamDelayMs: 20 });
+});
+
+afterEach(() => fake.close());
+
+function together(options: { http?: HttpPolicy; key?: string } = {}): ProviderClient {
+  const registry = new ProviderRegistry({ GATEWAY_TOGETHER_BASE_URL: fake.url }, { baseDelayMs: 1, timeoutMs: 5_000, ...options.http });
+  return registry.client('together-ai', { kind: 'headers', headers: { authorization: `Bearer ${options.key ?? API_KEY}` } });
+}
+
+const example = (n: number) =>
+  JSON.stringify({
+    messages: [
+      { role: 'user', content: `Q${n} — ünï` },
+      { role: 'assistant', content: `A${n}` },
+    ],
+  });
+const dataset = (n = 5) => Buffer.from(Array.from({ length: n }, (_, i) => example(i)).join('\n') + '\n');
+
+/** A stream that yields `content` in small pieces, as an upload arrives. */
+const pieces = (content: Buffer) =>
+  Readable.from(
+    (function* () {
+      for (let i = 0; i < content.length; i += 100) yield content.subarray(i, i + 100);
+    })(),
+  );
+
+async function upload(content = dataset(), purpose: string | Promise<string> = 'fine-tune', bytes: number | undefined = content.length) {
+  return together().uploadFile({ filename: 'träin.jsonl', purpose, bytes, open: () => pieces(content) });
+}
+
+async function createJob(extra: Partial<CreateJobInput> = {}) {
+  const file = await upload();
+  return together().createJob({ model: BASE, trainingFile: file.id, options: {}, ...extra });
+}
+
+async function runToEnd(id: string) {
+  const statuses: string[] = [];
+  for (let i = 0; i < 30 && !['succeeded', 'failed', 'cancelled'].includes(statuses.at(-1) ?? ''); i++) statuses.push((await together().getJob(id)).status);
+  return statuses;
+}
+
+async function failure(promise: Promise<unknown>): Promise<GatewayError> {
+  const err = await promise.then(
+    () => new Error('expected a failure'),
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(GatewayError);
+  return err as GatewayError;
+}
+
+const requestsTo = (method: string, path: string) => fake.state.requests.filter((r) => r.method === method && r.path === path);
+
+describe('together-ai files', () => {
+  it('streams a multipart /files/upload with the exact Content-Length and maps the FileResponse', async () => {
+    const content = dataset(7);
+    const file = await upload(content);
+    expect(file).toEqual({
+      id: expect.stringMatching(/^file-/),
+      bytes: content.length,
+      createdAt: expect.any(Number),
+      filename: 'träin.jsonl',
+      purpose: 'fine-tune',
+      status: 'pending',
+      statusDetails: null,
+    });
+    expect(fake.state.fileContents.get(file.id)?.equals(content)).toBe(true);
+    const [req] = requestsTo('POST', '/v1/files/upload');
+    expect(req.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(req.headers['transfer-encoding']).toBeUndefined();
+    expect(Number(req.headers['content-length'])).toBeGreaterThan(content.length);
+    // Together validates fine-tune files after the upload: each read moves its validation on.
+    expect((await together().getFile(file.id)).status).toBe('running');
+    expect(await together().getFile(file.id)).toMatchObject({ status: 'processed', statusDetails: null });
+  });
+
+  it('sends a purpose learnt only after the file behind it, the body chunked', async () => {
+    let learn!: (purpose: string) => void;
+    const purpose = new Promise<string>((resolve) => (learn = resolve));
+    const content = dataset(3);
+    const uploading = together().uploadFile({ filename: 'late.jsonl', purpose, open: () => pieces(content).on('end', () => learn('fine-tune')) });
+    const file = await uploading;
+    expect(file).toMatchObject({ filename: 'late.jsonl', purpose: 'fine-tune', bytes: content.length });
+    const [req] = requestsTo('POST', '/v1/files/upload');
+    expect(req.headers['transfer-encoding']).toBe('chunked');
+  });
+
+  it('reports an invalid dataset as an errored file naming the line', async () => {
+    const file = await upload(Buffer.from(`${example(1)}\n{"messages": "nope"}\n`));
+    await together().getFile(file.id);
+    expect(await together().getFile(file.id)).toMatchObject({ status: 'error', statusDetails: expect.stringContaining('Line 2') });
+  });
+
+  it('refuses a stream that yields more bytes than declared, as our failure', async () => {
+    const err = await failure(together().uploadFile({ filename: 'x.jsonl', purpose: 'fine-tune', bytes: 3, open: () => pieces(dataset(1)) }));
+    expect(err).toMatchObject({ kind: 'internal', message: expect.stringMatching(/yielded \d+ bytes, expected 3/) });
+    expect(fake.state.files.size).toBe(0);
+  });
+
+  it('lists files newest first (filtered by purpose, paged by id), serves content and deletes', async () => {
+    const files = [await upload(dataset(1)), await upload(dataset(2)), await upload(dataset(3))];
+    const ids = files.map((f) => f.id);
+    // Uploads within one second keep Together's order: newest first means last uploaded first.
+    const first = await together().listFiles({ limit: 2 });
+    expect(first).toMatchObject({ hasMore: true, nextAfter: ids[1] });
+    expect(first.data.map((f) => f.id)).toEqual([ids[2], ids[1]]);
+    const rest = await together().listFiles({ limit: 2, after: first.nextAfter ?? undefined });
+    expect(rest).toMatchObject({ hasMore: false, data: [{ id: ids[0] }] });
+    expect((await together().listFiles({ order: 'asc' })).data.map((f) => f.id)).toEqual(ids);
+    expect((await together().listFiles({ purpose: 'batch-api' })).data).toEqual([]);
+    await expect(together().listFiles({ after: 'file-unknown' })).rejects.toMatchObject({ status: 400, code: 'invalid_cursor' });
+
+    const content = await together().fileContent(ids[1]);
+    const chunks: Buffer[] = [];
+    for await (const chunk of content.stream) chunks.push(chunk);
+    expect(Buffer.concat(chunks).equals(dataset(2))).toBe(true);
+
+    await together().deleteFile(ids[1]);
+    expect(fake.state.files.has(ids[1])).toBe(false);
+    expect(await failure(together().getFile(ids[1]))).toMatchObject({ kind: 'provider', status: 404, code: 'not_found' });
+  });
+});
+
+describe('together-ai fine-tuning jobs', () => {
+  it('creates a job with the hyperparameters, suffix and seed, and follows it to succeeded with the output model', async () => {
+    const method = { type: 'supervised' as const, hyperparameters: { nEpochs: 2, batchSize: 8, learningRateMultiplier: 'auto' as const } };
+    const created = await createJob({ suffix: 'my-run', seed: 42, method, options: { learningRate: 0.0002 } });
+    expect(fake.state.fineTuneRequests.at(-1)).toEqual({
+      model: BASE,
+      training_file: created.trainingFile,
+      suffix: 'my-run',
+      random_seed: 42,
+      n_epochs: 2,
+      batch_size: 8,
+      learning_rate: 0.0002,
+    });
+    expect(created).toMatchObject({
+      id: expect.stringMatching(/^ft-/),
+      status: 'queued',
+      model: BASE,
+      fineTunedModel: null,
+      suffix: 'my-run',
+      seed: 42,
+      hyperparameters: { nEpochs: 2, batchSize: 8 },
+      method: { type: 'supervised', hyperparameters: { nEpochs: 2, batchSize: 8 } },
+      finishedAt: null,
+    });
+    expect(await runToEnd(created.id)).toEqual(['queued', 'running', 'running', 'running', 'running', 'running', 'succeeded']);
+    const done = await together().getJob(created.id);
+    const output = fake.state.jobs.get(created.id)!.model_output_name;
+    expect(output).toMatch(/^acme\/Meta-Llama-3\.1-8B-Instruct-Reference-my-run-/);
+    expect(done).toMatchObject({ status: 'succeeded', fineTunedModel: output, trainedTokens: expect.any(Number), finishedAt: expect.any(Number) });
+  });
+
+  it('asks for full fine-tuning and DPO with its beta when told, LoRA otherwise', async () => {
+    await createJob({ options: { trainingType: 'Full' }, method: { type: 'dpo', hyperparameters: { beta: 0.2, nEpochs: 'auto' } } });
+    expect(fake.state.fineTuneRequests.at(-1)).toMatchObject({ training_type: { type: 'Full' }, training_method: { method: 'dpo', dpo_beta: 0.2 } });
+    expect(fake.state.fineTuneRequests.at(-1)).not.toHaveProperty('n_epochs');
+    const lora = await createJob({ options: { trainingType: 'lora' } });
+    expect(fake.state.fineTuneRequests.at(-1)).not.toHaveProperty('training_type');
+    expect(fake.state.jobs.get(lora.id)?.training_type).toMatchObject({ type: 'Lora' });
+  });
+
+  it.each([
+    [
+      { method: { type: 'supervised' as const, hyperparameters: { learningRateMultiplier: 2 } } },
+      ['method', 'supervised', 'hyperparameters', 'learningRateMultiplier'],
+    ],
+    [
+      { method: { type: 'supervised' as const, hyperparameters: { learningRateMultiplier: 2 } }, legacyHyperparameters: true },
+      ['hyperparameters', 'learningRateMultiplier'],
+    ],
+    [{ options: { trainingType: 'qlora' } }, ['providerOptions', 'trainingType']],
+    [{ options: { roleArn: 'arn:aws:iam::1:role/x' } }, ['providerOptions', 'roleArn']],
+    [{ metadata: { team: 'a' } }, ['metadata']],
+  ])('refuses what Together cannot take, naming the field, before any request (%#)', async (extra, path) => {
+    const file = await upload();
+    const before = fake.state.fineTuneRequests.length;
+    const err = await failure(together().createJob({ model: BASE, trainingFile: file.id, options: {}, ...extra }));
+    expect(err).toMatchObject({ kind: 'invalid_request', status: 400, path });
+    expect(fake.state.fineTuneRequests).toHaveLength(before);
+  });
+
+  it('keeps metadata of a hosted job in the gateway rather than refusing it', async () => {
+    const job = await createJob({ metadata: { team: 'a' }, gatewayJobId: '0b7c2a5e-0000-4000-8000-000000000001' });
+    expect(job.status).toBe('queued');
+    expect(fake.state.fineTuneRequests.at(-1)).not.toHaveProperty('metadata');
+  });
+
+  it('pages the unpaged job list newest first with the last id as cursor', async () => {
+    const jobs = [await createJob(), await createJob(), await createJob()];
+    const newestFirst = jobs.map((j) => j.id).reverse();
+    const first = await together().listJobs({ limit: 2 });
+    expect(first.data.map((j) => j.id)).toEqual(newestFirst.slice(0, 2));
+    expect(first).toMatchObject({ hasMore: true, nextAfter: newestFirst[1] });
+    const second = await together().listJobs({ limit: 2, after: first.nextAfter ?? undefined });
+    expect(second).toMatchObject({ hasMore: false, data: [{ id: newestFirst[2] }] });
+  });
+
+  it('cancels: cancel_requested stays running until Together reports cancelled', async () => {
+    const { id } = await createJob();
+    const cancelling = await together().cancelJob(id);
+    expect(cancelling).toMatchObject({ id, status: 'running', finishedAt: null });
+    expect(await together().getJob(id)).toMatchObject({ status: 'cancelled', finishedAt: expect.any(Number) });
+    const refused = await failure(together().cancelJob(id));
+    expect(refused).toMatchObject({ kind: 'provider', status: 400, message: expect.stringContaining('already finished') });
+  });
+
+  it('reports a failed job with the reason of its job_error event', async () => {
+    const { id } = await createJob();
+    fake.failJob(id, 'Training failed: CUDA out of memory');
+    expect(await together().getJob(id)).toMatchObject({
+      status: 'failed',
+      error: { code: 'job_error', message: 'Training failed: CUDA out of memory', param: null },
+    });
+  });
+
+  it('maps events (stable ids), metrics events and checkpoints newest first, paged by id', async () => {
+    await fake.close();
+    fake = await startFakeTogether({ apiKey: API_KEY, userId: 'acme' });
+    const file = await upload(dataset(4));
+    const { id } = await together().createJob({
+      model: BASE,
+      trainingFile: file.id,
+      method: { type: 'supervised', hyperparameters: { nEpochs: 2 } },
+      options: {},
+    });
+    fake.state.jobs.get(id)!.n_checkpoints = 2;
+    await runToEnd(id);
+
+    const events = await together().listEvents(id, {});
+    expect(events.hasMore).toBe(false);
+    expect(events.data[0]).toEqual({
+      id: expect.stringMatching(/^ftevent-[0-9a-f]{24}$/),
+      createdAt: expect.any(Number),
+      level: 'info',
+      message: expect.stringMatching(/^Job finished: acme\//),
+      type: 'message',
+      data: { type: 'job_complete', step: expect.any(Number), model_path: expect.any(String) },
+    });
+    expect(events.data.at(-1)).toMatchObject({ message: 'Fine tune request created', data: { type: 'job_pending' } });
+    const metrics = events.data.filter((e) => e.type === 'metrics');
+    expect(metrics.map((e) => e.id)).toEqual(['ftevent-metrics-step-2', 'ftevent-metrics-step-1']);
+    expect(metrics[0]).toMatchObject({ message: expect.stringMatching(/^Step 2: train\/loss=0\.5, /), data: { step: 2, 'train/loss': 0.5, 'train/epoch': 2 } });
+    // Ids are stable from one read to the next (the monitor stores each event once).
+    expect((await together().listEvents(id, {})).data.map((e) => e.id)).toEqual(events.data.map((e) => e.id));
+    const page = await together().listEvents(id, { limit: 3 });
+    expect(page).toMatchObject({ hasMore: true, nextAfter: events.data[2].id });
+    expect((await together().listEvents(id, { after: page.nextAfter ?? undefined, limit: 3 })).data).toEqual(events.data.slice(3, 6));
+
+    const checkpoints = await together().listCheckpoints(id, {});
+    expect(checkpoints.data).toEqual([
+      {
+        id: `${id}:2`,
+        createdAt: expect.any(Number),
+        fineTunedModelCheckpoint: `${id}:2`,
+        stepNumber: 2,
+        metrics: expect.objectContaining({ 'train/loss': 0.5 }),
+        fineTuningJobId: id,
+      },
+      {
+        id: `${id}:1`,
+        createdAt: expect.any(Number),
+        fineTunedModelCheckpoint: `${id}:1`,
+        stepNumber: 1,
+        metrics: expect.objectContaining({ 'train/epoch': 1 }),
+        fineTuningJobId: id,
+      },
+    ]);
+  });
+
+  it('maps errors: a wrong key (401, never echoed), an unknown job (404), a 500 (502, create not retried)', async () => {
+    const wrong = await failure(together({ key: 'tg-wrong-key-987654' }).listJobs({}));
+    expect(wrong).toMatchObject({ kind: 'provider', status: 401, code: 'invalid_api_key' });
+    expect(wrong.message).not.toContain('tg-wrong-key-987654');
+    expect(await failure(together().getJob('ft-missing'))).toMatchObject({ status: 404, code: 'not_found' });
+    const file = await upload();
+    fake.failNext('POST', '/v1/fine-tunes', 500);
+    expect(await failure(together().createJob({ model: BASE, trainingFile: file.id, options: {} }))).toMatchObject({ status: 502 });
+    expect(requestsTo('POST', '/v1/fine-tunes')).toHaveLength(1);
+  });
+});
+
+describe('together-ai chat', () => {
+  const messages = [{ role: 'user' as const, content: 'Say hi' }];
+
+  it('answers a chat completion with its usage', async () => {
+    const answer = await together().chat({ model: BASE, messages, stream: false, maxTokens: 20, temperature: 0.5, signal: new AbortController().signal });
+    expect(answer).toEqual({
+      stream: false,
+      completion: {
+        id: expect.any(String),
+        model: BASE,
+        created: expect.any(Number),
+        content: `Answer from ${BASE}: Say hi`,
+        finishReason: 'stop',
+        usage: expect.objectContaining({ totalTokens: expect.any(Number) }),
+      },
+    });
+    expect(fake.state.chatRequests.at(-1)).toEqual({ model: BASE, messages, stream: false, max_tokens: 20, temperature: 0.5 });
+  });
+
+  it('streams chunks as Together sends them', async () => {
+    const answer = await together().chat({ model: BASE, messages, stream: true, signal: new AbortController().signal });
+    if (!answer.stream) throw new Error('expected a stream');
+    const chunks: ChatChunk[] = [];
+    for await (const chunk of answer.chunks) chunks.push(chunk);
+    expect(answer.model).toBe(BASE);
+    const text = chunks.flatMap((c) => (c.type === 'delta' ? [c.content] : [])).join('');
+    expect(text).toBe(`Answer from ${BASE}: Say hi`);
+    expect(chunks.filter((c) => c.type === 'delta').length).toBeGreaterThan(2);
+    expect(chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+  });
+
+  it('ends the provider stream when the caller aborts', async () => {
+    const controller = new AbortController();
+    const answer = await together().chat({ model: BASE, messages, stream: true, signal: controller.signal });
+    if (!answer.stream) throw new Error('expected a stream');
+    const iterator = answer.chunks[Symbol.asyncIterator]();
+    await iterator.next();
+    controller.abort();
+    await expect(iterator.next()).rejects.toBeDefined();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(fake.state.abandonedStreams).toBe(1);
+  });
+
+  it('answers an unknown model with the provider 404', async () => {
+    const err = await failure(together().chat({ model: 'nobody/nothing', messages, stream: false, signal: new AbortController().signal }));
+    expect(err).toMatchObject({ kind: 'provider', status: 404, code: 'model_not_available' });
+  });
+});
