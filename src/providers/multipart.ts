@@ -17,7 +17,7 @@ export interface FormFile {
   filename: string;
   /** The exact size of what `open()` yields, when known: declared, and checked while sending. */
   bytes?: number;
-  open(): Readable;
+  open: () => Readable;
 }
 
 export interface Form {
@@ -86,8 +86,9 @@ async function* fileContent(file: FormFile, report: { failure?: GatewayError }):
   let sent = 0;
   const expected = file.bytes ?? Infinity;
   try {
-    for await (const chunk of file.open()) {
-      const buf: Buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    // Node types a stream's chunks as `any`: they are Buffers, or strings from a stream with an encoding.
+    for await (const chunk of file.open() as AsyncIterable<Buffer | string>) {
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       sent += buf.length;
       if (sent > expected) throw mismatch(sent);
       yield buf;

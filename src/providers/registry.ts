@@ -27,7 +27,14 @@ import type {
   UploadInput,
 } from './types';
 
-export const PROVIDERS: readonly ProviderModule[] = [openaiProvider, azureOpenAIProvider, bedrockProvider, vertexAIProvider, fireworksProvider, togetherProvider];
+export const PROVIDERS: readonly ProviderModule[] = [
+  openaiProvider,
+  azureOpenAIProvider,
+  bedrockProvider,
+  vertexAIProvider,
+  fireworksProvider,
+  togetherProvider,
+];
 
 /** Every operation of the contract, in the order of the README's support matrix. */
 export const OPERATIONS: readonly OperationName[] = [

@@ -16,7 +16,7 @@ import type { UploadInput } from '../types';
 
 export interface SizedContent {
   bytes: number;
-  open(): Readable;
+  open: () => Readable;
   purpose: string;
 }
 

@@ -5,6 +5,7 @@
  * the provider call, and so does a consumer that stops reading.
  */
 import type { Readable } from 'node:stream';
+import { z } from 'zod';
 import { GatewayError } from '../../errors';
 import { providerDownload, providerFetch, type HttpPolicy } from '../http';
 import type { ChatAnswer, ChatChunk, ChatCompletion, ChatRequest, ChatUsage, FinishReason } from '../types';
@@ -21,27 +22,33 @@ export interface ChatEndpoint {
   http: HttpPolicy;
 }
 
-interface WireUsage {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  total_tokens?: number;
-}
+const wireUsage = z.object({ prompt_tokens: z.number().optional(), completion_tokens: z.number().optional(), total_tokens: z.number().optional() });
 
-interface WireChoice {
-  message?: { content?: string | null };
-  delta?: { content?: string | null };
-  finish_reason?: string | null;
-}
+const wireChoice = z.object({
+  message: z.object({ content: z.string().nullish() }).optional(),
+  delta: z.object({ content: z.string().nullish() }).optional(),
+  finish_reason: z.string().nullish(),
+});
 
-/** A `chat.completion`, or one `chat.completion.chunk` of a stream. */
-interface WireCompletion {
-  id?: string;
-  model?: string;
-  created?: number;
-  choices?: WireChoice[];
-  usage?: WireUsage | null;
+/** A `chat.completion`, or one `chat.completion.chunk` of a stream (only the fields read; others pass). */
+const wireCompletion = z.object({
+  id: z.string().optional(),
+  model: z.string().optional(),
+  created: z.number().optional(),
+  choices: z.array(wireChoice).optional(),
+  usage: wireUsage.nullish(),
   /** Some providers report a failure inside an open stream. */
-  error?: { message?: string } | string;
+  error: z.union([z.string(), z.object({ message: z.string().optional() })]).optional(),
+});
+
+type WireCompletion = z.infer<typeof wireCompletion>;
+type WireUsage = z.infer<typeof wireUsage>;
+
+/** The provider's answer in the shape read here, or a 502 naming the provider. */
+function parseCompletion(value: unknown, title: string): WireCompletion {
+  const parsed = wireCompletion.safeParse(value);
+  if (!parsed.success) throw new GatewayError('provider', `${title} sent a chat answer the gateway cannot read`, { status: 502 });
+  return parsed.data;
 }
 
 /** Bounds the bytes buffered while waiting for the end of one event. */
@@ -58,7 +65,7 @@ export async function chatCompletions(endpoint: ChatEndpoint, request: ChatReque
     signal: request.signal,
   };
   if (!request.stream) {
-    const answer = await providerFetch<WireCompletion>({ ...call, headers: { ...endpoint.headers } });
+    const answer = parseCompletion(await providerFetch<unknown>({ ...call, headers: { ...endpoint.headers } }), endpoint.title);
     return { stream: false, completion: toCompletion(answer, request.model) };
   }
   const content = await providerDownload({ ...call, headers: { ...endpoint.headers, accept: 'text/event-stream' } });
@@ -140,7 +147,7 @@ async function* wireChunks(stream: Readable, title: string): AsyncGenerator<Wire
     if (data === '[DONE]') return;
     let chunk: WireCompletion;
     try {
-      chunk = JSON.parse(data);
+      chunk = parseCompletion(JSON.parse(data), title);
     } catch {
       throw new GatewayError('provider', `${title} sent a stream chunk that is not JSON`, { status: 502 });
     }
@@ -156,7 +163,7 @@ async function* wireChunks(stream: Readable, title: string): AsyncGenerator<Wire
 async function* eventData(stream: Readable, title: string): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let buffer = '';
-  for await (const bytes of stream) {
+  for await (const bytes of stream as AsyncIterable<Uint8Array>) {
     buffer += decoder.decode(bytes, { stream: true });
     let boundary: RegExpExecArray | null;
     while ((boundary = /\r?\n\r?\n/.exec(buffer))) {
