@@ -12,4 +12,7 @@ export interface Scope {
   workspaceId: string;
 }
 
+/** A scope looked up on first use: client mode needs the workspace only to find a stored integration. */
+export type LazyScope = () => Promise<Scope>;
+
 export const isOrganisationKey = (caller: Caller) => caller.workspaceId === null;

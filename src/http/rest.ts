@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import type { Caller, Scope } from '../auth/scope';
+import type { Caller, LazyScope, Scope } from '../auth/scope';
 import { isOrganisationKey } from '../auth/scope';
 import { badRequest, forbidden, GatewayError } from '../errors';
 import type { Services } from '../services';
@@ -62,11 +62,29 @@ export interface TenantRequest {
  * query parameters the route takes; any other is a 400.
  */
 export async function tenantRequest(services: Services, req: Request, res: Response, params: readonly string[] = []): Promise<TenantRequest> {
+  const { scope, ...rest } = await lazyTenantRequest(services, req, res, params);
+  return { scope: await scope(), ...rest };
+}
+
+/** A tenant request whose workspace is looked up only if the handler asks for it. */
+export interface LazyTenantRequest extends Omit<TenantRequest, 'scope'> {
+  scope: LazyScope;
+}
+
+/**
+ * `tenantRequest` for handlers that may not need the workspace at all (client mode with header
+ * credentials stores nothing and reads nothing): no query unless asked. A request that names a
+ * workspace or organisation still has it checked at once, so a wrong one fails the same everywhere.
+ */
+export async function lazyTenantRequest(services: Services, req: Request, res: Response, params: readonly string[] = []): Promise<LazyTenantRequest> {
   const { workspace_id: fromQuery, organisation_id: organisationRef, ...query } = queryObject(req, [...SCOPE_PARAMS, ...params]);
   const { workspace_id: fromBody, ...body } = bodyObject(req);
   if (fromBody !== undefined && typeof fromBody !== 'string')
     throw new GatewayError('invalid_request', 'must be a string', { param: 'workspace_id', aboutField: true, code: 'invalid_request' });
-  const scope = await services.workspaces.resolveScope(callerOf(res), fromQuery ?? fromBody, organisationRef);
+  const workspaceRef = fromQuery ?? fromBody;
+  let resolved: Promise<Scope> | undefined;
+  const scope = () => (resolved ??= services.workspaces.resolveScope(callerOf(res), workspaceRef, organisationRef));
+  if (workspaceRef !== undefined || organisationRef !== undefined) await scope();
   return { scope, query: fromRest(query, 'query'), body: fromRest(body) };
 }
 

@@ -137,6 +137,17 @@ describe('client mode with OpenAI', () => {
     });
   });
 
+  it('checks a named workspace even when header credentials need none, and finds integrations in it', async () => {
+    const headers = { 'x-gateway-provider': 'openai', authorization: `Bearer ${OPENAI_KEY}` };
+    const unknown = await api(gw, 'GET', '/v1/fine_tuning/jobs?workspace_id=cm-nowhere', { headers });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.message).toMatch(/Workspace/);
+    const seen = openaiFake.state.requests.length;
+    const named = await api(gw, 'GET', '/v1/fine_tuning/jobs?workspace_id=cm-other', { headers: { 'x-gateway-provider': '@elsewhere' } });
+    expect(named.status).toBe(200);
+    expect(openaiFake.state.requests.length).toBe(seen + 1);
+  });
+
   it('maps provider errors: 401, 404, 429, 500 → 502, time-out → 504, never echoing the key', async () => {
     const headers = { 'x-gateway-provider': 'openai', authorization: `Bearer ${OPENAI_KEY}` };
     const wrongKey = await api(gw, 'GET', '/v1/fine_tuning/jobs', { headers: { ...headers, authorization: 'Bearer sk-wrong-9876543210' } });

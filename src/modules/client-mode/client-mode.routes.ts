@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { invalidField } from '../../errors';
 import { receiveMultipartUpload } from '../../http/multipart';
-import { json, pathParam, tenantRequest } from '../../http/rest';
+import { json, lazyTenantRequest, pathParam } from '../../http/rest';
 import { cursorListJson, type Page } from '../../http/openai-shapes';
 import type { ProviderFile, ProviderPage } from '../../providers/types';
 import type { Services } from '../../services';
@@ -51,7 +51,7 @@ export function clientModeFileRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res).catch((err: unknown) => {
+      const { scope } = await lazyTenantRequest(services, req, res).catch((err: unknown) => {
         req.resume();
         throw err;
       });
@@ -72,7 +72,7 @@ export function clientModeFileRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const { scope, query } = await tenantRequest(services, req, res, ['purpose', 'limit', 'order', 'after']);
+      const { scope, query } = await lazyTenantRequest(services, req, res, ['purpose', 'limit', 'order', 'after']);
       const page = await clientMode.listFiles(scope, headersOf(req), query);
       return providerListJson(page, providerFileJson);
     }),
@@ -81,13 +81,13 @@ export function clientModeFileRoutes(services: Services): Router {
   router.get(
     '/:fileId',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await lazyTenantRequest(services, req, res);
       return providerFileJson(await clientMode.getFile(scope, headersOf(req), pathParam(req, 'fileId')));
     }),
   );
 
   router.get('/:fileId/content', async (req, res) => {
-    const { scope } = await tenantRequest(services, req, res);
+    const { scope } = await lazyTenantRequest(services, req, res);
     const content = await clientMode.fileContent(scope, headersOf(req), pathParam(req, 'fileId'));
     await streamContent(res, content.stream, content.contentType, content.bytes);
   });
@@ -95,7 +95,7 @@ export function clientModeFileRoutes(services: Services): Router {
   router.delete(
     '/:fileId',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await lazyTenantRequest(services, req, res);
       const id = pathParam(req, 'fileId');
       await clientMode.deleteFile(scope, headersOf(req), id);
       return { id, object: 'file', deleted: true };
@@ -128,7 +128,7 @@ export function clientModeJobRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      const { scope, body } = await tenantRequest(services, req, res);
+      const { scope, body } = await lazyTenantRequest(services, req, res);
       return toJobJson(await clientMode.createJob(scope, headersOf(req), body));
     }),
   );
@@ -136,7 +136,7 @@ export function clientModeJobRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const { scope, query } = await tenantRequest(services, req, res, PAGE_PARAMS);
+      const { scope, query } = await lazyTenantRequest(services, req, res, PAGE_PARAMS);
       const page = await clientMode.listJobs(scope, headersOf(req), query);
       return { ...toJobListJson(pageOf(page)), last_id: page.nextAfter };
     }),
@@ -145,7 +145,7 @@ export function clientModeJobRoutes(services: Services): Router {
   router.get(
     '/:jobId',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await lazyTenantRequest(services, req, res);
       return toJobJson(await clientMode.getJob(scope, headersOf(req), pathParam(req, 'jobId')));
     }),
   );
@@ -153,7 +153,7 @@ export function clientModeJobRoutes(services: Services): Router {
   router.post(
     '/:jobId/cancel',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await lazyTenantRequest(services, req, res);
       return toJobJson(await clientMode.cancelJob(scope, headersOf(req), pathParam(req, 'jobId')));
     }),
   );
@@ -161,7 +161,7 @@ export function clientModeJobRoutes(services: Services): Router {
   router.get(
     '/:jobId/events',
     json(async (req, res) => {
-      const { scope, query } = await tenantRequest(services, req, res, PAGE_PARAMS);
+      const { scope, query } = await lazyTenantRequest(services, req, res, PAGE_PARAMS);
       const page = await clientMode.listEvents(scope, headersOf(req), pathParam(req, 'jobId'), query);
       return { ...toEventListJson(pageOf(page)), last_id: page.nextAfter };
     }),
@@ -170,7 +170,7 @@ export function clientModeJobRoutes(services: Services): Router {
   router.get(
     '/:jobId/checkpoints',
     json(async (req, res) => {
-      const { scope, query } = await tenantRequest(services, req, res, PAGE_PARAMS);
+      const { scope, query } = await lazyTenantRequest(services, req, res, PAGE_PARAMS);
       return providerListJson(await clientMode.listCheckpoints(scope, headersOf(req), pathParam(req, 'jobId'), query), toCheckpointJson);
     }),
   );

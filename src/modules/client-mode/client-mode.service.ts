@@ -6,7 +6,7 @@
  * the hosted API, and settings before any connection is made.
  */
 import type { Readable } from 'node:stream';
-import type { Scope } from '../../auth/scope';
+import type { LazyScope } from '../../auth/scope';
 import { invalidField } from '../../errors';
 import type { ProviderClient, ProviderRegistry } from '../../providers/registry';
 import type { CreateJobInput as ProviderCreateJob, ProviderContent, ProviderFile, ProviderJob, ProviderPage, UploadInput } from '../../providers/types';
@@ -41,16 +41,19 @@ export class ClientModeService {
     private readonly providers: ProviderRegistry,
   ) {}
 
-  /** The provider the request names: a provider name with header settings, or `@slug` (headers may add non-secret settings). */
-  async provider(scope: Scope, headers: RequestHeaders): Promise<ProviderClient> {
+  /**
+   * The provider the request names: a provider name with header settings, or `@slug` (headers may add
+   * non-secret settings). Only `@slug` needs the workspace, so only then is the scope looked up.
+   */
+  async provider(scope: LazyScope, headers: RequestHeaders): Promise<ProviderClient> {
     const named = headers[PROVIDER_HEADER]?.trim() ?? '';
     if (!named) throw invalidField([PROVIDER_HEADER], 'is required in client mode', 'missing_setting');
     if (!named.startsWith('@')) return this.providers.client(this.providers.module(named, [PROVIDER_HEADER]).name, { kind: 'headers', headers });
-    const integration = await this.integrations.resolve(scope, named, [PROVIDER_HEADER]);
+    const integration = await this.integrations.resolve(await scope(), named, [PROVIDER_HEADER]);
     return this.providers.client(integration.provider, { kind: 'integration', ...integration, overrides: { field: 'headers', values: headers } });
   }
 
-  async uploadFile(scope: Scope, headers: RequestHeaders, upload: PassThroughUpload): Promise<ProviderFile> {
+  async uploadFile(scope: LazyScope, headers: RequestHeaders, upload: PassThroughUpload): Promise<ProviderFile> {
     const provider = await this.provider(scope, headers);
     const input: UploadInput = {
       filename: checkFilename(upload.filename),
@@ -61,24 +64,24 @@ export class ClientModeService {
     return provider.uploadFile(input);
   }
 
-  async listFiles(scope: Scope, headers: RequestHeaders, query: Input<ListFilesInput> = {}): Promise<ProviderPage<ProviderFile>> {
+  async listFiles(scope: LazyScope, headers: RequestHeaders, query: Input<ListFilesInput> = {}): Promise<ProviderPage<ProviderFile>> {
     const { purpose, limit, order, after } = parseInput(listFilesSchema, query);
     return (await this.provider(scope, headers)).listFiles({ purpose, limit, order, after });
   }
 
-  async getFile(scope: Scope, headers: RequestHeaders, id: string): Promise<ProviderFile> {
+  async getFile(scope: LazyScope, headers: RequestHeaders, id: string): Promise<ProviderFile> {
     return (await this.provider(scope, headers)).getFile(id);
   }
 
-  async fileContent(scope: Scope, headers: RequestHeaders, id: string): Promise<ProviderContent> {
+  async fileContent(scope: LazyScope, headers: RequestHeaders, id: string): Promise<ProviderContent> {
     return (await this.provider(scope, headers)).fileContent(id);
   }
 
-  async deleteFile(scope: Scope, headers: RequestHeaders, id: string): Promise<void> {
+  async deleteFile(scope: LazyScope, headers: RequestHeaders, id: string): Promise<void> {
     await (await this.provider(scope, headers)).deleteFile(id);
   }
 
-  async createJob(scope: Scope, headers: RequestHeaders, body: Input<CreateJobInput>): Promise<ProviderJob> {
+  async createJob(scope: LazyScope, headers: RequestHeaders, body: Input<CreateJobInput>): Promise<ProviderJob> {
     const data = parseInput(createJobSchema, body);
     if (data.gatewayOptions !== undefined) {
       throw invalidField('gatewayOptions', `is for hosted jobs; in client mode send settings as headers (${PROVIDER_HEADER} names the provider)`);
@@ -98,25 +101,25 @@ export class ClientModeService {
     return (await this.provider(scope, headers)).createJob(input);
   }
 
-  async listJobs(scope: Scope, headers: RequestHeaders, query: Input<ListJobsInput> = {}): Promise<ProviderPage<ProviderJob>> {
+  async listJobs(scope: LazyScope, headers: RequestHeaders, query: Input<ListJobsInput> = {}): Promise<ProviderPage<ProviderJob>> {
     const { after, limit } = parseInput(listJobsSchema, query);
     return (await this.provider(scope, headers)).listJobs({ after, limit });
   }
 
-  async getJob(scope: Scope, headers: RequestHeaders, id: string): Promise<ProviderJob> {
+  async getJob(scope: LazyScope, headers: RequestHeaders, id: string): Promise<ProviderJob> {
     return (await this.provider(scope, headers)).getJob(id);
   }
 
-  async cancelJob(scope: Scope, headers: RequestHeaders, id: string): Promise<ProviderJob> {
+  async cancelJob(scope: LazyScope, headers: RequestHeaders, id: string): Promise<ProviderJob> {
     return (await this.provider(scope, headers)).cancelJob(id);
   }
 
-  async listEvents(scope: Scope, headers: RequestHeaders, id: string, query: Input<ListJobsInput> = {}) {
+  async listEvents(scope: LazyScope, headers: RequestHeaders, id: string, query: Input<ListJobsInput> = {}) {
     const { after, limit } = parseInput(listEventsSchema, query);
     return (await this.provider(scope, headers)).listEvents(id, { after, limit });
   }
 
-  async listCheckpoints(scope: Scope, headers: RequestHeaders, id: string, query: Input<ListJobsInput> = {}) {
+  async listCheckpoints(scope: LazyScope, headers: RequestHeaders, id: string, query: Input<ListJobsInput> = {}) {
     const { after, limit } = parseInput(listCheckpointsSchema, query);
     return (await this.provider(scope, headers)).listCheckpoints(id, { after, limit });
   }
