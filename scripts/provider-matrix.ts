@@ -1,7 +1,10 @@
 /**
- * `npm run docs:providers`: the README's support matrix, from what each provider module declares (a
- * test fails when the README's copy is stale).
+ * `npm run docs:providers`: the README's provider tables (what each module supports, and the
+ * variables that point it elsewhere), generated from the modules' declarations and written between
+ * the README's markers. A test fails when the README's copy is stale.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { OPERATIONS, PROVIDERS } from '../src/providers/registry';
 import type { OperationName } from '../src/providers/types';
 
@@ -21,11 +24,58 @@ const LABELS: Record<OperationName, string> = {
   chat: 'chat',
 };
 
+const row = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+
+/** Which contract operations each provider implements (the same in client mode and for hosted jobs). */
 export function providerMatrix(): string {
-  const header = `| provider | ${OPERATIONS.map((op) => LABELS[op]).join(' | ')} |`;
-  const rule = `|---|${OPERATIONS.map(() => ':-:').join('|')}|`;
-  const rows = PROVIDERS.map((p) => `| ${p.name} | ${OPERATIONS.map((op) => (typeof p.operations[op] === 'function' ? '✓' : '—')).join(' | ')} |`);
-  return [header, rule, ...rows].join('\n');
+  return [
+    row(['provider', ...OPERATIONS.map((op) => LABELS[op])]),
+    row(['---', ...OPERATIONS.map(() => ':-:')]),
+    ...PROVIDERS.map((p) => row([`\`${p.name}\``, ...OPERATIONS.map((op) => (typeof p.operations[op] === 'function' ? '✓' : '—'))])),
+  ].join('\n');
 }
 
-if (require.main === module) console.log(providerMatrix());
+/** Every endpoint variable of every provider, with its default. */
+export function providerEndpoints(): string {
+  const rows = PROVIDERS.flatMap((p) => Object.values(p.endpoints).map((e) => row([`\`${e.env}\``, `\`${e.default}\``, p.title])));
+  return [row(['variable', 'default', 'provider']), row(['---', '---', '---']), ...rows].join('\n');
+}
+
+export const README_BLOCKS = { 'provider-matrix': providerMatrix, 'provider-endpoints': providerEndpoints } as const;
+
+/** The text between `<!-- name:start … -->` and `<!-- name:end -->`. */
+export function readmeBlock(readme: string, name: string): string {
+  const match = new RegExp(`<!-- ${name}:start[^>]*-->\\n([\\s\\S]*?)<!-- ${name}:end -->`).exec(readme);
+  if (!match) throw new Error(`README has no ${name} block`);
+  return match[1].trim();
+}
+
+/** Table rows with their cells trimmed and rules reduced, so prettier's padding does not count. */
+export function normaliseTable(table: string): string[] {
+  return table
+    .split('\n')
+    .filter((line) => line.startsWith('|'))
+    .map((line) =>
+      line
+        .split('|')
+        .map((cell) => cell.trim().replace(/^(:?)-+(:?)$/, '$1-$2'))
+        .join('|'),
+    );
+}
+
+function writeReadme(file: string): void {
+  let readme = readFileSync(file, 'utf8');
+  for (const [name, generate] of Object.entries(README_BLOCKS)) {
+    readmeBlock(readme, name); // refuses a README without the markers
+    readme = readme.replace(
+      new RegExp(`(<!-- ${name}:start[^>]*-->\\n)[\\s\\S]*?(<!-- ${name}:end -->)`),
+      (_all, start: string, end: string) => `${start}\n${generate()}\n\n${end}`,
+    );
+  }
+  writeFileSync(file, readme);
+}
+
+if (require.main === module) {
+  writeReadme(path.join(__dirname, '..', 'README.md'));
+  console.log('README.md: provider tables rewritten (run prettier to align them)');
+}

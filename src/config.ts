@@ -35,6 +35,9 @@ const envSchema = z.object({
   GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE: z.coerce.number().int().positive().default(50),
 });
 
+/** Every variable the gateway reads (documented in the README's configuration table). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
+
 export interface Config {
   production: boolean;
   port: number;
