@@ -4,6 +4,7 @@
  * read as server-sent events and each chunk is yielded as it arrives; the caller's abort signal ends
  * the provider call, and so does a consumer that stops reading.
  */
+import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { GatewayError } from '../../errors';
@@ -74,7 +75,9 @@ export async function chatCompletions(endpoint: ChatEndpoint, request: ChatReque
   const first = await events.next();
   if (first.done) throw new GatewayError('provider', `${endpoint.title} ended the stream before its first chunk`, { status: 502 });
   const head = first.value;
-  return { stream: true, id: head.id ?? '', model: head.model ?? request.model, created: head.created ?? nowSeconds(), chunks: toChunks(head, events) };
+  // `||`: Azure opens its streams with a chunk whose id and model are empty (its prompt filter results).
+  const id = head.id || `chatcmpl-${randomUUID()}`;
+  return { stream: true, id, model: head.model || request.model, created: head.created || nowSeconds(), chunks: toChunks(head, events) };
 }
 
 function chatBody(request: ChatRequest): Record<string, unknown> {

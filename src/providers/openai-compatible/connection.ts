@@ -6,7 +6,8 @@
  */
 import type { Readable } from 'node:stream';
 import { providerDownload, providerFetch, type HttpPolicy } from '../http';
-import type { PageInput, ProviderContent } from '../types';
+import type { ChatAnswer, ChatRequest, PageInput, ProviderContent } from '../types';
+import { chatCompletions } from './chat';
 
 export interface OpenAICompatibleConnection {
   /** Names the provider in error messages. */
@@ -38,7 +39,7 @@ export interface CompatibleRequest {
   upload?: boolean;
 }
 
-function urlOf(conn: OpenAICompatibleConnection, req: CompatibleRequest): string {
+function compatibleUrl(conn: OpenAICompatibleConnection, req: CompatibleRequest): string {
   const url = new URL(conn.baseUrl.replace(/\/+$/, '') + req.path);
   for (const [key, value] of Object.entries({ ...req.query, ...conn.query })) {
     if (value !== undefined) url.searchParams.set(key, String(value));
@@ -50,7 +51,7 @@ export function compatibleRequest<T>(conn: OpenAICompatibleConnection, req: Comp
   return providerFetch<T>({
     provider: conn.title,
     method: req.method,
-    url: urlOf(conn, req),
+    url: compatibleUrl(conn, req),
     headers: { ...conn.headers, ...req.headers },
     json: req.json,
     body: req.body,
@@ -66,11 +67,17 @@ export function compatibleDownload(conn: OpenAICompatibleConnection, path: strin
   return providerDownload({
     provider: conn.title,
     method: 'GET',
-    url: urlOf(conn, { method: 'GET', path }),
+    url: compatibleUrl(conn, { method: 'GET', path }),
     headers: { ...conn.headers },
     redact: conn.secrets,
     policy: conn.http,
   });
+}
+
+/** POST `path` (below the base URL) as an OpenAI chat completions call. */
+export function compatibleChat(conn: OpenAICompatibleConnection, path: string, request: ChatRequest): Promise<ChatAnswer> {
+  const url = compatibleUrl(conn, { method: 'POST', path });
+  return chatCompletions({ title: conn.title, url, headers: conn.headers, secrets: conn.secrets, http: conn.http }, request);
 }
 
 /** OpenAI's list endpoints all take the same cursor parameters. */

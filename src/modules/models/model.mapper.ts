@@ -1,0 +1,10 @@
+import { unixSeconds } from '../../http/openai-shapes';
+import type { ServedModel } from './model.model';
+
+/** OpenAI's model object. Like OpenAI's fine-tuned models, it is owned by the organisation. */
+export const toModelJson = (model: ServedModel) => ({
+  id: model.id,
+  object: 'model' as const,
+  created: unixSeconds(model.created),
+  owned_by: model.organisationId,
+});
