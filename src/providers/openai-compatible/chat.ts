@@ -85,6 +85,8 @@ function chatBody(request: ChatRequest): Record<string, unknown> {
     model: request.model,
     messages: request.messages.map(({ role, content, name }) => (name === undefined ? { role, content } : { role, content, name })),
     stream: request.stream,
+    // Usage comes only when asked for: always ask, so a streamed answer can report it.
+    stream_options: request.stream ? { include_usage: true } : undefined,
     max_tokens: request.maxTokens,
     temperature: request.temperature,
     top_p: request.topP,
