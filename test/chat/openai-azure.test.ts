@@ -185,6 +185,23 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
     expectError(options, 400, 'invalid_request_error', undefined, 'stream_options');
   });
 
+  it('ends a stream that fails midway with an error event in the error shape, which the SDK raises', async () => {
+    fake.failNextStream(3, 'The model crashed midway');
+    const stream = await client.chat.completions.create({ model: openaiJob.model, messages: [{ role: 'user', content: 'one two three four' }], stream: true });
+    const received: string[] = [];
+    const failure = await (async () => {
+      for await (const chunk of stream) received.push(chunk.choices[0]?.delta.content ?? '');
+    })().catch((err: unknown) => err);
+    expect(received.join('')).toBe('Answer from ');
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).error).toEqual({
+      message: 'OpenAI failed while streaming: The model crashed midway',
+      type: 'provider_error',
+      param: null,
+      code: null,
+    });
+  });
+
   it('stops the upstream call when the client drops the stream', async () => {
     fake.setStreamDelay(100);
     try {
