@@ -11,12 +11,15 @@ export interface ServedModel {
   /** When the job finished (its creation time when the provider gave no end time). */
   created: Date;
   organisationId: string;
-  provider: HostedJob['provider'];
+  /** The provider that trained it and serves it. */
+  provider: string;
   fineTuningJobId: string;
 }
 
+type JobFields = Pick<HostedJob, 'id' | 'status' | 'fineTunedModel' | 'finishedAt' | 'createdAt' | 'organisationId'> & { provider: string };
+
 /** The model a job produced, or null while it has none to serve (not succeeded, or no result name). */
-export function servedModelOf(job: Pick<HostedJob, 'id' | 'status' | 'fineTunedModel' | 'finishedAt' | 'createdAt' | 'organisationId' | 'provider'>) {
+export function servedModelOf(job: JobFields): ServedModel | null {
   if (job.status !== 'succeeded' || !job.fineTunedModel) return null;
   return {
     id: job.fineTunedModel,
@@ -24,5 +27,5 @@ export function servedModelOf(job: Pick<HostedJob, 'id' | 'status' | 'fineTunedM
     organisationId: job.organisationId,
     provider: job.provider,
     fineTuningJobId: job.id,
-  } satisfies ServedModel;
+  };
 }
