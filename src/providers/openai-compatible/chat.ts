@@ -146,10 +146,19 @@ async function* toChunks(head: WireCompletion, rest: AsyncIterator<WireCompletio
   if (usage) yield { type: 'usage', usage };
 }
 
-/** The JSON chunks of a server-sent event stream, up to `[DONE]`. */
+/**
+ * The JSON chunks of a server-sent event stream, up to `[DONE]`. The body is still read to its end
+ * (providers close it right after `[DONE]`): a body left unread would cost the keep-alive connection,
+ * and opening a new one is most of what a short streamed call takes.
+ */
 async function* wireChunks(stream: Readable, title: string): AsyncGenerator<WireCompletion> {
+  let done = false;
   for await (const data of eventData(stream, title)) {
-    if (data === '[DONE]') return;
+    if (done) continue;
+    if (data === '[DONE]') {
+      done = true;
+      continue;
+    }
     let chunk: WireCompletion;
     try {
       chunk = parseCompletion(JSON.parse(data), title);
