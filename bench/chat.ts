@@ -111,10 +111,12 @@ async function main(): Promise<void> {
   });
   try {
     const model = await fineTunedModel(gateway.port, key);
+    // Applications call with a workspace key (an organisation key costs a workspace lookup more).
+    const workspaceKey = String((await call(gateway.port, key, 'POST', '/v1/api-keys', { name: 'bench', workspace_id: 'default' })).key);
     const targets: Record<string, Target> = {
       direct: { port: fake.port, headers: { authorization: `Bearer ${PROVIDER_KEY}` }, model },
-      'provider mode': { port: gateway.port, headers: { 'x-gateway-api-key': key }, model },
-      'client mode': { port: gateway.port, headers: { 'x-gateway-api-key': key, 'x-gateway-provider': 'openai', authorization: `Bearer ${PROVIDER_KEY}` }, model },
+      'provider mode': { port: gateway.port, headers: { 'x-gateway-api-key': workspaceKey }, model },
+      'client mode': { port: gateway.port, headers: { 'x-gateway-api-key': workspaceKey, 'x-gateway-provider': 'openai', authorization: `Bearer ${PROVIDER_KEY}` }, model },
     };
     const rows = [];
     for (const concurrency of (process.env.BENCH_CONCURRENCY ?? '1,50').split(',').filter(Boolean).map(Number)) {

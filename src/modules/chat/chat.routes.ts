@@ -55,8 +55,17 @@ async function streamAnswer(res: Response, answer: Streamed, includeUsage: boole
   }
 }
 
-/** One event; waits while the client's socket is full (or until it closes) so a slow reader holds the provider back. */
+/**
+ * One event; waits while the client's socket is full (or until it closes) so a slow reader holds the
+ * provider back. The events of one provider read (often several) leave in one write: the socket is
+ * corked until the event loop has run the promise jobs that turn them into events, which delays
+ * none of them past that loop turn.
+ */
 function send(res: Response, json: unknown): Promise<void> | void {
+  if (!res.writableCorked) {
+    res.cork();
+    setImmediate(() => res.uncork());
+  }
   if (res.write(`data: ${JSON.stringify(json)}\n\n`)) return;
   return new Promise((resolve) => {
     const done = () => {
