@@ -54,7 +54,11 @@ function streamOnce(target: Target, agent: http.Agent, body: string): Promise<Sa
 /** `concurrency` keep-alive connections streaming completions for SECONDS. */
 async function load(target: Target, concurrency: number) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const body = JSON.stringify({ model: target.model, stream: true, messages: [{ role: 'user', content: Array.from({ length: WORDS }, (_, i) => `w${i}`).join(' ') }] });
+  const body = JSON.stringify({
+    model: target.model,
+    stream: true,
+    messages: [{ role: 'user', content: Array.from({ length: WORDS }, (_, i) => `w${i}`).join(' ') }],
+  });
   const samples: Sample[] = [];
   const deadline = Date.now() + SECONDS * 1000;
   const worker = async () => {
@@ -68,13 +72,13 @@ async function load(target: Target, concurrency: number) {
   return { perSecond: samples.length / elapsed, firstTokenMs: p50(samples.map((s) => s.firstTokenMs)), totalMs: p50(samples.map((s) => s.totalMs)) };
 }
 
-/** A JSON call to the gateway (setting up the hosted job); fails loudly on anything but 200. */
-async function call(port: number, key: string, method: string, route: string, body?: unknown | FormData): Promise<Record<string, unknown>> {
-  const json = body !== undefined && !(body instanceof FormData);
+/** A call to the gateway (setting up the hosted job): a JSON body, or a multipart form; fails loudly on anything but 200. */
+async function call(port: number, key: string, method: string, route: string, body?: Record<string, unknown> | FormData): Promise<Record<string, unknown>> {
+  const form = body instanceof FormData;
   const res = await fetch(`http://127.0.0.1:${port}${route}`, {
     method,
-    headers: { 'x-gateway-api-key': key, ...(json ? { 'content-type': 'application/json' } : {}) },
-    body: json ? JSON.stringify(body) : (body as FormData | undefined),
+    headers: { 'x-gateway-api-key': key, ...(body === undefined || form ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined || form ? body : JSON.stringify(body),
   });
   if (res.status !== 200) throw new Error(`${method} ${route}: HTTP ${res.status} ${await res.text()}`);
   return (await res.json()) as Record<string, unknown>;
@@ -83,7 +87,12 @@ async function call(port: number, key: string, method: string, route: string, bo
 /** Runs a hosted job through the gateway and the fake to succeeded; its fine-tuned model. */
 async function fineTunedModel(port: number, key: string): Promise<string> {
   await call(port, key, 'POST', '/v1/integrations', { slug: 'bench', provider: 'openai', credentials: { api_key: PROVIDER_KEY } });
-  const example = JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello' }] });
+  const example = JSON.stringify({
+    messages: [
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: 'Hello' },
+    ],
+  });
   const form = new FormData();
   form.append('purpose', 'fine-tune');
   form.append('file', new Blob([Array.from({ length: 10 }, () => example).join('\n')]), 'bench.jsonl');
@@ -116,12 +125,22 @@ async function main(): Promise<void> {
     const targets: Record<string, Target> = {
       direct: { port: fake.port, headers: { authorization: `Bearer ${PROVIDER_KEY}` }, model },
       'provider mode': { port: gateway.port, headers: { 'x-gateway-api-key': workspaceKey }, model },
-      'client mode': { port: gateway.port, headers: { 'x-gateway-api-key': workspaceKey, 'x-gateway-provider': 'openai', authorization: `Bearer ${PROVIDER_KEY}` }, model },
+      'client mode': {
+        port: gateway.port,
+        headers: { 'x-gateway-api-key': workspaceKey, 'x-gateway-provider': 'openai', authorization: `Bearer ${PROVIDER_KEY}` },
+        model,
+      },
     };
     const rows = [];
     for (const concurrency of (process.env.BENCH_CONCURRENCY ?? '1,50').split(',').filter(Boolean).map(Number)) {
       const direct = await load(targets.direct, concurrency);
-      rows.push({ concurrency, path: 'direct', 'streams/s': Math.round(direct.perSecond), 'p50 first token ms': direct.firstTokenMs.toFixed(2), 'p50 total ms': direct.totalMs.toFixed(2) });
+      rows.push({
+        concurrency,
+        path: 'direct',
+        'streams/s': Math.round(direct.perSecond),
+        'p50 first token ms': direct.firstTokenMs.toFixed(2),
+        'p50 total ms': direct.totalMs.toFixed(2),
+      });
       for (const name of ['provider mode', 'client mode']) {
         const through = await load(targets[name], concurrency);
         rows.push({

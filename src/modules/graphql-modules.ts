@@ -9,4 +9,12 @@ import { labelsGraphQL } from './labels/label.resolver';
 import { modelsGraphQL } from './models/model.resolver';
 import { partialsGraphQL } from './partials/partial.resolver';
 
-export const GRAPHQL_MODULES: readonly GraphQLModule[] = [labelsGraphQL, partialsGraphQL, filesGraphQL, integrationsGraphQL, fineTuningGraphQL, modelsGraphQL, chatGraphQL];
+export const GRAPHQL_MODULES: readonly GraphQLModule[] = [
+  labelsGraphQL,
+  partialsGraphQL,
+  filesGraphQL,
+  integrationsGraphQL,
+  fineTuningGraphQL,
+  modelsGraphQL,
+  chatGraphQL,
+];

@@ -56,7 +56,14 @@ it('answers chatCompletion from the job’s provider, partials expanded', async 
   });
   const sent = fake.state.chatRequests.at(-1)!;
   expect(sent.headers.authorization).toBe(`Bearer ${SECRET}`);
-  expect(sent.body).toMatchObject({ model: job.model, max_tokens: 50, messages: [{ role: 'system', content: 'Be kind.' }, { role: 'user', content: 'Hi from GraphQL' }] });
+  expect(sent.body).toMatchObject({
+    model: job.model,
+    max_tokens: 50,
+    messages: [
+      { role: 'system', content: 'Be kind.' },
+      { role: 'user', content: 'Hi from GraphQL' },
+    ],
+  });
 });
 
 it('calls a stored integration directly with integration: "@slug", and refuses anything else', async () => {

@@ -36,7 +36,12 @@ beforeAll(async () => {
   client = sdk(gw);
   await createIntegration(gw, 'my-openai', SECRET);
   const integration = await api(gw, 'POST', '/v1/integrations', {
-    body: { slug: 'my-azure', provider: 'azure-openai', credentials: { api_key: AZURE_TEST_API_KEY }, options: { 'x-gateway-azure-resource-name': 'fake-aoai' } },
+    body: {
+      slug: 'my-azure',
+      provider: 'azure-openai',
+      credentials: { api_key: AZURE_TEST_API_KEY },
+      options: { 'x-gateway-azure-resource-name': 'fake-aoai' },
+    },
   });
   expect(integration.status).toBe(200);
   [openaiJob, azureJob] = await Promise.all([succeededJob(client, '@my-openai'), succeededJob(client, '@my-azure')]);
@@ -130,7 +135,13 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
       model: openaiJob.model,
       messages: [
         { role: 'system', content: '{{>support-tone}} Answer in {{ language }}.' },
-        { role: 'user', content: [{ type: 'text', text: 'Tone: ' }, { type: 'text', text: '{{> support-tone }}' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Tone: ' },
+            { type: 'text', text: '{{> support-tone }}' },
+          ],
+        },
       ],
     });
     const sent = lastOpenAIRequest().body.messages as { role: string; content: string }[];
@@ -143,7 +154,13 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
   it('refuses an unknown partial with a 400 naming it, before any provider call', async () => {
     const before = fake.state.chatRequests.length;
     const res = await api(gw, 'POST', '/v1/chat/completions', {
-      body: { model: openaiJob.model, messages: [{ role: 'user', content: 'Hi' }, { role: 'user', content: '{{>no-such-partial}}' }] },
+      body: {
+        model: openaiJob.model,
+        messages: [
+          { role: 'user', content: 'Hi' },
+          { role: 'user', content: '{{>no-such-partial}}' },
+        ],
+      },
     });
     expectError(res, 400, 'invalid_request_error', 'partial_not_found', 'messages.1.content');
     expect(res.body.error.message).toContain("'no-such-partial'");
@@ -235,7 +252,10 @@ describe('provider mode: a model of a succeeded Azure OpenAI job', () => {
 
   it('answers on the named deployment with the integration’s key, streamed or not', async () => {
     const azureClient = sdk(gw);
-    const completion = await azureClient.chat.completions.create({ model: azureJob.model, messages: [{ role: 'user', content: 'Hi Azure' }] }, { headers: azureHeaders });
+    const completion = await azureClient.chat.completions.create(
+      { model: azureJob.model, messages: [{ role: 'user', content: 'Hi Azure' }] },
+      { headers: azureHeaders },
+    );
     expect(completion.choices[0].message.content).toBe(`Answer from ${azureJob.model}: Hi Azure`);
     const request = azure.state.chatRequests.at(-1)!;
     expect(request).toMatchObject({ resource: 'fake-aoai', deployment: 'ft-deployment', apiVersion: '2024-10-21' });
@@ -254,8 +274,19 @@ describe('provider mode: a model of a succeeded Azure OpenAI job', () => {
 
 describe('client mode', () => {
   it('calls the provider named in x-gateway-provider with the caller’s own key', async () => {
-    const direct = new OpenAI({ apiKey: SECRET, baseURL: `${gw.url}/v1`, defaultHeaders: { 'x-gateway-api-key': gw.key, 'x-gateway-provider': 'openai' }, maxRetries: 0 });
-    const completion = await direct.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: '{{>support-tone}}' }, { role: 'user', content: 'Direct' }] });
+    const direct = new OpenAI({
+      apiKey: SECRET,
+      baseURL: `${gw.url}/v1`,
+      defaultHeaders: { 'x-gateway-api-key': gw.key, 'x-gateway-provider': 'openai' },
+      maxRetries: 0,
+    });
+    const completion = await direct.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [
+        { role: 'system', content: '{{>support-tone}}' },
+        { role: 'user', content: 'Direct' },
+      ],
+    });
     expect(completion.choices[0].message.content).toBe('Answer from gpt-4o-mini: Direct');
     expect(lastOpenAIRequest().body.messages).toEqual([
       { role: 'system', content: 'Be kind and patient.' },

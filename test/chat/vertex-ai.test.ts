@@ -51,15 +51,29 @@ afterAll(async () => {
 const lastCall = () => fake.state.generateRequests.at(-1)!;
 
 it('answers from the tuned model’s endpoint, streamed and not, and lists the model', async () => {
-  const completion = await client.chat.completions.create({ model, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi Gemini' }] });
+  const completion = await client.chat.completions.create({
+    model,
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Hi Gemini' },
+    ],
+  });
   expect(completion.model).toBe(model);
   expect(completion.choices[0].message.content).toMatch(/^Answer from projects\/[^/]+\/locations\/[^/]+\/endpoints\/[^:]+: Hi Gemini$/);
   expect(completion.usage?.total_tokens).toBeGreaterThan(0);
   expect(lastCall()).toMatchObject({ target: expect.stringMatching(/^endpoints\//), method: 'generateContent' });
-  expect(lastCall().body).toMatchObject({ systemInstruction: { parts: [{ text: 'Be brief.' }] }, contents: [{ role: 'user', parts: [{ text: 'Hi Gemini' }] }] });
+  expect(lastCall().body).toMatchObject({
+    systemInstruction: { parts: [{ text: 'Be brief.' }] },
+    contents: [{ role: 'user', parts: [{ text: 'Hi Gemini' }] }],
+  });
   expect(lastCall().accessToken).toBeTruthy();
 
-  const stream = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Stream it' }], stream: true, stream_options: { include_usage: true } });
+  const stream = await client.chat.completions.create({
+    model,
+    messages: [{ role: 'user', content: 'Stream it' }],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
   const { text, chunks } = await streamedText(stream);
   expect(text).toMatch(/endpoints\/[^:]+: Stream it$/);
   expect(lastCall()).toMatchObject({ method: 'streamGenerateContent', alt: 'sse' });

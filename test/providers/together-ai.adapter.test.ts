@@ -329,7 +329,10 @@ describe('together-ai chat', () => {
     expect(text).toBe(`Answer from ${BASE}: Say hi`);
     expect(chunks.filter((c) => c.type === 'delta').length).toBeGreaterThan(2);
     // The adapter asks for usage (stream_options.include_usage): it follows the finish reason.
-    expect(chunks.slice(-2)).toEqual([{ type: 'finish', finishReason: 'stop' }, { type: 'usage', usage: expect.objectContaining({ totalTokens: expect.any(Number) }) }]);
+    expect(chunks.slice(-2)).toEqual([
+      { type: 'finish', finishReason: 'stop' },
+      { type: 'usage', usage: expect.objectContaining({ totalTokens: expect.any(Number) }) },
+    ]);
   });
 
   it('ends the provider stream when the caller aborts', async () => {

@@ -74,7 +74,11 @@ export class ChatService {
   private async jobProvider(scope: LazyScope, job: HostedJob, settings: RequestHeaders): Promise<ProviderClient> {
     const integration = await this.integrations.resolve(await scope(), `@${job.integrationSlug}`, 'model');
     if (integration.provider !== job.provider) {
-      throw badRequest(`Integration @${job.integrationSlug} that trained this model is now for ${integration.provider}, not ${job.provider}`, 'model', 'integration_changed');
+      throw badRequest(
+        `Integration @${job.integrationSlug} that trained this model is now for ${integration.provider}, not ${job.provider}`,
+        'model',
+        'integration_changed',
+      );
     }
     const overrides = { field: 'headers' as const, values: { ...job.gatewayOptions, ...settings } };
     return this.providers.client(job.provider, { kind: 'integration', ...integration, overrides });

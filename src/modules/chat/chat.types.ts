@@ -22,7 +22,10 @@ export class ChatCompletionInputType {
   @Field(() => Float, { nullable: true, description: '0..1.' }) topP?: number | null;
   @Field(() => [String], { nullable: true, description: 'Up to 4 stop sequences.' }) stop?: string[] | null;
   @Field(() => Int, { nullable: true }) seed?: number | null;
-  @Field(() => String, { nullable: true, description: 'A stored integration as "@slug": call its provider directly (client mode) instead of a fine-tuned model of the workspace.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'A stored integration as "@slug": call its provider directly (client mode) instead of a fine-tuned model of the workspace.',
+  })
   integration?: string | null;
   @Field(() => GraphQLJSONObject, {
     nullable: true,

@@ -19,7 +19,8 @@ export function expandPartials(messages: readonly ChatMessage[], texts: Readonly
     ...message,
     content: message.content.replace(PARTIAL, (_, slug: string) => {
       const text = texts.get(slug);
-      if (text === undefined) throw invalidField(['messages', i, 'content'], `names the prompt partial '${slug}', which this workspace does not have`, 'partial_not_found');
+      if (text === undefined)
+        throw invalidField(['messages', i, 'content'], `names the prompt partial '${slug}', which this workspace does not have`, 'partial_not_found');
       return text;
     }),
   }));
