@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { createIntegration, createTestDatabase, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
 import { ChatCompletionDocument, JobResultModelDocument, ModelsDocument } from '../graphql/generated/operations';
-import { api } from '../support/gateway';
+import { api, gql } from '../support/gateway';
 import { data, run } from '../support/graphql';
 import { succeededJob } from './harness';
 
@@ -85,4 +85,14 @@ it('lists models and links a succeeded job to its model', async () => {
   expect(models).toEqual([{ id: job.model, created: expect.any(String), ownedBy: expect.any(String), provider: 'openai', fineTuningJobId: job.id }]);
   const { fineTuningJob } = await data(gw, JobResultModelDocument, { id: job.id });
   expect(fineTuningJob).toEqual({ id: job.id, fineTunedModel: job.model, resultModel: { id: job.model, provider: 'openai', fineTuningJobId: job.id } });
+});
+
+it('resolves Model federation references in the caller’s workspace only', async () => {
+  const query = 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on Model { id provider fineTuningJobId } } }';
+  const r = [
+    { __typename: 'Model', id: job.model },
+    { __typename: 'Model', id: 'ft:gpt-4o-mini:someone-else' },
+  ];
+  const res = await gql(gw, query, { r });
+  expect(res.body).toEqual({ data: { _entities: [{ id: job.model, provider: 'openai', fineTuningJobId: job.id }, null] } });
 });

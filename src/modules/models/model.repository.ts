@@ -18,6 +18,15 @@ export class ModelRepository {
     return rows.map(toJob);
   }
 
+  /** Newest first; the jobs whose `fine_tuned_model` is one of `names` (federation references). */
+  async servingJobsNamed(scope: Scope, names: readonly string[]): Promise<HostedJob[]> {
+    const rows = await this.prisma.fineTuningJob.findMany({
+      where: { ...inScope(scope), ...SERVABLE, fineTunedModel: { in: [...names] } },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    });
+    return rows.map(toJob);
+  }
+
   /** The job whose `fine_tuned_model` (or gateway id) is `ref`; the newest when a name repeats. */
   async servingJob(scope: Scope, ref: string): Promise<HostedJob | null> {
     const byName = { fineTunedModel: ref };

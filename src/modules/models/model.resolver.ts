@@ -4,16 +4,9 @@ import type { AppContext } from '../../context';
 import { listCost } from '../../graphql/cost';
 import { WorkspaceScope } from '../../graphql/scope';
 import { FineTuningJobType } from '../fine-tuning/fine-tuning.types';
-import { servedModelOf, type ServedModel } from './model.model';
+import { toModelType } from './model.mapper';
+import { servedModelOf } from './model.model';
 import { ModelType } from './model.types';
-
-const toModelType = (model: ServedModel): ModelType => ({
-  id: model.id,
-  created: model.created,
-  ownedBy: model.organisationId,
-  provider: model.provider,
-  fineTuningJobId: model.fineTuningJobId,
-});
 
 @Resolver(() => ModelType)
 export class ModelResolver {

@@ -16,6 +16,11 @@ export class ModelService {
     return (await this.models.servingJobs(scope)).flatMap((job) => servedModelOf(job) ?? []);
   }
 
+  /** The models with these ids (missing ones left out): GraphQL entity references, one statement. */
+  async findMany(scope: Scope, ids: readonly string[]): Promise<ServedModel[]> {
+    return ids.length ? (await this.models.servingJobsNamed(scope, ids)).flatMap((job) => servedModelOf(job) ?? []) : [];
+  }
+
   async get(scope: Scope, ref: string): Promise<ServedModel> {
     const model = servedModelOf(await this.servingJob(scope, ref));
     if (!model) throw modelNotFound(ref);
