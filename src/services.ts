@@ -46,7 +46,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const fineTuning = new FineTuningService(fineTuningJobs, files, integrations, providers, jobCancellation);
   const clientMode = new ClientModeService(integrations, providers);
   const models = new ModelService(new ModelRepository(prisma));
-  const chat = new ChatService(models, partials, integrations, providers, clientMode);
+  const chat = new ChatService(models, partials, integrations, providers, clientMode, config.providerTimeoutMs);
   return {
     db,
     workspaces,

@@ -17,6 +17,7 @@ import type { ModelService } from '../models/model.service';
 import type { PartialService } from '../partials/partial.service';
 import { chatCompletionSchema, type ChatCompletionData, type ChatCompletionInput } from './chat.schemas';
 import { expandPartials, partialSlugs } from './partial-expansion';
+import { StallGuard } from './stall-guard';
 
 export interface ChatReply {
   answer: ChatAnswer;
@@ -31,6 +32,8 @@ export class ChatService {
     private readonly integrations: IntegrationSource,
     private readonly providers: ProviderRegistry,
     private readonly clientMode: ClientModeService,
+    /** How long a provider may send nothing (before its answer, or between two chunks of a stream). */
+    private readonly stallTimeoutMs: number,
   ) {}
 
   /**
@@ -41,7 +44,8 @@ export class ChatService {
     const data = parseInput(chatCompletionSchema, input);
     const messages = await this.expand(scope, data.messages.map(toMessage));
     const { provider, model } = await this.route(scope, settings, data.model);
-    const answer = await provider.chat({
+    const guard = new StallGuard(this.stallTimeoutMs, signal);
+    const call = provider.chat({
       model,
       messages,
       stream: data.stream ?? false,
@@ -50,8 +54,9 @@ export class ChatService {
       topP: data.topP ?? undefined,
       stop: typeof data.stop === 'string' ? [data.stop] : (data.stop ?? undefined),
       seed: data.seed ?? undefined,
-      signal,
+      signal: guard.signal,
     });
+    const answer = await guard.answer(call, provider.title);
     // The caller sees the model it asked for, not the endpoint or deployment that served it.
     const named = answer.stream ? { ...answer, model: data.model } : { ...answer, completion: { ...answer.completion, model: data.model } };
     return { answer: named, includeUsage: data.streamOptions?.includeUsage ?? false };
