@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { decodeMasterKey, MASTER_KEY_FORMAT_HINT } from './crypto/secret-box';
 import type { QueryLimits } from './graphql/limits';
+import type { RateLimitOptions } from './modules/rate-limits/rate-limiter';
 
 /** Environment variables, parsed and validated once at start-up. */
 const envSchema = z.object({
@@ -33,6 +34,10 @@ const envSchema = z.object({
   GATEWAY_GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().default(5000),
   GATEWAY_GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(10_000),
   GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE: z.coerce.number().int().positive().default(50),
+  // Rate limits (src/modules/rate-limits): requests per API key per minute; unset = no limit.
+  GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().optional(),
+  REDIS_URL: z.string().url().optional(),
+  GATEWAY_REDIS_KEY_PREFIX: z.string().min(1).default('gateway:rl'),
 });
 
 /** Every variable the gateway reads (documented in the README's configuration table). */
@@ -64,6 +69,8 @@ export interface Config {
   jsonLimit: string;
   uploadLimitBytes: number;
   graphqlLimits: QueryLimits;
+  /** Null when GATEWAY_RATE_LIMIT_PER_MINUTE is unset. */
+  rateLimit: RateLimitOptions | null;
 }
 
 /** The page size cap of every list input (REST and GraphQL); not configurable, the services enforce it. */
@@ -103,6 +110,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxPageSize: MAX_PAGE_SIZE,
       defaultListSize: e.GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE,
     },
+    rateLimit: e.GATEWAY_RATE_LIMIT_PER_MINUTE
+      ? { perMinute: e.GATEWAY_RATE_LIMIT_PER_MINUTE, redisUrl: e.REDIS_URL, keyPrefix: e.GATEWAY_REDIS_KEY_PREFIX }
+      : null,
   };
 }
 
