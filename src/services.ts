@@ -22,7 +22,7 @@ import { PartialService } from './modules/partials/partial.service';
 import { WorkspaceRepository } from './modules/workspaces/workspace.repository';
 import { WorkspaceService } from './modules/workspaces/workspace.service';
 import { ProviderRegistry } from './providers/registry';
-import { LocalFileStore } from './storage/local-file-store';
+import { createFileStore } from './storage/create-file-store';
 
 /** The domain services, built once per process and shared by both faces. */
 export function createServices(db: Database, config: Config, logger: Logger) {
@@ -36,7 +36,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   workspaces.onWorkspaceCreated(partials.createDefaultCollection);
   const providers = new ProviderRegistry(config.providerEndpoints, { timeoutMs: config.providerTimeoutMs });
   const integrations = new IntegrationService(new IntegrationRepository(prisma), new SecretBox(loadMasterKey(config, logger)), providers);
-  const files = new FileService(new FileRepository(prisma), new LocalFileStore(config.filesDir), { maxUploadBytes: config.uploadLimitBytes }, logger);
+  const files = new FileService(new FileRepository(prisma), createFileStore(config), { maxUploadBytes: config.uploadLimitBytes }, logger);
   const fineTuningJobs = new FineTuningRepository(prisma);
   const jobLeases = new JobLeases(prisma);
   const jobCancellation = new JobCancellation(fineTuningJobs, jobLeases, logger);

@@ -151,7 +151,7 @@ describe('rate limits shared through Redis', () => {
     const warnings: string[] = [];
     const limiter = new RateLimiter(
       { perMinute: 3, redisUrl: `redis://127.0.0.1:${await closedPort()}`, keyPrefix: uniquePrefix() },
-      { warn: (_obj: unknown, msg: string) => warnings.push(msg), info: () => undefined },
+      { warn: (_obj: unknown, msg?: string) => void warnings.push(msg ?? ''), info: () => undefined },
     );
     try {
       const results = [];
