@@ -19,6 +19,7 @@ import { partialRoutes } from './modules/partials/partial.routes';
 import type { Services } from './services';
 import { graphqlRateLimitErrors, identifyCaller, knownCaller, rateLimit } from './modules/rate-limits/rate-limit.middleware';
 import { RateLimiter } from './modules/rate-limits/rate-limiter';
+import { idempotentCreates } from './modules/idempotency/idempotency.middleware';
 
 export interface GatewayApp {
   app: express.Express;
@@ -65,7 +66,8 @@ export async function createApp(config: Config, services: Services, logger: Logg
   const graphqlLimit = limiter ? [identifyCaller((key) => services.apiKeys.authenticate(key), API_KEY_HEADER), rateLimit(limiter), graphqlRateLimitErrors] : [];
   app.use('/graphql', ...graphqlLimit, ...graphql.middleware);
 
-  const jsonBody: RequestHandler[] = [requireJsonBody, express.json({ limit: config.jsonLimit, strict: true })];
+  // Creating POSTs with an Idempotency-Key are claimed or replayed right after their body is parsed.
+  const jsonBody: RequestHandler[] = [requireJsonBody, express.json({ limit: config.jsonLimit, strict: true }), idempotentCreates(services.idempotency)];
   const v1 = express.Router();
   v1.use(authenticate(services));
   if (limiter) v1.use(rateLimit(limiter));

@@ -11,6 +11,8 @@ import { FineTuningRepository } from './modules/fine-tuning/fine-tuning.reposito
 import { FineTuningService } from './modules/fine-tuning/fine-tuning.service';
 import { JobCancellation } from './modules/fine-tuning/job-cancellation';
 import { JobLeases } from './modules/fine-tuning/job-leases';
+import { IdempotencyRepository } from './modules/idempotency/idempotency.repository';
+import { IdempotencyService } from './modules/idempotency/idempotency.service';
 import { IntegrationRepository } from './modules/integrations/integration.repository';
 import { IntegrationService } from './modules/integrations/integration.service';
 import { LabelRepository } from './modules/labels/label.repository';
@@ -35,7 +37,9 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const partials = new PartialService(new PartialRepository(prisma));
   workspaces.onWorkspaceCreated(partials.createDefaultCollection);
   const providers = new ProviderRegistry(config.providerEndpoints, { timeoutMs: config.providerTimeoutMs });
-  const integrations = new IntegrationService(new IntegrationRepository(prisma), new SecretBox(loadMasterKey(config, logger)), providers);
+  const secrets = new SecretBox(loadMasterKey(config, logger));
+  const integrations = new IntegrationService(new IntegrationRepository(prisma), secrets, providers);
+  const idempotency = new IdempotencyService(new IdempotencyRepository(prisma), secrets, logger);
   const files = new FileService(new FileRepository(prisma), createFileStore(config), { maxUploadBytes: config.uploadLimitBytes }, logger);
   const fineTuningJobs = new FineTuningRepository(prisma);
   const jobLeases = new JobLeases(prisma);
@@ -57,6 +61,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
     jobCancellation,
     fineTuning,
     clientMode,
+    idempotency,
   };
 }
 
