@@ -19,7 +19,7 @@ async function upload(gw: { url: string; key: string }, content: string, purpose
   form.append('purpose', purpose);
   form.append('file', new Blob([content]), filename);
   const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key }, body: form });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: await res.json() };
 }
 
 async function trainAndWait(gw: HostedGateway, fileId: string): Promise<any> {

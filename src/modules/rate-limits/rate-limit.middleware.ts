@@ -52,7 +52,7 @@ export const graphqlRateLimitErrors: ErrorRequestHandler = (err: unknown, _req, 
 
 /** The caller authentication has put on the response, if it ran and succeeded. */
 export function knownCaller(res: Response | undefined): Caller | undefined {
-  return res?.locals.caller as Caller | undefined;
+  return res?.locals.caller;
 }
 
 /**
