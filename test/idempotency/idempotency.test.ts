@@ -155,6 +155,43 @@ describe('files and fine-tuning jobs', () => {
   });
 });
 
+describe('client mode', () => {
+  const providerHeaders = { 'x-gateway-provider': 'openai', authorization: `Bearer ${SECRET}` };
+
+  it('one provider job for 10 concurrent client-mode creates with one key; other credentials are another request', async () => {
+    const form = new FormData();
+    form.append('purpose', 'fine-tune');
+    form.append('file', new Blob([dataset(13)]), 'cm.jsonl');
+    const uploaded = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key, ...providerHeaders }, body: form });
+    const fileId = ((await uploaded.json()) as { id: string }).id;
+    const key = newIdemKey();
+    const body = { model: 'gpt-4o-mini', training_file: fileId };
+    const send = () => api(gw, 'POST', '/v1/fine_tuning/jobs', { body, headers: { ...providerHeaders, ...idem(key) } });
+    const first = expectOneCreation(await Promise.all(Array.from({ length: 10 }, send)));
+    await expectReplay(send, first);
+    expect([...fake.state.jobs.values()].filter((j) => j.training_file === fileId)).toHaveLength(1);
+    const otherCredentials = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
+      body,
+      headers: { ...providerHeaders, authorization: 'Bearer sk-other', ...idem(key) },
+    });
+    expect(otherCredentials.status).toBe(422);
+  });
+
+  it('refuses a key on a client-mode upload, which reaches the provider before its identity is known', async () => {
+    const form = new FormData();
+    form.append('purpose', 'fine-tune');
+    form.append('file', new Blob([dataset(14)]), 'cm.jsonl');
+    const res = await fetch(`${gw.url}/v1/files`, {
+      method: 'POST',
+      headers: { 'x-gateway-api-key': gw.key, ...providerHeaders, ...idem(newIdemKey()) },
+      body: form,
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error).toMatchObject({ param: 'Idempotency-Key', code: 'unsupported_operation' });
+    expect([...fake.state.files.values()].filter((f) => f.bytes === Buffer.byteLength(dataset(14)))).toHaveLength(0);
+  });
+});
+
 describe('administration', () => {
   it('replays an issued API key identically while storing no secret in clear', async () => {
     const key = newIdemKey();

@@ -60,8 +60,11 @@ describe('rate limits in memory (GATEWAY_RATE_LIMIT_PER_MINUTE=60, no REDIS_URL)
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
 
-    // Every route behind the key counts, GraphQL too (429 in GraphQL's shape).
+    // Every route behind the key counts: client mode too (refused before any provider call), GraphQL (in its shape).
     expect((await api(gw, 'POST', '/v1/labels', { body: { name: 'late' } })).status).toBe(429);
+    const clientMode = await api(gw, 'GET', '/v1/files', { headers: { 'x-gateway-provider': 'openai', authorization: 'Bearer sk-unused' } });
+    expect(clientMode.status).toBe(429);
+    expect(clientMode.body.error.type).toBe('rate_limit_error');
     const graphql = await gql(gw, '{ __typename }');
     expect(graphql.status).toBe(429);
     expect(graphql.body.errors[0].extensions.code).toBe('RATE_LIMITED');

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Caller } from '../../auth/scope';
 import { GatewayError } from '../../errors';
+import { API_KEY_HEADER } from '../../http/rest';
 import {
   fingerprintOf,
   MAX_IDEMPOTENCY_KEY_LENGTH,
@@ -35,10 +36,17 @@ export function idempotencyKeyOf(req: Request): string | undefined {
 /** Keys belong to the API key's workspace; an organisation key's to its organisation. */
 export const ownerOf = (caller: Caller): IdempotencyOwner => ({ organisationId: caller.organisationId, scope: caller.workspaceId ?? '' });
 
-/** What makes two creating requests the same, besides the body: where they go and for which provider. */
+/**
+ * What makes two creating requests the same, besides the body: where they go, and (client mode) for
+ * which provider with which credentials and settings. Only its hash is stored, never these values.
+ */
 export function requestIdentity(req: Request): string[] {
   const query = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
-  return [req.method, req.baseUrl + req.path, query, req.header('x-gateway-provider') ?? ''];
+  const providerHeaders = Object.keys(req.headers)
+    .filter((name) => (name.startsWith('x-gateway-') && name !== API_KEY_HEADER) || name === 'authorization')
+    .sort()
+    .map((name) => `${name}=${req.header(name) ?? ''}`);
+  return [req.method, req.baseUrl + req.path, query, ...providerHeaders];
 }
 
 /** Sends the first answer again. */
