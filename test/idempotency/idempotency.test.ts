@@ -51,7 +51,10 @@ function expectOneCreation(answers: ApiResponse[]): ApiResponse {
   expect(created).toHaveLength(1);
   for (const answer of answers) {
     if (answer.status === 200) expect(answer.body).toEqual(created[0].body);
-    else expect(answer).toMatchObject({ status: 409, body: { error: { type: 'conflict_error', code: 'idempotency_key_in_use' } } });
+    else {
+      expect(answer).toMatchObject({ status: 409, body: { error: { type: 'conflict_error', code: 'idempotency_key_in_use' } } });
+      expect(answer.headers.get('retry-after')).toBe('1');
+    }
   }
   return created[0];
 }
@@ -187,7 +190,7 @@ describe('client mode', () => {
       body: form,
     });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as any).error).toMatchObject({ param: 'Idempotency-Key', code: 'unsupported_operation' });
+    expect((await res.json()).error).toMatchObject({ param: 'Idempotency-Key', code: 'unsupported_operation' });
     expect([...fake.state.files.values()].filter((f) => f.bytes === Buffer.byteLength(dataset(14)))).toHaveLength(0);
   });
 });

@@ -48,7 +48,7 @@ const providerListJson = <T, J extends { id: string }>(page: ProviderPage<T>, to
  * A client-mode upload reaches the provider while it streams in, before its SHA-256 (its identity)
  * is known, so it cannot be made idempotent: a key is refused rather than silently not honoured.
  */
-async function refuseIdempotencyKey(req: Request): Promise<void> {
+function refuseIdempotencyKey(req: Request): void {
   if (idempotencyKeyOf(req) === undefined) return;
   throw new GatewayError('unsupported', 'Idempotency-Key is not supported for client-mode uploads (the file goes to the provider as it streams in)', {
     param: 'Idempotency-Key',
@@ -64,7 +64,8 @@ export function clientModeFileRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      const { scope } = await refuseIdempotencyKey(req)
+      const { scope } = await Promise.resolve()
+        .then(() => refuseIdempotencyKey(req))
         .then(() => lazyTenantRequest(services, req, res))
         .catch((err: unknown) => {
           req.resume();

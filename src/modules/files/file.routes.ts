@@ -6,7 +6,7 @@ import type { Services } from '../../services';
 import { toDeletedFileJson, toFileJson, toFileListJson } from './file.mapper';
 import type { GatewayFile } from './file.repository';
 import type { StagedFile } from './file.service';
-import { idempotencyKeyOf, ownerOf, requestIdentity, sendReplay, settleWithAnswer } from '../idempotency/idempotency.middleware';
+import { claimFor, idempotencyKeyOf, requestIdentity, sendReplay, settleWithAnswer } from '../idempotency/idempotency.middleware';
 import { fingerprintOf, type IdempotentReplay } from '../idempotency/idempotency.service';
 
 /** Datasets are JSON Lines; anything else is opaque bytes. */
@@ -34,7 +34,7 @@ async function claimUpload(
   fields: Record<string, string>,
 ): Promise<IdempotentReplay | null> {
   const fingerprint = fingerprintOf([...requestIdentity(req), staged.sha256, fields.purpose ?? '', fields.workspace_id ?? '']);
-  const outcome = await services.idempotency.claim(ownerOf(callerOf(res)), key, fingerprint);
+  const outcome = await claimFor(res, services.idempotency, key, fingerprint);
   if (outcome.kind === 'replay') return outcome;
   settleWithAnswer(res, outcome, services.idempotency);
   return null;

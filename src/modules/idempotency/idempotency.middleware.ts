@@ -49,6 +49,16 @@ export function requestIdentity(req: Request): string[] {
   return [req.method, req.baseUrl + req.path, query, ...providerHeaders];
 }
 
+/** Claims the key for this request; a 409 (the first request still running) says when to retry. */
+export async function claimFor(res: Response, idempotency: IdempotencyService, key: string, fingerprint: string): Promise<IdempotencyClaim | IdempotentReplay> {
+  try {
+    return await idempotency.claim(ownerOf(res.locals.caller), key, fingerprint);
+  } catch (err) {
+    if (err instanceof GatewayError && err.code === 'idempotency_key_in_use') res.setHeader('retry-after', '1');
+    throw err;
+  }
+}
+
 /** Sends the first answer again. */
 export function sendReplay(res: Response, replay: IdempotentReplay): void {
   res.setHeader('idempotent-replayed', 'true');
@@ -91,7 +101,7 @@ export function idempotentCreates(idempotency: IdempotencyService): RequestHandl
       return;
     }
     const fingerprint = fingerprintOf([...requestIdentity(req), JSON.stringify(req.body ?? null)]);
-    const outcome = await idempotency.claim(ownerOf(res.locals.caller), key, fingerprint);
+    const outcome = await claimFor(res, idempotency, key, fingerprint);
     if (outcome.kind === 'replay') {
       sendReplay(res, outcome);
       return;
