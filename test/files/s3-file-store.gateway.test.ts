@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { createIntegration, createTestDatabase, dataset, eventually, newKey, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
 import { api } from '../support/gateway';
@@ -73,6 +74,49 @@ it('stores uploads in the bucket, serves and trains on them, and leaves no objec
 
     expect((await api(gw, 'DELETE', `/v1/files/${(await upload(gw, content)).body.id}`)).status).toBe(200);
     expect(await s3.keys(prefix)).toEqual([`${prefix}/${file.body.id}`]);
+  } finally {
+    await gw.stop();
+    await database.drop();
+    await data.remove();
+  }
+});
+
+/** Sends the head of a multipart upload by hand, then `share` of its body, and hangs up. */
+async function cutUpload(gw: { url: string; key: string }, content: string, share: number): Promise<void> {
+  const boundary = 'gw-cut-boundary';
+  const body = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nfine-tune\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.jsonl"\r\nContent-Type: application/jsonl\r\n\r\n${content}\r\n--${boundary}--\r\n`,
+  );
+  const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  socket.on('error', () => undefined);
+  socket.write(
+    `POST /v1/files HTTP/1.1\r\nHost: 127.0.0.1\r\nx-gateway-api-key: ${gw.key}\r\n` +
+      `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n`,
+  );
+  await new Promise<void>((resolve) => socket.write(body.subarray(0, Math.floor(body.length * share)), () => resolve()));
+  await new Promise((resolve) => setTimeout(resolve, 500)); // parts are on their way to the store
+  socket.destroy();
+}
+
+it('leaves no object for an upload cut off mid-stream, in the first part or after several', async () => {
+  const prefix = `cut-${randomBytes(4).toString('hex')}`;
+  const data = await tempDir('gw-s3-cut-');
+  const database = await createTestDatabase();
+  const gw = await startHostedGateway({ fake, database, dataDir: data.dir, key: newKey(), env: s3.env(prefix) });
+  try {
+    const big = dataset(150_000); // about 21 MiB: the gateway's 8 MiB parts make it a multipart upload
+    expect(Buffer.byteLength(big)).toBeGreaterThan(20 * 1024 * 1024);
+    await cutUpload(gw, big, 0.0001);
+    await cutUpload(gw, big, 0.9); // two parts sent, the third under way
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // a wrongly surviving upload would complete meanwhile
+    expect(await s3.keys(prefix)).toEqual([]);
+    expect(await gw.gateway.services.db.prisma.file.count()).toBe(0);
+    // Still serving: a whole upload of the same content is stored.
+    const whole = await upload(gw, big);
+    expect(whole.status).toBe(200);
+    expect(await s3.keys(prefix)).toEqual([`${prefix}/${whole.body.id}`]);
   } finally {
     await gw.stop();
     await database.drop();
