@@ -19,6 +19,9 @@ import { labelRoutes } from './modules/labels/label.routes';
 import { modelRoutes } from './modules/models/model.routes';
 import { partialRoutes } from './modules/partials/partial.routes';
 import type { Services } from './services';
+import { graphqlRateLimitErrors, identifyCaller, knownCaller, rateLimit } from './modules/rate-limits/rate-limit.middleware';
+import { RateLimiter } from './modules/rate-limits/rate-limiter';
+import { idempotentCreates } from './modules/idempotency/idempotency.middleware';
 
 export interface GatewayApp {
   app: express.Express;
@@ -52,18 +55,24 @@ export async function createApp(config: Config, services: Services, logger: Logg
     res.type('text/plain; version=0.0.4').send(metrics.render());
   });
 
+  // Per API key; counted after authentication on both faces (GraphQL looks the key up ahead of its context).
+  const limiter = config.rateLimit ? new RateLimiter(config.rateLimit, logger) : null;
+  await limiter?.ready(2000);
   const graphql = await createGraphQLFace({
     config,
     logger,
     httpServer,
     schema: await buildServedSchema(GRAPHQL_MODULES),
-    context: async (req) => createAppContext(services, await services.apiKeys.authenticate(req.header(API_KEY_HEADER))),
+    context: async (req) => createAppContext(services, knownCaller(req.res) ?? (await services.apiKeys.authenticate(req.header(API_KEY_HEADER)))),
   });
-  app.use('/graphql', ...graphql.middleware);
+  const graphqlLimit = limiter ? [identifyCaller((key) => services.apiKeys.authenticate(key), API_KEY_HEADER), rateLimit(limiter), graphqlRateLimitErrors] : [];
+  app.use('/graphql', ...graphqlLimit, ...graphql.middleware);
 
-  const jsonBody: RequestHandler[] = [requireJsonBody, express.json({ limit: config.jsonLimit, strict: true })];
+  // Creating POSTs with an Idempotency-Key are claimed or replayed right after their body is parsed.
+  const jsonBody: RequestHandler[] = [requireJsonBody, express.json({ limit: config.jsonLimit, strict: true }), idempotentCreates(services.idempotency)];
   const v1 = express.Router();
   v1.use(authenticate(services));
+  if (limiter) v1.use(rateLimit(limiter));
   v1.use('/labels', ...jsonBody, labelRoutes(services));
   v1.use('/integrations', ...jsonBody, integrationRoutes(services));
   // Multipart uploads: no JSON body parser (the route streams the body itself).
@@ -85,6 +94,7 @@ export async function createApp(config: Config, services: Services, logger: Logg
     async stop() {
       await graphql.stop();
       await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      limiter?.close();
     },
   };
 }

@@ -2,6 +2,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { decodeMasterKey, MASTER_KEY_FORMAT_HINT } from './crypto/secret-box';
 import type { QueryLimits } from './graphql/limits';
+import type { RateLimitOptions } from './modules/rate-limits/rate-limiter';
+import type { S3ClientSettings } from './storage/s3-file-store';
 
 /** Environment variables, parsed and validated once at start-up. */
 const envSchema = z.object({
@@ -33,6 +35,21 @@ const envSchema = z.object({
   GATEWAY_GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().default(5000),
   GATEWAY_GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(10_000),
   GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE: z.coerce.number().int().positive().default(50),
+  // Rate limits (src/modules/rate-limits): requests per API key per minute; unset = no limit.
+  GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().optional(),
+  REDIS_URL: z.string().url().optional(),
+  GATEWAY_REDIS_KEY_PREFIX: z.string().min(1).default('gateway:rl'),
+  // Where uploaded files live: `local` (under DATA_DIR) or `s3://bucket/prefix` (src/storage/s3-file-store.ts).
+  GATEWAY_FILE_STORE: z
+    .string()
+    .regex(/^(local|s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?)$/, { message: 'must be local or s3://bucket/prefix' })
+    .default('local'),
+  GATEWAY_FILE_STORE_ENDPOINT: z.string().url().optional(),
+  // For the S3 file store; unset, the AWS SDK's default chain (profiles, instance roles…) decides.
+  AWS_REGION: z.string().min(1).optional(),
+  AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  AWS_SESSION_TOKEN: z.string().min(1).optional(),
 });
 
 /** Every variable the gateway reads (documented in the README's configuration table). */
@@ -64,6 +81,10 @@ export interface Config {
   jsonLimit: string;
   uploadLimitBytes: number;
   graphqlLimits: QueryLimits;
+  /** Null for the local store under `filesDir`. */
+  s3FileStore: (S3ClientSettings & { location: string }) | null;
+  /** Null when GATEWAY_RATE_LIMIT_PER_MINUTE is unset. */
+  rateLimit: RateLimitOptions | null;
 }
 
 /** The page size cap of every list input (REST and GraphQL); not configurable, the services enforce it. */
@@ -103,6 +124,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxPageSize: MAX_PAGE_SIZE,
       defaultListSize: e.GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE,
     },
+    s3FileStore:
+      e.GATEWAY_FILE_STORE === 'local'
+        ? null
+        : {
+            location: e.GATEWAY_FILE_STORE,
+            endpoint: e.GATEWAY_FILE_STORE_ENDPOINT,
+            region: e.AWS_REGION,
+            accessKeyId: e.AWS_ACCESS_KEY_ID,
+            secretAccessKey: e.AWS_SECRET_ACCESS_KEY,
+            sessionToken: e.AWS_SESSION_TOKEN,
+          },
+    rateLimit: e.GATEWAY_RATE_LIMIT_PER_MINUTE
+      ? { perMinute: e.GATEWAY_RATE_LIMIT_PER_MINUTE, redisUrl: e.REDIS_URL, keyPrefix: e.GATEWAY_REDIS_KEY_PREFIX }
+      : null,
   };
 }
 

@@ -12,6 +12,8 @@ import { FineTuningRepository } from './modules/fine-tuning/fine-tuning.reposito
 import { FineTuningService } from './modules/fine-tuning/fine-tuning.service';
 import { JobCancellation } from './modules/fine-tuning/job-cancellation';
 import { JobLeases } from './modules/fine-tuning/job-leases';
+import { IdempotencyRepository } from './modules/idempotency/idempotency.repository';
+import { IdempotencyService } from './modules/idempotency/idempotency.service';
 import { IntegrationRepository } from './modules/integrations/integration.repository';
 import { IntegrationService } from './modules/integrations/integration.service';
 import { LabelRepository } from './modules/labels/label.repository';
@@ -25,7 +27,7 @@ import { PartialService } from './modules/partials/partial.service';
 import { WorkspaceRepository } from './modules/workspaces/workspace.repository';
 import { WorkspaceService } from './modules/workspaces/workspace.service';
 import { ProviderRegistry } from './providers/registry';
-import { LocalFileStore } from './storage/local-file-store';
+import { createFileStore } from './storage/create-file-store';
 
 /** The domain services, built once per process and shared by both faces. */
 export function createServices(db: Database, config: Config, logger: Logger) {
@@ -38,8 +40,10 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const partials = new PartialService(new PartialRepository(prisma));
   workspaces.onWorkspaceCreated(partials.createDefaultCollection);
   const providers = new ProviderRegistry(config.providerEndpoints, { timeoutMs: config.providerTimeoutMs });
-  const integrations = new IntegrationService(new IntegrationRepository(prisma), new SecretBox(loadMasterKey(config, logger)), providers);
-  const files = new FileService(new FileRepository(prisma), new LocalFileStore(config.filesDir), { maxUploadBytes: config.uploadLimitBytes }, logger);
+  const secrets = new SecretBox(loadMasterKey(config, logger));
+  const integrations = new IntegrationService(new IntegrationRepository(prisma), secrets, providers);
+  const idempotency = new IdempotencyService(new IdempotencyRepository(prisma), secrets, logger);
+  const files = new FileService(new FileRepository(prisma), createFileStore(config), { maxUploadBytes: config.uploadLimitBytes }, logger);
   const fineTuningJobs = new FineTuningRepository(prisma);
   const jobLeases = new JobLeases(prisma);
   const jobCancellation = new JobCancellation(fineTuningJobs, jobLeases, logger);
@@ -64,6 +68,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
     clientMode,
     models,
     chat,
+    idempotency,
   };
 }
 

@@ -75,7 +75,7 @@ export class LocalFileStore implements FileStore {
  * Keys are opaque ids, but they end up in a path: anything that could climb out of `root`, name a
  * directory, or shadow a temporary file is refused.
  */
-function assertSafeKey(key: string): void {
+export function assertSafeKey(key: string): void {
   const unsafe = key.length === 0 || key.length > 200 || key.startsWith('.') || key.includes('..') || /[/\\\0]/.test(key);
   if (unsafe) throw badRequest(`Invalid storage key '${key}'`);
 }
@@ -85,7 +85,7 @@ function assertSafeKey(key: string): void {
  * would otherwise leave it waiting for an end that never comes). Unlike `pipeline`, this never
  * destroys the source: on failure `pipe` merely detaches from it. Returns the undo.
  */
-function feedWithoutOwning(source: NodeJS.ReadableStream, meter: ByteMeter): () => void {
+export function feedWithoutOwning(source: NodeJS.ReadableStream, meter: ByteMeter): () => void {
   const stopWatching = finished(source, { writable: false }, (err) => {
     if (err) meter.destroy(err);
   });

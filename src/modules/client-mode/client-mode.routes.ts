@@ -1,12 +1,13 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import { invalidField } from '../../errors';
+import { GatewayError, invalidField } from '../../errors';
 import { receiveMultipartUpload } from '../../http/multipart';
 import { json, lazyTenantRequest, pathParam } from '../../http/rest';
 import { cursorListJson, type Page } from '../../http/openai-shapes';
 import type { ProviderFile, ProviderPage } from '../../providers/types';
 import type { Services } from '../../services';
+import { idempotencyKeyOf } from '../idempotency/idempotency.middleware';
 import { toCheckpointJson, toEventListJson, toJobJson, toJobListJson } from '../fine-tuning/fine-tuning.mapper';
 import { PROVIDER_HEADER, type RequestHeaders } from './client-mode.service';
 
@@ -43,6 +44,18 @@ const providerListJson = <T, J extends { id: string }>(page: ProviderPage<T>, to
 });
 
 /** `/v1/files` in client mode: the caller's provider, streamed through both ways. */
+/**
+ * A client-mode upload reaches the provider while it streams in, before its SHA-256 (its identity)
+ * is known, so it cannot be made idempotent: a key is refused rather than silently not honoured.
+ */
+function refuseIdempotencyKey(req: Request): void {
+  if (idempotencyKeyOf(req) === undefined) return;
+  throw new GatewayError('unsupported', 'Idempotency-Key is not supported for client-mode uploads (the file goes to the provider as it streams in)', {
+    param: 'Idempotency-Key',
+    code: 'unsupported_operation',
+  });
+}
+
 export function clientModeFileRoutes(services: Services): Router {
   const router = Router();
   const { clientMode, files } = services;
@@ -51,10 +64,13 @@ export function clientModeFileRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      const { scope } = await lazyTenantRequest(services, req, res).catch((err: unknown) => {
-        req.resume();
-        throw err;
-      });
+      const { scope } = await Promise.resolve()
+        .then(() => refuseIdempotencyKey(req))
+        .then(() => lazyTenantRequest(services, req, res))
+        .catch((err: unknown) => {
+          req.resume();
+          throw err;
+        });
       let purposeKnown!: (purpose: string) => void;
       let purposeMissing!: (err: unknown) => void;
       const purpose = new Promise<string>((resolve, reject) => ((purposeKnown = resolve), (purposeMissing = reject)));

@@ -1,10 +1,13 @@
 import { pipeline } from 'node:stream/promises';
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { receiveMultipartUpload } from '../../http/multipart';
 import { callerOf, json, pathParam, queryParam, tenantRequest } from '../../http/rest';
 import type { Services } from '../../services';
 import { toDeletedFileJson, toFileJson, toFileListJson } from './file.mapper';
 import type { GatewayFile } from './file.repository';
+import type { StagedFile } from './file.service';
+import { claimFor, idempotencyKeyOf, requestIdentity, sendReplay, settleWithAnswer } from '../idempotency/idempotency.middleware';
+import { fingerprintOf, type IdempotentReplay } from '../idempotency/idempotency.service';
 
 /** Datasets are JSON Lines; anything else is opaque bytes. */
 function contentTypeOf(file: GatewayFile): string {
@@ -17,39 +20,65 @@ function contentDisposition(filename: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
 
+/**
+ * An upload's Idempotency-Key, claimed once the file has streamed in: its identity is the file's
+ * SHA-256 and purpose (and where it goes). Returns the first answer to replay, or null when this
+ * request now holds the key (its answer settles it).
+ */
+async function claimUpload(
+  services: Services,
+  req: Request,
+  res: Response,
+  key: string,
+  staged: StagedFile,
+  fields: Record<string, string>,
+): Promise<IdempotentReplay | null> {
+  const fingerprint = fingerprintOf([...requestIdentity(req), staged.sha256, fields.purpose ?? '', fields.workspace_id ?? '']);
+  const outcome = await claimFor(res, services.idempotency, key, fingerprint);
+  if (outcome.kind === 'replay') return outcome;
+  settleWithAnswer(res, outcome, services.idempotency);
+  return null;
+}
+
 export function fileRoutes(services: Services): Router {
   const router = Router();
   const { files } = services;
 
-  router.post(
-    '/',
-    json(async (req, res) => {
-      let scope;
-      try {
-        // Checked before the upload streams in, from the query (or the key's own workspace);
-        // a `workspace_id` form field, known only at the end, may still name another.
-        ({ scope } = await tenantRequest(services, req, res));
-      } catch (err) {
-        req.resume();
-        throw err;
+  router.post('/', async (req, res) => {
+    let scope;
+    let idempotencyKey;
+    try {
+      // Checked before the upload streams in, from the query (or the key's own workspace);
+      // a `workspace_id` form field, known only at the end, may still name another.
+      ({ scope } = await tenantRequest(services, req, res));
+      idempotencyKey = idempotencyKeyOf(req);
+    } catch (err) {
+      req.resume();
+      throw err;
+    }
+    const { fields, file: staged } = await receiveMultipartUpload(req, {
+      maxFileBytes: files.maxUploadBytes,
+      allowedFields: ['purpose', 'workspace_id'],
+      onFile: ({ filename, stream }) => files.stage({ filename, stream }),
+      onDiscard: (staged) => files.discard(staged),
+    });
+    try {
+      if (fields.workspace_id !== undefined && queryParam(req, 'workspace_id') === undefined) {
+        scope = await services.workspaces.resolveScope(callerOf(res), fields.workspace_id, queryParam(req, 'organisation_id'));
       }
-      const { fields, file: staged } = await receiveMultipartUpload(req, {
-        maxFileBytes: files.maxUploadBytes,
-        allowedFields: ['purpose', 'workspace_id'],
-        onFile: ({ filename, stream }) => files.stage({ filename, stream }),
-        onDiscard: (staged) => files.discard(staged),
-      });
-      try {
-        if (fields.workspace_id !== undefined && queryParam(req, 'workspace_id') === undefined) {
-          scope = await services.workspaces.resolveScope(callerOf(res), fields.workspace_id, queryParam(req, 'organisation_id'));
-        }
-      } catch (err) {
+      const replay = idempotencyKey === undefined ? null : await claimUpload(services, req, res, idempotencyKey, staged, fields);
+      if (replay) {
+        // This copy's bytes go before the answer does: once answered, nothing of it is left.
         await files.discard(staged);
-        throw err;
+        sendReplay(res, replay);
+        return;
       }
-      return toFileJson(await files.commit(scope, staged, fields.purpose));
-    }),
-  );
+    } catch (err) {
+      await files.discard(staged);
+      throw err;
+    }
+    res.status(200).json(toFileJson(await files.commit(scope, staged, fields.purpose)));
+  });
 
   router.get(
     '/',
