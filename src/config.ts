@@ -33,6 +33,9 @@ const envSchema = z.object({
   GATEWAY_GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().default(5000),
   GATEWAY_GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(10_000),
   GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE: z.coerce.number().int().positive().default(50),
+  // The in-process API key cache (src/modules/api-keys/api-key.cache.ts); 0 turns it off.
+  GATEWAY_KEY_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
+  GATEWAY_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
 });
 
 /** Every variable the gateway reads (documented in the README's configuration table). */
@@ -64,6 +67,7 @@ export interface Config {
   jsonLimit: string;
   uploadLimitBytes: number;
   graphqlLimits: QueryLimits;
+  keyCache: { maxEntries: number; ttlMs: number };
 }
 
 /** The page size cap of every list input (REST and GraphQL); not configurable, the services enforce it. */
@@ -103,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxPageSize: MAX_PAGE_SIZE,
       defaultListSize: e.GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE,
     },
+    keyCache: { maxEntries: e.GATEWAY_KEY_CACHE_SIZE, ttlMs: e.GATEWAY_KEY_CACHE_TTL_MS },
   };
 }
 

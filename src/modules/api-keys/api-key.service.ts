@@ -5,6 +5,7 @@ import { notFound, unauthenticated } from '../../errors';
 import type { ApiKey } from '../../generated/prisma/client';
 import { isUuid, parseInput, type Input } from '../../validation/parse';
 import type { WorkspaceService } from '../workspaces/workspace.service';
+import type { ApiKeyCache } from './api-key.cache';
 import type { ApiKeyRepository } from './api-key.repository';
 import { createApiKeySchema, type CreateApiKeyInput } from './api-key.schemas';
 
@@ -18,14 +19,22 @@ export class ApiKeyService {
   constructor(
     private readonly keys: ApiKeyRepository,
     private readonly workspaces: WorkspaceService,
+    readonly cache: ApiKeyCache,
   ) {}
 
-  /** The caller behind a key; 401 for a missing, unknown or revoked key. */
+  /** The caller behind a key; 401 for a missing, unknown or revoked key. Active keys are cached (see ApiKeyCache). */
   async authenticate(key: string | undefined): Promise<Caller> {
     if (!key) throw unauthenticated('Missing API key: send it in the x-gateway-api-key header');
-    const record = await this.keys.findByHash(hashApiKey(key));
-    if (!record || record.revokedAt) throw unauthenticated('Invalid or revoked API key');
-    return { keyId: record.id, organisationId: record.organisationId, workspaceId: record.workspaceId };
+    const hash = hashApiKey(key);
+    const cached = this.cache.get(hash);
+    if (cached) return cached;
+    const token = this.cache.token();
+    const row = await this.keys.findActiveScope(hash);
+    if (!row) throw unauthenticated('Invalid or revoked API key');
+    const caller: Caller = { keyId: row.id, organisationId: row.organisationId, workspaceId: row.workspaceId };
+    if (row.workspaceId === null) caller.defaultWorkspaceId = row.defaultWorkspaceId;
+    this.cache.store(hash, caller, token);
+    return caller;
   }
 
   /** A new key of the organisation, for one of its workspaces (`workspaceId`: UUID or slug) or for the whole organisation. */
@@ -54,6 +63,9 @@ export class ApiKeyService {
   /** Revokes a key of the organisation; revoked keys answer 401 from the next request on. */
   async revoke(organisationId: string, id: string): Promise<void> {
     if (!isUuid(id)) throw notFound('API key', id);
-    if (!(await this.keys.revoke(organisationId, id)) && !(await this.keys.exists(organisationId, id))) throw notFound('API key', id);
+    const revoked = await this.keys.revoke(organisationId, id);
+    // At once in this process; other replicas hear of it from the database (api_key_change_notifications).
+    this.cache.invalidateKey(id);
+    if (!revoked && !(await this.keys.exists(organisationId, id))) throw notFound('API key', id);
   }
 }
