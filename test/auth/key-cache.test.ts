@@ -152,6 +152,23 @@ describe('ApiKeyCache', () => {
     expect(cache.get('h9')).toBeUndefined();
   });
 
+  it('tells a change’s author when the change has been announced, or gives up waiting', async () => {
+    const cache = new ApiKeyCache({ maxEntries: 10, ttlMs: 60_000 }, true);
+    const announced = cache.whenHeard('key:key-1', 60_000);
+    let heard = false;
+    void announced.heard.then(() => (heard = true));
+    cache.applyNotification('key:key-2');
+    await Promise.resolve();
+    expect(heard).toBe(false);
+    cache.applyNotification('key:key-1');
+    await announced.heard;
+    expect(heard).toBe(true);
+
+    const started = Date.now();
+    await cache.whenHeard('key:never', 50).heard;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+  });
+
   it('stores and serves nothing while inactive (its invalidations could be missed), and forgets all on going inactive', () => {
     const cache = new ApiKeyCache({ maxEntries: 10, ttlMs: 60_000 }, false);
     cache.store('h', caller(1), cache.token());

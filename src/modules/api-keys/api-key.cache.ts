@@ -16,6 +16,9 @@ interface Entry {
 /** The channel the database announces key and workspace changes on (see the api_key_change_notifications migration). */
 export const API_KEY_CHANNEL = 'gateway_api_keys';
 
+/** The notification announcing a change to one key. */
+export const keyChange = (keyId: string) => `key:${keyId}`;
+
 /**
  * Callers by key hash, so an authenticated request costs no SQL statement for its key. Bounded in
  * size (LRU over a Map's insertion order) and in age. It only serves while invalidations are known
@@ -26,6 +29,8 @@ export class ApiKeyCache {
   private readonly entries = new Map<string, Entry>();
   /** Bumped by every invalidation: a read that began before one must not store what it read. */
   private generation = 0;
+  /** Who waits to hear a notification (see `whenHeard`). */
+  private readonly waiters = new Map<string, Set<() => void>>();
   private readonly now: () => number;
 
   constructor(
@@ -82,6 +87,31 @@ export class ApiKeyCache {
     if (kind === 'key' && id) this.invalidateKey(id);
     else if (kind === 'organisation' && id) this.invalidateOrganisation(id);
     else this.drop(() => true);
+    for (const wake of this.waiters.get(payload) ?? []) wake();
+  }
+
+  /**
+   * A promise settled when this process hears `payload` (or after `timeoutMs`, or at once when not
+   * listening), taken before the change is made. The database signals every listening replica at the
+   * same commit, so a change answered only once heard here has reached the others too, in practice
+   * before the client's next request does.
+   */
+  whenHeard(payload: string, timeoutMs: number): { heard: Promise<void>; cancel(): void } {
+    if (!this.active) return { heard: Promise.resolve(), cancel: () => {} };
+    let done = () => {};
+    const heard = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => done(), timeoutMs);
+      done = () => {
+        clearTimeout(timer);
+        this.waiters.get(payload)?.delete(done);
+        if (this.waiters.get(payload)?.size === 0) this.waiters.delete(payload);
+        resolve();
+      };
+      const set = this.waiters.get(payload) ?? new Set();
+      set.add(done);
+      this.waiters.set(payload, set);
+    });
+    return { heard, cancel: () => done() };
   }
 
   /** Turned off, the cache forgets everything: invalidations sent meanwhile would not reach it. */

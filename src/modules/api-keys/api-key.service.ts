@@ -5,9 +5,12 @@ import { notFound, unauthenticated } from '../../errors';
 import type { ApiKey } from '../../generated/prisma/client';
 import { isUuid, parseInput, type Input } from '../../validation/parse';
 import type { WorkspaceService } from '../workspaces/workspace.service';
-import type { ApiKeyCache } from './api-key.cache';
+import { keyChange, type ApiKeyCache } from './api-key.cache';
 import type { ApiKeyRepository } from './api-key.repository';
 import { createApiKeySchema, type CreateApiKeyInput } from './api-key.schemas';
+
+/** How long a revocation waits to be announced before answering anyway (a stalled listener must not block it). */
+const REVOCATION_WAIT_MS = 2000;
 
 export interface IssuedKey {
   record: ApiKey;
@@ -63,9 +66,16 @@ export class ApiKeyService {
   /** Revokes a key of the organisation; revoked keys answer 401 from the next request on. */
   async revoke(organisationId: string, id: string): Promise<void> {
     if (!isUuid(id)) throw notFound('API key', id);
-    const revoked = await this.keys.revoke(organisationId, id);
-    // At once in this process; other replicas hear of it from the database (api_key_change_notifications).
-    this.cache.invalidateKey(id);
-    if (!revoked && !(await this.keys.exists(organisationId, id))) throw notFound('API key', id);
+    // Other replicas hear of it from the database (api_key_change_notifications); answer once they have.
+    const notification = this.cache.whenHeard(keyChange(id), REVOCATION_WAIT_MS);
+    let revoked = false;
+    try {
+      revoked = await this.keys.revoke(organisationId, id);
+    } finally {
+      this.cache.invalidateKey(id);
+      if (!revoked) notification.cancel();
+    }
+    if (revoked) return notification.heard;
+    if (!(await this.keys.exists(organisationId, id))) throw notFound('API key', id);
   }
 }
