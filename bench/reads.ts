@@ -12,6 +12,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -45,12 +46,31 @@ function statements(proc: ChildProcess): Promise<number> {
   });
 }
 
-/** Requests per second of `target` at CONCURRENCY (after a one-second warm-up), with the statements per request. */
-async function measure(server: ChildProcess, target: Target): Promise<{ perSecond: number; p50ms: number; perRequest: number }> {
+/** CPU time a process has used (user + system, Linux /proc), in milliseconds. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // utime and stime, fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+interface Measured {
+  perSecond: number;
+  p50ms: number;
+  perRequest: number;
+  cpuMsPerRequest: number;
+}
+
+/**
+ * Requests per second of `target` at CONCURRENCY (after a one-second warm-up), with the statements and
+ * the server's CPU time per request: on a shared machine the CPU cost is the steadier figure.
+ */
+async function measure(server: ChildProcess, target: Target): Promise<Measured> {
   await load(target, CONCURRENCY, 1);
   const before = await statements(server);
+  const cpuBefore = cpuMs(server.pid!);
   const result = await load(target, CONCURRENCY);
-  return { ...result, perRequest: ((await statements(server)) - before) / result.requests };
+  const cpu = cpuMs(server.pid!) - cpuBefore;
+  return { ...result, perRequest: ((await statements(server)) - before) / result.requests, cpuMsPerRequest: cpu / result.requests };
 }
 
 function stop(proc: ChildProcess): Promise<void> {
@@ -95,13 +115,16 @@ async function main(): Promise<void> {
     const bareAfter = await measure(bare.proc, { port: bare.port, path: `/labels/${id}`, headers: {} });
     const floor = (bareBefore.perSecond + bareAfter.perSecond) / 2;
 
-    const row = (scenario: string, r: { perSecond: number; p50ms: number; perRequest: number }, goal: string) => ({
+    const bareCpu = (bareBefore.cpuMsPerRequest + bareAfter.cpuMsPerRequest) / 2;
+    const row = (scenario: string, r: Measured, goal: string) => ({
       scenario,
       'req/s': Math.round(r.perSecond),
       'vs bare': `${(r.perSecond / floor).toFixed(2)}x`,
       goal,
       'p50 ms': r.p50ms.toFixed(1),
       'SQL/request': r.perRequest.toFixed(2),
+      'server CPU ms/request': r.cpuMsPerRequest.toFixed(3),
+      'CPU vs bare': `${(r.cpuMsPerRequest / bareCpu).toFixed(1)}x`,
     });
     console.log(
       `label read at ${CONCURRENCY} connections, ${SECONDS}s each, Postgres, servers in their own processes; ` +
