@@ -29,8 +29,8 @@ export class ApiKeyRepository {
   async findActiveScope(hash: string): Promise<KeyScopeRow | null> {
     const rows = await this.prisma.$queryRaw<KeyScopeRow[]>`
       SELECT k.id, k.organisation_id AS "organisationId", k.workspace_id AS "workspaceId", w.id AS "defaultWorkspaceId"
-      FROM api_keys k
-      LEFT JOIN workspaces w ON k.workspace_id IS NULL AND w.organisation_id = k.organisation_id AND w.slug = ${DEFAULT_WORKSPACE_SLUG}
+      FROM "api_keys" k
+      LEFT JOIN "workspaces" w ON k.workspace_id IS NULL AND w.organisation_id = k.organisation_id AND w.slug = ${DEFAULT_WORKSPACE_SLUG}
       WHERE k.hash = ${hash} AND k.revoked_at IS NULL`;
     return rows[0] ?? null;
   }
