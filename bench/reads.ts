@@ -105,7 +105,11 @@ async function main(): Promise<void> {
     const created = await fetch(`http://127.0.0.1:${gateway.port}/v1/labels`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench-label' }) });
     const { id } = (await created.json()) as { id: string };
     const label = (await (await fetch(`http://127.0.0.1:${gateway.port}/v1/labels/${id}`, { headers })).json()) as Record<string, string>;
-    const bare = await child('bare-reads.js', { DATABASE_URL: databaseUrl, BENCH_ORGANISATION_ID: label.organisation_id, BENCH_WORKSPACE_ID: label.workspace_id });
+    const bare = await child('bare-reads.js', {
+      DATABASE_URL: databaseUrl,
+      BENCH_ORGANISATION_ID: label.organisation_id,
+      BENCH_WORKSPACE_ID: label.workspace_id,
+    });
     children.push(bare.proc);
 
     const graphqlBody = JSON.stringify({ query: `query Label($id: ID!) { label(id: $id) { ${LABEL_FIELDS} } }`, variables: { id } });

@@ -31,7 +31,7 @@ class CostCache {
 
   of(document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown>, compute: () => number | null): number | null {
     let sizings = this.byDocument.get(document);
-    if (!sizings) this.byDocument.set(document, (sizings = new Map()));
+    if (!sizings) this.byDocument.set(document, (sizings = new Map<string, number>()));
     const key = `${operationName ?? ''}\0${JSON.stringify(variables, (_name, value: unknown) => (typeof value === 'string' ? '' : value))}`;
     const known = sizings.get(key);
     if (known !== undefined) return known;

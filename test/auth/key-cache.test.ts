@@ -93,7 +93,10 @@ describe('API key cache: one SQL statement per authenticated read', () => {
     expect((await api(other, 'GET', '/v1/labels')).status).toBe(200);
     await gw.gateway.services.db.prisma.workspace.delete({ where: { id: other.workspaceId } });
     // The organisation key is still valid, but its `default` workspace is gone: no stale scope is used.
-    const res = await pollUntil(() => api(other, 'GET', '/v1/labels'), (r) => r.status !== 200);
+    const res = await pollUntil(
+      () => api(other, 'GET', '/v1/labels'),
+      (r) => r.status !== 200,
+    );
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ param: 'workspace_id' });
   });
@@ -110,7 +113,10 @@ async function pollUntil<T>(request: () => Promise<T>, done: (value: T) => boole
 }
 
 async function expectRefusedSoon(caller: { url: string; key: string }): Promise<void> {
-  const res = await pollUntil(() => api(caller, 'GET', '/v1/labels'), (r) => r.status === 401);
+  const res = await pollUntil(
+    () => api(caller, 'GET', '/v1/labels'),
+    (r) => r.status === 401,
+  );
   expect(res.status).toBe(401);
 }
 
