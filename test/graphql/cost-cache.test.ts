@@ -39,4 +39,12 @@ describe('GraphQL cost cache', () => {
     expect(bad.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
     refused(await send({ n: 50, s: 'x' }), 51);
   });
+
+  it('marks every answer uncacheable, as Apollo’s cache-control plugin did', async () => {
+    const ok = await send({ n: 1 });
+    expect(ok.headers.get('cache-control')).toBe('no-store');
+    const failed = await send({ n: 50 });
+    expect(failed.status).toBe(400);
+    expect(failed.headers.get('cache-control')).toBe('no-store');
+  });
 });
