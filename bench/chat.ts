@@ -16,9 +16,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { child } from './children';
+import { child, SECONDS } from './harness';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const WORDS = Number(process.env.BENCH_CHAT_WORDS ?? 50);
 const PROVIDER_KEY = 'sk-bench-0123456789abcdef';
 

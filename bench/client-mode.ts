@@ -20,47 +20,10 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { child } from './children';
+import { child, load, SECONDS, type Target } from './harness';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const UPLOAD_MB = (process.env.BENCH_UPLOAD_MB ?? '256,512').split(',').map(Number);
 const PROVIDER_KEY = 'sk-bench-0123456789abcdef';
-
-interface Target {
-  port: number;
-  path: string;
-  headers: Record<string, string>;
-}
-
-/** `concurrency` keep-alive connections issuing `target` for SECONDS; requests per second and p50 latency. */
-async function load(target: Target, concurrency: number): Promise<{ perSecond: number; p50ms: number }> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const latencies: number[] = [];
-  const deadline = Date.now() + SECONDS * 1000;
-  const once = () =>
-    new Promise<void>((resolve, reject) => {
-      const start = performance.now();
-      const req = http.request({ host: '127.0.0.1', port: target.port, path: target.path, headers: target.headers, agent }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode} from ${target.path}`));
-          latencies.push(performance.now() - start);
-          resolve();
-        });
-      });
-      req.on('error', reject);
-      req.end();
-    });
-  const worker = async () => {
-    while (Date.now() < deadline) await once();
-  };
-  const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const elapsed = (performance.now() - started) / 1000;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return { perSecond: latencies.length / elapsed, p50ms: latencies[Math.floor(latencies.length / 2)] };
-}
 
 /** A valid JSONL dataset of just under `mb` megabytes (the gateway's default limit is 512 MiB), generated as it is sent. */
 function dataset(mb: number): Readable {

@@ -50,6 +50,9 @@ const envSchema = z.object({
   AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
   AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   AWS_SESSION_TOKEN: z.string().min(1).optional(),
+  // The in-process API key cache (src/modules/api-keys/api-key.cache.ts); 0 turns it off.
+  GATEWAY_KEY_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
+  GATEWAY_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
 });
 
 /** Every variable the gateway reads (documented in the README's configuration table). */
@@ -85,6 +88,7 @@ export interface Config {
   s3FileStore: (S3ClientSettings & { location: string }) | null;
   /** Null when GATEWAY_RATE_LIMIT_PER_MINUTE is unset. */
   rateLimit: RateLimitOptions | null;
+  keyCache: { maxEntries: number; ttlMs: number };
 }
 
 /** The page size cap of every list input (REST and GraphQL); not configurable, the services enforce it. */
@@ -138,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: e.GATEWAY_RATE_LIMIT_PER_MINUTE
       ? { perMinute: e.GATEWAY_RATE_LIMIT_PER_MINUTE, redisUrl: e.REDIS_URL, keyPrefix: e.GATEWAY_REDIS_KEY_PREFIX }
       : null,
+    keyCache: { maxEntries: e.GATEWAY_KEY_CACHE_SIZE, ttlMs: e.GATEWAY_KEY_CACHE_TTL_MS },
   };
 }
 

@@ -2,7 +2,9 @@ import 'reflect-metadata';
 import { createApp } from './app';
 import { loadConfig, type Config } from './config';
 import { openDatabase, type DatabaseOptions } from './db/database';
+import type { NotificationListener } from './db/notifications';
 import { createLogger, type Logger } from './logger';
+import { listenForKeyChanges } from './modules/api-keys/api-key.invalidation';
 import { JobMonitor } from './modules/fine-tuning/job-monitor';
 import { createServices, type Services } from './services';
 
@@ -20,10 +22,12 @@ export type GatewayOptions = Pick<DatabaseOptions, 'onQuery' | 'pgliteLoadDataDi
 /** Start: config → database → migrations → first-run bootstrap → app → listen. */
 export async function startGateway(config: Config, logger: Logger, options: GatewayOptions = {}): Promise<RunningGateway> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: config.pgliteDir, ...options });
+  let keyChanges: NotificationListener | undefined;
   try {
     const { applied, engineRan } = await db.migrate();
     logger.info({ database: db.kind, applied, schemaEngine: engineRan }, applied.length ? 'migrations applied' : 'database schema is current');
     const services = createServices(db, config, logger);
+    keyChanges = await listenForKeyChanges(db, services.apiKeys.cache, logger);
     await bootstrap(services, config, logger);
     const gateway = await createApp(config, services, logger);
     await new Promise<void>((resolve, reject) => {
@@ -54,10 +58,12 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
         // The monitor first: its steps in flight finish (and release their leases) while the database is open.
         await monitor.stop();
         await gateway.stop();
+        await keyChanges?.close();
         await db.close();
       },
     };
   } catch (err) {
+    await keyChanges?.close().catch(() => {});
     await db.close().catch(() => {});
     throw err;
   }

@@ -2,6 +2,7 @@ import type { Config } from './config';
 import type { Database } from './db/database';
 import type { Logger } from './logger';
 import { loadMasterKey, SecretBox } from './crypto/secret-box';
+import { ApiKeyCache } from './modules/api-keys/api-key.cache';
 import { ApiKeyRepository } from './modules/api-keys/api-key.repository';
 import { ApiKeyService } from './modules/api-keys/api-key.service';
 import { ChatService } from './modules/chat/chat.service';
@@ -33,7 +34,8 @@ import { createFileStore } from './storage/create-file-store';
 export function createServices(db: Database, config: Config, logger: Logger) {
   const { prisma } = db;
   const workspaces = new WorkspaceService(new WorkspaceRepository(prisma));
-  const apiKeys = new ApiKeyService(new ApiKeyRepository(prisma), workspaces);
+  // Serves only once the process hears of key changes (startKeyInvalidation, src/main.ts).
+  const apiKeys = new ApiKeyService(new ApiKeyRepository(prisma), workspaces, new ApiKeyCache(config.keyCache, false));
   const organisations = new OrganisationService(new OrganisationRepository(prisma), workspaces, apiKeys);
   const labels = new LabelService(new LabelRepository(prisma));
   workspaces.onWorkspaceCreated(labels.createDefaults);

@@ -4,6 +4,11 @@ export interface Caller {
   organisationId: string;
   /** The key's workspace; null for an organisation (admin) key. */
   workspaceId: string | null;
+  /**
+   * For an organisation key: its organisation's `default` workspace, read with the key (null: there is
+   * none), so a request that names no workspace needs no lookup. Undefined when not read.
+   */
+  defaultWorkspaceId?: string | null;
 }
 
 /** The tenant every service and repository method works in. */

@@ -7,6 +7,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client';
 import { errnoCode } from '../errors';
 import { migrate, type MigrateOptions, type MigrationOutcome, type RawQuery } from './migrations';
+import { listenPostgres, type NotificationHandlers, type NotificationListener } from './notifications';
 
 export type { PrismaClient };
 
@@ -30,6 +31,8 @@ export interface Database {
   prisma: PrismaClient;
   /** Applies pending migrations (the schema engine runs only when some may be pending). */
   migrate(options?: MigrateOptions): Promise<MigrationOutcome>;
+  /** The channel's notifications: through a dedicated connection on Postgres, the embedded database's own on PGlite. */
+  listen(channel: string, handlers: NotificationHandlers): Promise<NotificationListener>;
   close(): Promise<void>;
 }
 
@@ -56,6 +59,7 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     prisma,
     // The engine gets its own small pool (it connects only if the engine runs), closed with the engine's work.
     migrate: (migrateOptions) => migrate(new PrismaPg({ connectionString: url, max: 2 }), rawQuery(prisma), migrateOptions),
+    listen: (channel, handlers) => listenPostgres(url, channel, handlers),
     close: () => prisma.$disconnect(),
   };
 }
@@ -74,6 +78,12 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
       kind: 'pglite',
       prisma,
       migrate: (migrateOptions) => migrate(adapter, rawQuery(prisma), migrateOptions),
+      listen: async (channel, handlers) => {
+        // One process, one connection: notifications cannot be missed, so the listener never goes down.
+        const unlisten = await pglite.listen(channel, (payload) => handlers.onNotification(payload));
+        handlers.onListening(true);
+        return { close: () => unlisten() };
+      },
       close: async () => {
         await prisma.$disconnect();
         await pglite.close();

@@ -7,7 +7,8 @@
  *     @Field(() => [LabelType], { complexity: itemCost })                      // the items of a page
  *     @FieldResolver(() => [EventType], { complexity: listCost('limit', 20) }) // limit × (1 + an event)
  *
- * A list of objects without a declaration counts the configured default list size.
+ * A list of objects without a declaration counts the configured default list size. Estimators read
+ * numbers and list lengths only, never strings: the cost cache (limits.ts) keys on nothing else.
  */
 import { fieldExtensionsEstimator, getComplexity, type ComplexityEstimator, type ComplexityEstimatorArgs } from 'graphql-query-complexity';
 import { getNamedType, getNullableType, isCompositeType, isListType, type DocumentNode, type GraphQLSchema } from 'graphql';

@@ -12,11 +12,39 @@ import {
   type FragmentDefinitionNode,
   type GraphQLCompositeType,
   type GraphQLField,
+  type DocumentNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
   type ValidationRule,
 } from 'graphql';
+
+/**
+ * Costs already computed, by parsed document: Apollo hands every request with the same query text the
+ * same cached document, so a repeated query (the usual case) is costed once per sizing instead of
+ * walking it again. A cost depends on the variables only through numbers and list lengths (page sizes,
+ * `_entities` representations, see cost.ts), so strings, the ids that differ from request to request,
+ * are left out of the key. Bounded: a document with too many sizings starts over.
+ */
+class CostCache {
+  private readonly byDocument = new WeakMap<DocumentNode, Map<string, number>>();
+
+  of(document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown>, compute: () => number | null): number | null {
+    let sizings = this.byDocument.get(document);
+    if (!sizings) this.byDocument.set(document, (sizings = new Map<string, number>()));
+    const key = `${operationName ?? ''}\0${JSON.stringify(variables, (_name, value: unknown) => (typeof value === 'string' ? '' : value))}`;
+    const known = sizings.get(key);
+    if (known !== undefined) return known;
+    const cost = compute();
+    // Variables that failed coercion are not remembered: other values of the same shape may pass.
+    if (cost === null) return null;
+    if (sizings.size >= MAX_SIZINGS_PER_DOCUMENT) sizings.clear();
+    sizings.set(key, cost);
+    return cost;
+  }
+}
+
+const MAX_SIZINGS_PER_DOCUMENT = 100;
 
 /**
  * Query limits of the GraphQL face (configured in src/config.ts, `GATEWAY_GRAPHQL_*`), all checked
@@ -234,19 +262,21 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
  * come as variables): after the operation is resolved, before any resolver runs.
  */
 export function costLimitPlugin(limits: QueryLimits): ApolloServerPlugin {
+  const costs = new CostCache();
   return {
     requestDidStart: () =>
       Promise.resolve({
         didResolveOperation: ({ operation, document, request, schema }) => {
           if (!operation) return Promise.resolve();
-          let cost: number;
-          try {
-            cost = costOf(schema, document, request.variables ?? {}, request.operationName ?? undefined, limits.defaultListSize);
-          } catch {
-            // Variables that do not fit their types: execution refuses them with its own 400, before any resolver.
-            return Promise.resolve();
-          }
-          if (cost > limits.maxCost) {
+          const cost = costs.of(document, request.operationName, request.variables ?? {}, () => {
+            try {
+              return costOf(schema, document, request.variables ?? {}, request.operationName ?? undefined, limits.defaultListSize);
+            } catch {
+              // Variables that do not fit their types: execution refuses them with its own 400, before any resolver.
+              return null;
+            }
+          });
+          if (cost !== null && cost > limits.maxCost) {
             const message = `Query cost ${cost} exceeds the limit of ${limits.maxCost}`;
             return Promise.reject(new QueryLimitError(message, LIMIT_CODES.cost, operation.name ?? operation, { cost, maxCost: limits.maxCost }));
           }

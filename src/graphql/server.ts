@@ -1,7 +1,11 @@
 import type { Server } from 'node:http';
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginLandingPageDisabled,
+} from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { expressMiddleware } from '@as-integrations/express5';
 import cors from 'cors';
@@ -59,6 +63,10 @@ export async function createGraphQLFace<C extends object>({
       costLimitPlugin(limits),
       // Apollo would add federated tracing (ftv1) to a subgraph; no router reports to Apollo Studio here.
       ApolloServerPluginInlineTraceDisabled(),
+      // No field declares a cache hint, so Apollo's cache-control plugin would only time every field to
+      // conclude `no-store` (a per-field cost on every request): answer that directly.
+      ApolloServerPluginCacheControlDisabled(),
+      noStorePlugin,
       ApolloServerPluginDrainHttpServer({ httpServer }),
       config.production ? ApolloServerPluginLandingPageDisabled() : ApolloServerPluginLandingPageLocalDefault({ embed: true }),
     ],
@@ -86,6 +94,17 @@ export async function createGraphQLFace<C extends object>({
     stop: () => server.stop(),
   };
 }
+
+/** Answers are never cacheable (they depend on the API key): what Apollo's cache-control plugin concluded. */
+const noStorePlugin: ApolloServerPlugin = {
+  requestDidStart: () =>
+    Promise.resolve({
+      willSendResponse: ({ response }) => {
+        response.http.headers.set('cache-control', 'no-store');
+        return Promise.resolve();
+      },
+    }),
+};
 
 /** Body parser failures as GraphQL errors (not the REST error shape): 400, 413 or 415 with a code. */
 function bodyErrors(config: Config, logger: Logger): ErrorRequestHandler {

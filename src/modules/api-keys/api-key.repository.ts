@@ -1,6 +1,14 @@
 import type { PrismaClient } from '../../db/database';
 import type { Tx } from '../../db/prisma-errors';
 import type { ApiKey } from '../../generated/prisma/client';
+import { DEFAULT_WORKSPACE_SLUG } from '../workspaces/workspace.service';
+
+export interface KeyScopeRow {
+  id: string;
+  organisationId: string;
+  workspaceId: string | null;
+  defaultWorkspaceId: string | null;
+}
 
 export interface NewApiKeyRow {
   organisationId: string;
@@ -14,8 +22,17 @@ export interface NewApiKeyRow {
 export class ApiKeyRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  findByHash(hash: string): Promise<ApiKey | null> {
-    return this.prisma.apiKey.findUnique({ where: { hash } });
+  /**
+   * An active key's scope, and for an organisation key its `default` workspace, in one statement
+   * (this runs whenever a key is not cached). Null for an unknown or revoked key.
+   */
+  async findActiveScope(hash: string): Promise<KeyScopeRow | null> {
+    const rows = await this.prisma.$queryRaw<KeyScopeRow[]>`
+      SELECT k.id, k.organisation_id AS "organisationId", k.workspace_id AS "workspaceId", w.id AS "defaultWorkspaceId"
+      FROM "api_keys" k
+      LEFT JOIN "workspaces" w ON k.workspace_id IS NULL AND w.organisation_id = k.organisation_id AND w.slug = ${DEFAULT_WORKSPACE_SLUG}
+      WHERE k.hash = ${hash} AND k.revoked_at IS NULL`;
+    return rows[0] ?? null;
   }
 
   create(data: NewApiKeyRow, tx: Tx | PrismaClient = this.prisma): Promise<ApiKey> {

@@ -5,8 +5,12 @@ import { notFound, unauthenticated } from '../../errors';
 import type { ApiKey } from '../../generated/prisma/client';
 import { isUuid, parseInput, type Input } from '../../validation/parse';
 import type { WorkspaceService } from '../workspaces/workspace.service';
+import { keyChange, type ApiKeyCache } from './api-key.cache';
 import type { ApiKeyRepository } from './api-key.repository';
 import { createApiKeySchema, type CreateApiKeyInput } from './api-key.schemas';
+
+/** How long a revocation waits to be announced before answering anyway (a stalled listener must not block it). */
+const REVOCATION_WAIT_MS = 2000;
 
 export interface IssuedKey {
   record: ApiKey;
@@ -18,14 +22,22 @@ export class ApiKeyService {
   constructor(
     private readonly keys: ApiKeyRepository,
     private readonly workspaces: WorkspaceService,
+    readonly cache: ApiKeyCache,
   ) {}
 
-  /** The caller behind a key; 401 for a missing, unknown or revoked key. */
+  /** The caller behind a key; 401 for a missing, unknown or revoked key. Active keys are cached (see ApiKeyCache). */
   async authenticate(key: string | undefined): Promise<Caller> {
     if (!key) throw unauthenticated('Missing API key: send it in the x-gateway-api-key header');
-    const record = await this.keys.findByHash(hashApiKey(key));
-    if (!record || record.revokedAt) throw unauthenticated('Invalid or revoked API key');
-    return { keyId: record.id, organisationId: record.organisationId, workspaceId: record.workspaceId };
+    const hash = hashApiKey(key);
+    const cached = this.cache.get(hash);
+    if (cached) return cached;
+    const token = this.cache.token();
+    const row = await this.keys.findActiveScope(hash);
+    if (!row) throw unauthenticated('Invalid or revoked API key');
+    const caller: Caller = { keyId: row.id, organisationId: row.organisationId, workspaceId: row.workspaceId };
+    if (row.workspaceId === null) caller.defaultWorkspaceId = row.defaultWorkspaceId;
+    this.cache.store(hash, caller, token);
+    return caller;
   }
 
   /** A new key of the organisation, for one of its workspaces (`workspaceId`: UUID or slug) or for the whole organisation. */
@@ -54,6 +66,16 @@ export class ApiKeyService {
   /** Revokes a key of the organisation; revoked keys answer 401 from the next request on. */
   async revoke(organisationId: string, id: string): Promise<void> {
     if (!isUuid(id)) throw notFound('API key', id);
-    if (!(await this.keys.revoke(organisationId, id)) && !(await this.keys.exists(organisationId, id))) throw notFound('API key', id);
+    // Other replicas hear of it from the database (api_key_change_notifications); answer once they have.
+    const notification = this.cache.whenHeard(keyChange(id), REVOCATION_WAIT_MS);
+    let revoked = false;
+    try {
+      revoked = await this.keys.revoke(organisationId, id);
+    } finally {
+      this.cache.invalidateKey(id);
+      if (!revoked) notification.cancel();
+    }
+    if (revoked) return notification.heard;
+    if (!(await this.keys.exists(organisationId, id))) throw notFound('API key', id);
   }
 }

@@ -64,11 +64,13 @@ export class WorkspaceService {
       if (named?.id === own.workspaceId) return own;
       throw forbidden('This API key is limited to its own workspace');
     }
-    const workspace = await this.find(caller.organisationId, wanted ?? DEFAULT_WORKSPACE_SLUG);
-    if (!workspace) {
+    // The default workspace usually came with the key (ApiKeyService.authenticate): no lookup then.
+    const known = wanted === null ? caller.defaultWorkspaceId : undefined;
+    const workspaceId = known !== undefined ? known : ((await this.find(caller.organisationId, wanted ?? DEFAULT_WORKSPACE_SLUG))?.id ?? null);
+    if (!workspaceId) {
       if (wanted === null) throw invalidField('workspaceId', 'is required: this organisation has no default workspace');
       throw notFound('Workspace', wanted);
     }
-    return { organisationId: caller.organisationId, workspaceId: workspace.id };
+    return { organisationId: caller.organisationId, workspaceId };
   }
 }

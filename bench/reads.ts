@@ -1,0 +1,156 @@
+/**
+ * `npm run bench` (reads part): one label read, `GET /v1/labels/{id}` and GraphQL `label(id)`, through
+ * the gateway, against a bare `node:http` + `pg` server answering the same indexed query, in the same
+ * run on the same Postgres. Each server runs in its own process, the load generator in this one; the
+ * SQL statements each request costs are counted in the servers (every `pg` query) and printed beside
+ * each figure. The bare server is measured before and after the gateway, and the ratios use the mean.
+ *
+ * Postgres: BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres) is where a
+ * scratch database is created and dropped afterwards. Options (environment): BENCH_SECONDS (per
+ * scenario, default 3), BENCH_READ_CONCURRENCY (default 50), BENCH_CPU_PROF (a directory: the gateway
+ * runs with `--cpu-prof` and writes its profile there).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { child, load, SECONDS, type Target } from './harness';
+
+const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const CONCURRENCY = Number(process.env.BENCH_READ_CONCURRENCY ?? 50);
+const LABEL_FIELDS = 'id name description colorCode organisationId workspaceId isUniversal status createdAt lastUpdatedAt';
+
+async function admin(sql: string): Promise<void> {
+  const client = new Client({ connectionString: SERVER_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The statements a child has sent so far. */
+function statements(proc: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    const onMessage = (message: unknown) => {
+      if (typeof message !== 'object' || message === null || !('statements' in message)) return;
+      proc.off('message', onMessage);
+      resolve(Number(message.statements));
+    };
+    proc.on('message', onMessage);
+    proc.send('statements');
+  });
+}
+
+/** CPU time a process has used (user + system, Linux /proc), in milliseconds. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // utime and stime, fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+interface Measured {
+  perSecond: number;
+  p50ms: number;
+  perRequest: number;
+  cpuMsPerRequest: number;
+}
+
+/**
+ * Requests per second of `target` at CONCURRENCY (after a one-second warm-up), with the statements and
+ * the server's CPU time per request: on a shared machine the CPU cost is the steadier figure.
+ */
+async function measure(server: ChildProcess, target: Target): Promise<Measured> {
+  await load(target, CONCURRENCY, 1);
+  const before = await statements(server);
+  const cpuBefore = cpuMs(server.pid!);
+  const result = await load(target, CONCURRENCY);
+  const cpu = cpuMs(server.pid!) - cpuBefore;
+  return { ...result, perRequest: ((await statements(server)) - before) / result.requests, cpuMsPerRequest: cpu / result.requests };
+}
+
+function stop(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    proc.once('exit', () => resolve());
+    proc.send('exit');
+  });
+}
+
+async function main(): Promise<void> {
+  const database = `gw_bench_reads_${randomBytes(4).toString('hex')}`;
+  const databaseUrl = Object.assign(new URL(SERVER_URL), { pathname: `/${database}` }).toString();
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'gw-bench-reads-'));
+  const key = `gw_bench_${randomBytes(16).toString('hex')}`;
+  const loadBefore = loadavg()[0];
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.BENCH_CPU_PROF)] : [];
+  await admin(`CREATE DATABASE ${database}`);
+  const children: ChildProcess[] = [];
+  try {
+    const gatewayEnv = {
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: dataDir,
+      GATEWAY_BOOTSTRAP_API_KEY: key,
+      BENCH_COUNT_STATEMENTS: '1',
+      // No background job polling while measuring: only the requests' statements are counted.
+      GATEWAY_JOB_POLL_MS: '3600000',
+    };
+    const gateway = await child('gateway.js', gatewayEnv, profile);
+    children.push(gateway.proc);
+    const headers = { 'x-gateway-api-key': key, 'content-type': 'application/json' };
+    const created = await fetch(`http://127.0.0.1:${gateway.port}/v1/labels`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench-label' }) });
+    const { id } = (await created.json()) as { id: string };
+    const label = (await (await fetch(`http://127.0.0.1:${gateway.port}/v1/labels/${id}`, { headers })).json()) as Record<string, string>;
+    const bare = await child('bare-reads.js', {
+      DATABASE_URL: databaseUrl,
+      BENCH_ORGANISATION_ID: label.organisation_id,
+      BENCH_WORKSPACE_ID: label.workspace_id,
+    });
+    children.push(bare.proc);
+
+    const graphqlBody = JSON.stringify({ query: `query Label($id: ID!) { label(id: $id) { ${LABEL_FIELDS} } }`, variables: { id } });
+    const bareBefore = await measure(bare.proc, { port: bare.port, path: `/labels/${id}`, headers: {} });
+    const rest = await measure(gateway.proc, { port: gateway.port, path: `/v1/labels/${id}`, headers });
+    const graphql = await measure(gateway.proc, { port: gateway.port, path: '/graphql', method: 'POST', headers, body: graphqlBody });
+    const bareAfter = await measure(bare.proc, { port: bare.port, path: `/labels/${id}`, headers: {} });
+    const floor = (bareBefore.perSecond + bareAfter.perSecond) / 2;
+
+    const bareCpu = (bareBefore.cpuMsPerRequest + bareAfter.cpuMsPerRequest) / 2;
+    const row = (scenario: string, r: Measured, goal: string) => ({
+      scenario,
+      'req/s': Math.round(r.perSecond),
+      'vs bare': `${(r.perSecond / floor).toFixed(2)}x`,
+      goal,
+      'p50 ms': r.p50ms.toFixed(1),
+      'SQL/request': r.perRequest.toFixed(2),
+      'server CPU ms/request': r.cpuMsPerRequest.toFixed(3),
+      'CPU vs bare': `${(r.cpuMsPerRequest / bareCpu).toFixed(1)}x`,
+    });
+    console.log(
+      `label read at ${CONCURRENCY} connections, ${SECONDS}s each, Postgres, servers in their own processes; ` +
+        `1-min load average before/after ${loadBefore.toFixed(2)}/${loadavg()[0].toFixed(2)} (the machine may be shared: compare ratios, not absolutes)`,
+    );
+    console.table([
+      row('bare node:http + pg (before)', bareBefore, ''),
+      row('gateway GET /v1/labels/{id}', rest, '>= 0.6x'),
+      row('gateway GraphQL label(id)', graphql, '>= 0.5x'),
+      row('bare node:http + pg (after)', bareAfter, ''),
+    ]);
+  } finally {
+    await Promise.all(children.map(stop));
+    await rm(dataDir, { recursive: true, force: true });
+    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,121 @@
+/**
+ * Two gateway processes on one Postgres database, each with its own API key cache: a key revoked
+ * through one is refused by the other on the next request, also while the other's notification
+ * connection is down (it stops caching then) and after it has reconnected.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { projectRoot } from '../../src/db/migrations';
+import { LISTENER_APPLICATION_NAME } from '../../src/db/notifications';
+import { adminQuery } from '../support/database';
+import { api, gql, startTestGateway, type TestGateway } from '../support/gateway';
+
+const POSTGRES = process.env.TEST_DATABASE_URL;
+const LISTENERS = 'application_name = $1 AND datname = current_database()';
+
+/** The gateway as its own OS process (`src/main.ts`), resolving with its URL once it listens. */
+function spawnGateway(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
+    cwd: projectRoot(),
+    env: { ...process.env, NODE_OPTIONS: '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /gateway listening on (http:\/\/[\d.:]+)/.exec(output);
+      if (match) resolve({ child, url: match[1] });
+    });
+    child.once('exit', (code) => reject(new Error(`gateway process exited with ${code} before listening`)));
+  });
+}
+
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const describeIfPostgres = POSTGRES ? describe : describe.skip;
+const title = 'API key revocation across two gateway processes on one Postgres';
+
+describeIfPostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set TEST_DATABASE_URL); the embedded PGlite admits one process`, () => {
+  let a: TestGateway;
+  let b: { child: ChildProcess; url: string };
+  let label: string;
+
+  beforeAll(async () => {
+    a = await startTestGateway();
+    b = await spawnGateway({ DATABASE_URL: a.database.databaseUrl!, DATA_DIR: a.config.dataDir, GATEWAY_BOOTSTRAP_API_KEY: a.key });
+    const created = await api(a, 'POST', '/v1/labels', { body: { name: 'replicated' } });
+    expect(created.status).toBe(200);
+    label = created.body.id;
+  }, 120_000);
+
+  afterAll(async () => {
+    if (b) {
+      const exited = new Promise((resolve) => b.child.once('exit', resolve));
+      b.child.kill('SIGTERM');
+      await exited;
+    }
+    await a?.stop();
+  });
+
+  /** A fresh workspace key, already used (so cached) by both processes. */
+  async function keyInUse(name: string): Promise<{ id: string; key: string }> {
+    const issued = await api(a, 'POST', '/v1/api-keys', { body: { name, workspace_id: 'default' } });
+    expect(issued.status).toBe(200);
+    for (const url of [a.url, b.url, b.url]) expect((await api({ url, key: issued.body.key }, 'GET', `/v1/labels/${label}`)).status).toBe(200);
+    return { id: issued.body.id, key: issued.body.key };
+  }
+
+  const read = (url: string, key: string) => api({ url, key }, 'GET', `/v1/labels/${label}`);
+
+  it('refuses in the other process, on the next request, a key revoked through one (REST and GraphQL)', async () => {
+    for (let i = 0; i < 10; i++) {
+      const key = await keyInUse(`replica key ${i}`);
+      expect((await api(a, 'DELETE', `/v1/api-keys/${key.id}`)).status).toBe(200);
+      const other = await read(b.url, key.key);
+      expect(other.status).toBe(401);
+      expect(other.body.error.type).toBe('authentication_error');
+      expect((await gql({ url: b.url, key: key.key }, `{ label(id: "${label}") { id } }`)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+      expect((await read(a.url, key.key)).status).toBe(401);
+    }
+  });
+
+  it('refuses in the other process a key revoked by a third party writing to the database (as the admin CLI does)', async () => {
+    const key = await keyInUse('revoked by SQL');
+    await adminQuery(a.database.databaseUrl!, 'UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
+    // The database announces it at commit: both processes refuse the key without a restart.
+    await until(async () => (await read(b.url, key.key)).status === 401, 'the spawned process to refuse the key');
+    await until(async () => (await read(a.url, key.key)).status === 401, 'this process to refuse the key');
+  });
+
+  it('stops caching while its notification connection is down, and caches again once it is back', async () => {
+    const url = a.database.databaseUrl!;
+    const cache = a.gateway.services.apiKeys.cache;
+    const key = await keyInUse('listener loss');
+    expect(cache.isActive).toBe(true);
+    expect(cache.size).toBeGreaterThan(0);
+
+    // Cut both processes' listening connections; each notices, stops caching and reconnects with backoff.
+    const listeners = async () => (await adminQuery(url, `SELECT pid FROM pg_stat_activity WHERE ${LISTENERS}`, [LISTENER_APPLICATION_NAME])).map((r) => r.pid);
+    const cut = await listeners();
+    expect(cut).toHaveLength(2);
+    await adminQuery(url, 'SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [cut]);
+    await until(async () => cache.size === 0, 'this process to notice the lost connection and forget its keys');
+    await until(async () => cache.isActive, 'this process to listen again');
+    // Both on new connections (a terminated backend may linger in pg_stat_activity for a moment).
+    await until(async () => (await listeners()).filter((pid) => !cut.includes(pid)).length === 2, 'both processes to listen again');
+
+    // Revocations are heard again: revoked through this process, refused by the other at once.
+    expect((await read(b.url, key.key)).status).toBe(200);
+    expect((await api(a, 'DELETE', `/v1/api-keys/${key.id}`)).status).toBe(200);
+    expect((await read(b.url, key.key)).status).toBe(401);
+    // And this process caches again.
+    await keyInUse('after reconnect');
+    expect(cache.size).toBeGreaterThan(0);
+  });
+});
