@@ -3,8 +3,9 @@ import express, { type RequestHandler } from 'express';
 import type { Config } from './config';
 import { createGraphQLFace } from './graphql/server';
 import { notFoundRoute, requireJsonBody, restErrorHandler } from './http/errors';
-import { Metrics, requestLog } from './http/observability';
-import { API_KEY_HEADER, authenticate } from './http/rest';
+import { corsPolicy } from './http/cors';
+import { requestLog } from './http/observability';
+import { apiKeyOf, authenticate } from './http/rest';
 import { buildServedSchema } from './graphql/schema';
 import { createAppContext } from './context';
 import { GRAPHQL_MODULES } from './modules/graphql-modules';
@@ -31,9 +32,10 @@ export async function createApp(config: Config, services: Services, logger: Logg
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   const httpServer = http.createServer(app);
-  const metrics = new Metrics();
+  const { metrics } = services;
 
   app.use(requestLog(logger, metrics));
+  app.use(corsPolicy(config.corsOrigins));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -46,8 +48,8 @@ export async function createApp(config: Config, services: Services, logger: Logg
       res.status(503).json({ status: 'unavailable' });
     }
   });
-  app.get('/metrics', (_req, res) => {
-    res.type('text/plain; version=0.0.4').send(metrics.render());
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.contentType).send(await metrics.render());
   });
 
   const graphql = await createGraphQLFace({
@@ -55,7 +57,7 @@ export async function createApp(config: Config, services: Services, logger: Logg
     logger,
     httpServer,
     schema: await buildServedSchema(GRAPHQL_MODULES),
-    context: async (req) => createAppContext(services, await services.apiKeys.authenticate(req.header(API_KEY_HEADER))),
+    context: async (req) => createAppContext(services, await services.apiKeys.authenticate(apiKeyOf(req))),
   });
   app.use('/graphql', ...graphql.middleware);
 

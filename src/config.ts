@@ -33,6 +33,8 @@ const envSchema = z.object({
   GATEWAY_GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().default(5000),
   GATEWAY_GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(10_000),
   GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE: z.coerce.number().int().positive().default(50),
+  // Browser origins allowed to call both faces: comma-separated, `*` for any; empty (default) for none.
+  GATEWAY_CORS_ORIGINS: z.string().default(''),
 });
 
 /** Every variable the gateway reads (documented in the README's configuration table). */
@@ -64,6 +66,8 @@ export interface Config {
   jsonLimit: string;
   uploadLimitBytes: number;
   graphqlLimits: QueryLimits;
+  /** Origins browsers may call from (`*`: any); empty: no cross-origin access. */
+  corsOrigins: string[];
 }
 
 /** The page size cap of every list input (REST and GraphQL); not configurable, the services enforce it. */
@@ -103,6 +107,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxPageSize: MAX_PAGE_SIZE,
       defaultListSize: e.GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE,
     },
+    corsOrigins: e.GATEWAY_CORS_ORIGINS.split(',')
+      .map((o) => o.trim())
+      .filter(Boolean),
   };
 }
 

@@ -2,6 +2,7 @@ import type { Config } from './config';
 import type { Database } from './db/database';
 import type { Logger } from './logger';
 import { loadMasterKey, SecretBox } from './crypto/secret-box';
+import { Metrics } from './http/observability';
 import { ApiKeyRepository } from './modules/api-keys/api-key.repository';
 import { ApiKeyService } from './modules/api-keys/api-key.service';
 import { ClientModeService } from './modules/client-mode/client-mode.service';
@@ -34,11 +35,13 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   workspaces.onWorkspaceCreated(labels.createDefaults);
   const partials = new PartialService(new PartialRepository(prisma));
   workspaces.onWorkspaceCreated(partials.createDefaultCollection);
-  const providers = new ProviderRegistry(config.providerEndpoints, { timeoutMs: config.providerTimeoutMs });
+  const metrics = new Metrics();
+  const providers = new ProviderRegistry(config.providerEndpoints, { timeoutMs: config.providerTimeoutMs }, (...call) => metrics.providerCall(...call));
   const integrations = new IntegrationService(new IntegrationRepository(prisma), new SecretBox(loadMasterKey(config, logger)), providers);
   const files = new FileService(new FileRepository(prisma), new LocalFileStore(config.filesDir), { maxUploadBytes: config.uploadLimitBytes }, logger);
   const fineTuningJobs = new FineTuningRepository(prisma);
   const jobLeases = new JobLeases(prisma);
+  metrics.countJobs(() => jobLeases.countByStatus());
   const jobCancellation = new JobCancellation(fineTuningJobs, jobLeases, logger);
   const fineTuning = new FineTuningService(fineTuningJobs, files, integrations, providers, jobCancellation);
   const clientMode = new ClientModeService(integrations, providers);
@@ -57,6 +60,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
     jobCancellation,
     fineTuning,
     clientMode,
+    metrics,
   };
 }
 

@@ -1,7 +1,7 @@
 import { generateApiKey, hashApiKey, keyPrefix } from '../../auth/api-key-secret';
 import type { Caller } from '../../auth/scope';
 import type { Tx } from '../../db/prisma-errors';
-import { notFound, unauthenticated } from '../../errors';
+import { conflict, notFound, unauthenticated } from '../../errors';
 import type { ApiKey } from '../../generated/prisma/client';
 import { isUuid, parseInput, type Input } from '../../validation/parse';
 import type { WorkspaceService } from '../workspaces/workspace.service';
@@ -51,9 +51,16 @@ export class ApiKeyService {
     return this.keys.list(organisationId);
   }
 
-  /** Revokes a key of the organisation; revoked keys answer 401 from the next request on. */
+  /**
+   * Revokes a key of the organisation; revoked keys answer 401 from the next request on. Revoking
+   * an already revoked key is a no-op; the organisation's last organisation key cannot be revoked (409),
+   * or nobody could administer it any more.
+   */
   async revoke(organisationId: string, id: string): Promise<void> {
     if (!isUuid(id)) throw notFound('API key', id);
-    if (!(await this.keys.revoke(organisationId, id)) && !(await this.keys.exists(organisationId, id))) throw notFound('API key', id);
+    const outcome = await this.keys.revoke(organisationId, id);
+    if (outcome === 'last_organisation_key')
+      throw conflict('This is the organisation\'s last organisation key: issue another organisation key before revoking it', undefined, 'last_organisation_key');
+    if (outcome === 'none' && !(await this.keys.exists(organisationId, id))) throw notFound('API key', id);
   }
 }
