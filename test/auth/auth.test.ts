@@ -94,7 +94,9 @@ describe('API keys and administration', () => {
     expect((await graphql.json()).data.labels.total).toBeGreaterThan(0);
     // A wrong bearer key is a 401, and a bearer that is not a gateway key is not read as one.
     expect((await api(gw, 'GET', '/v1/labels', { key: null, headers: { authorization: 'Bearer gw_unknown' } })).status).toBe(401);
-    expect((await api(gw, 'GET', '/v1/labels', { key: null, headers: { authorization: 'Bearer sk-provider-key' } })).body.error.message).toMatch(/^Missing API key/);
+    expect((await api(gw, 'GET', '/v1/labels', { key: null, headers: { authorization: 'Bearer sk-provider-key' } })).body.error.message).toMatch(
+      /^Missing API key/,
+    );
     // With x-gateway-provider, Authorization belongs to the provider (client mode): never taken as the gateway key.
     const clientMode = await api(gw, 'GET', '/v1/files', { key: null, headers: { authorization: `Bearer ${gw.key}`, 'x-gateway-provider': 'openai' } });
     expect(clientMode.status).toBe(401);
@@ -102,12 +104,17 @@ describe('API keys and administration', () => {
     expect((await api(gw, 'GET', '/v1/labels', { headers: { authorization: 'Bearer gw_unknown' } })).status).toBe(200);
   });
 
-  it("never lets an organisation lose its last organisation key (409), but revokes it once another exists", async () => {
+  it('never lets an organisation lose its last organisation key (409), but revokes it once another exists', async () => {
     const org = await createOrganisation(gw, 'Last key org');
     const [own] = (await api(org, 'GET', '/v1/api-keys')).body.data;
     const refused = await api(org, 'DELETE', `/v1/api-keys/${own.id}`);
     expect(refused.status).toBe(409);
-    expect(refused.body.error).toEqual({ message: expect.stringMatching(/last organisation key/), type: 'conflict_error', param: null, code: 'last_organisation_key' });
+    expect(refused.body.error).toEqual({
+      message: expect.stringMatching(/last organisation key/),
+      type: 'conflict_error',
+      param: null,
+      code: 'last_organisation_key',
+    });
     expect((await api(org, 'GET', '/v1/labels')).status).toBe(200);
 
     // Workspace keys do not count: the organisation key is still the last one.

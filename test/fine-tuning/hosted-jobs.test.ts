@@ -430,7 +430,7 @@ describe('create validation', () => {
 describe('tenancy', () => {
   it("answers 404 for another organisation's job on every route, and lists only its own", async () => {
     const job = (await createJob()).id;
-    const other = await createOrganisation(gw as any);
+    const other = await createOrganisation(gw);
     for (const [method, path] of [
       ['GET', `/v1/fine_tuning/jobs/${job}`],
       ['POST', `/v1/fine_tuning/jobs/${job}/cancel`],

@@ -41,7 +41,9 @@ describe('integrations over GraphQL', () => {
   });
 
   it('updates an integration (rotating credentials) by id or slug with updateIntegration', async () => {
-    const created = await gql(gw, CREATE, { input: { slug: 'gql-rotate', provider: 'openai', credentials: { apiKey: SECRET }, options: { organization: 'org-1' } } });
+    const created = await gql(gw, CREATE, {
+      input: { slug: 'gql-rotate', provider: 'openai', credentials: { apiKey: SECRET }, options: { organization: 'org-1' } },
+    });
     const { id } = created.body.data.createIntegration;
     const UPDATE = `mutation($ref: String!, $input: UpdateIntegrationInput!) { updateIntegration(ref: $ref, input: $input) { ${FIELDS} } }`;
     const rotated = await gql(gw, UPDATE, { ref: id, input: { credentials: { apiKey: 'sk-gql-rotated-99887766' } } });

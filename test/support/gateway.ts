@@ -100,7 +100,7 @@ export async function gql(
 }
 
 /** An extra organisation with its own key, created through the service as the admin CLI does. */
-export async function createOrganisation(gw: TestGateway, name = 'Other org') {
+export async function createOrganisation(gw: Pick<TestGateway, 'url' | 'gateway'>, name = 'Other org') {
   const created = await gw.gateway.services.organisations.create(name);
   return { url: gw.url, key: created.key, organisationId: created.organisation.id, workspaceId: created.workspace.id };
 }

@@ -60,7 +60,7 @@ export class ApiKeyService {
     if (!isUuid(id)) throw notFound('API key', id);
     const outcome = await this.keys.revoke(organisationId, id);
     if (outcome === 'last_organisation_key')
-      throw conflict('This is the organisation\'s last organisation key: issue another organisation key before revoking it', undefined, 'last_organisation_key');
+      throw conflict("This is the organisation's last organisation key: issue another organisation key before revoking it", undefined, 'last_organisation_key');
     if (outcome === 'none' && !(await this.keys.exists(organisationId, id))) throw notFound('API key', id);
   }
 }

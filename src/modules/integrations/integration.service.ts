@@ -86,7 +86,8 @@ export class IntegrationService {
     const row = await this.get(scope, ref);
     if (data.slug !== undefined && data.slug !== row.slug)
       throw invalidField('slug', 'cannot be changed (jobs refer to the integration by it); create another integration', 'immutable_field');
-    if (data.provider !== undefined && data.provider !== row.provider) throw invalidField('provider', 'cannot be changed; create another integration', 'immutable_field');
+    if (data.provider !== undefined && data.provider !== row.provider)
+      throw invalidField('provider', 'cannot be changed; create another integration', 'immutable_field');
     if (mode === 'replace' && data.credentials === undefined) throw invalidField('credentials', 'is required', 'missing_setting');
     const stored = normaliseStored(this.providers.module(row.provider).settings, {
       credentials: data.credentials ?? this.openCredentials(row),
