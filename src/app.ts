@@ -5,6 +5,7 @@ import { createGraphQLFace } from './graphql/server';
 import { notFoundRoute, requireJsonBody, restErrorHandler } from './http/errors';
 import { corsPolicy } from './http/cors';
 import { requestLog } from './http/observability';
+import { openApiRoute } from './http/openapi';
 import { apiKeyOf, authenticate } from './http/rest';
 import { buildServedSchema } from './graphql/schema';
 import { createAppContext } from './context';
@@ -60,6 +61,8 @@ export async function createApp(config: Config, services: Services, logger: Logg
     context: async (req) => createAppContext(services, await services.apiKeys.authenticate(apiKeyOf(req))),
   });
   app.use('/graphql', ...graphql.middleware);
+  // The contract is public: served before /v1 asks for a key.
+  app.get('/v1/openapi.json', openApiRoute());
 
   const jsonBody: RequestHandler[] = [requireJsonBody, express.json({ limit: config.jsonLimit, strict: true })];
   const v1 = express.Router();
