@@ -95,7 +95,8 @@ function trackRoute(req: Request, res: Response): void {
     get: () => route,
     set(value: { path?: unknown } | undefined) {
       route = value;
-      if (value?.path !== undefined) res.locals.route = req.baseUrl + String(value.path);
+      // Every route of the app is declared with a string path.
+      if (typeof value?.path === 'string') res.locals.route = req.baseUrl + value.path;
     },
   });
 }
