@@ -267,6 +267,8 @@ describe('hosted fine-tuning jobs with the OpenAI SDK', () => {
     for (const job of [a, b]) expect(Number.isInteger(job.seed)).toBe(true);
     expect(a.seed).not.toBe(b.seed);
     expect((await client.fineTuning.jobs.retrieve(a.id)).seed).toBe(a.seed);
+    const viaGraphQL = await api(gw, 'POST', '/graphql', { body: { query: 'query($id: ID!) { fineTuningJob(id: $id) { seed } }', variables: { id: a.id } } });
+    expect(viaGraphQL.body.data.fineTuningJob.seed).toBe(a.seed);
     const done = await waitForStatus(a.id, ['succeeded', 'failed']);
     expect(providerJobOf(a.id)[0].seed).toBe(a.seed);
     expect(done.seed).toBe(a.seed);
