@@ -3,8 +3,10 @@ import express, { type RequestHandler } from 'express';
 import type { Config } from './config';
 import { createGraphQLFace } from './graphql/server';
 import { notFoundRoute, requireJsonBody, restErrorHandler } from './http/errors';
-import { Metrics, requestLog } from './http/observability';
-import { API_KEY_HEADER, authenticate } from './http/rest';
+import { corsPolicy } from './http/cors';
+import { requestLog } from './http/observability';
+import { openApiRoute } from './http/openapi';
+import { apiKeyOf, authenticate } from './http/rest';
 import { buildServedSchema } from './graphql/schema';
 import { createAppContext } from './context';
 import { GRAPHQL_MODULES } from './modules/graphql-modules';
@@ -36,9 +38,10 @@ export async function createApp(config: Config, services: Services, logger: Logg
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   const httpServer = http.createServer(app);
-  const metrics = new Metrics();
+  const { metrics } = services;
 
   app.use(requestLog(logger, metrics));
+  app.use(corsPolicy(config.corsOrigins));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -51,8 +54,8 @@ export async function createApp(config: Config, services: Services, logger: Logg
       res.status(503).json({ status: 'unavailable' });
     }
   });
-  app.get('/metrics', (_req, res) => {
-    res.type('text/plain; version=0.0.4').send(metrics.render());
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.contentType).send(await metrics.render());
   });
 
   // Per API key; counted after authentication on both faces (GraphQL looks the key up ahead of its context).
@@ -63,10 +66,12 @@ export async function createApp(config: Config, services: Services, logger: Logg
     logger,
     httpServer,
     schema: await buildServedSchema(GRAPHQL_MODULES),
-    context: async (req) => createAppContext(services, knownCaller(req.res) ?? (await services.apiKeys.authenticate(req.header(API_KEY_HEADER)))),
+    context: async (req) => createAppContext(services, knownCaller(req.res) ?? (await services.apiKeys.authenticate(apiKeyOf(req)))),
   });
-  const graphqlLimit = limiter ? [identifyCaller((key) => services.apiKeys.authenticate(key), API_KEY_HEADER), rateLimit(limiter), graphqlRateLimitErrors] : [];
+  const graphqlLimit = limiter ? [identifyCaller((key) => services.apiKeys.authenticate(key), apiKeyOf), rateLimit(limiter), graphqlRateLimitErrors] : [];
   app.use('/graphql', ...graphqlLimit, ...graphql.middleware);
+  // The contract is public: served before /v1 asks for a key.
+  app.get('/v1/openapi.json', openApiRoute());
 
   // Creating POSTs with an Idempotency-Key are claimed or replayed right after their body is parsed.
   const jsonBody: RequestHandler[] = [requireJsonBody, express.json({ limit: config.jsonLimit, strict: true }), idempotentCreates(services.idempotency)];

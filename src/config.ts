@@ -53,6 +53,8 @@ const envSchema = z.object({
   // The in-process API key cache (src/modules/api-keys/api-key.cache.ts); 0 turns it off.
   GATEWAY_KEY_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
   GATEWAY_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
+  // Browser origins allowed to call both faces: comma-separated, `*` for any; empty (default) for none.
+  GATEWAY_CORS_ORIGINS: z.string().default(''),
 });
 
 /** Every variable the gateway reads (documented in the README's configuration table). */
@@ -89,6 +91,8 @@ export interface Config {
   /** Null when GATEWAY_RATE_LIMIT_PER_MINUTE is unset. */
   rateLimit: RateLimitOptions | null;
   keyCache: { maxEntries: number; ttlMs: number };
+  /** Origins browsers may call from (`*`: any); empty: no cross-origin access. */
+  corsOrigins: string[];
 }
 
 /** The page size cap of every list input (REST and GraphQL); not configurable, the services enforce it. */
@@ -143,6 +147,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? { perMinute: e.GATEWAY_RATE_LIMIT_PER_MINUTE, redisUrl: e.REDIS_URL, keyPrefix: e.GATEWAY_REDIS_KEY_PREFIX }
       : null,
     keyCache: { maxEntries: e.GATEWAY_KEY_CACHE_SIZE, ttlMs: e.GATEWAY_KEY_CACHE_TTL_MS },
+    corsOrigins: e.GATEWAY_CORS_ORIGINS.split(',')
+      .map((o) => o.trim())
+      .filter(Boolean),
   };
 }
 

@@ -3,6 +3,7 @@ import type { Database } from './db/database';
 import type { Logger } from './logger';
 import { loadMasterKey, SecretBox } from './crypto/secret-box';
 import { ApiKeyCache } from './modules/api-keys/api-key.cache';
+import { Metrics } from './http/observability';
 import { ApiKeyRepository } from './modules/api-keys/api-key.repository';
 import { ApiKeyService } from './modules/api-keys/api-key.service';
 import { ChatService } from './modules/chat/chat.service';
@@ -41,13 +42,15 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   workspaces.onWorkspaceCreated(labels.createDefaults);
   const partials = new PartialService(new PartialRepository(prisma));
   workspaces.onWorkspaceCreated(partials.createDefaultCollection);
-  const providers = new ProviderRegistry(config.providerEndpoints, { timeoutMs: config.providerTimeoutMs });
+  const metrics = new Metrics();
+  const providers = new ProviderRegistry(config.providerEndpoints, { timeoutMs: config.providerTimeoutMs }, (...call) => metrics.providerCall(...call));
   const secrets = new SecretBox(loadMasterKey(config, logger));
   const integrations = new IntegrationService(new IntegrationRepository(prisma), secrets, providers);
   const idempotency = new IdempotencyService(new IdempotencyRepository(prisma), secrets, logger);
   const files = new FileService(new FileRepository(prisma), createFileStore(config), { maxUploadBytes: config.uploadLimitBytes }, logger);
   const fineTuningJobs = new FineTuningRepository(prisma);
   const jobLeases = new JobLeases(prisma);
+  metrics.countJobs(() => jobLeases.countByStatus());
   const jobCancellation = new JobCancellation(fineTuningJobs, jobLeases, logger);
   const fineTuning = new FineTuningService(fineTuningJobs, files, integrations, providers, jobCancellation);
   const clientMode = new ClientModeService(integrations, providers);
@@ -71,6 +74,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
     models,
     chat,
     idempotency,
+    metrics,
   };
 }
 

@@ -8,7 +8,6 @@ import {
 } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { expressMiddleware } from '@as-integrations/express5';
-import cors from 'cors';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { graphqlUploadExpress } from 'graphql-upload-minimal';
 import type { GraphQLSchema } from 'graphql';
@@ -84,7 +83,6 @@ export async function createGraphQLFace<C extends object>({
 
   return {
     middleware: [
-      cors<cors.CorsRequest>(),
       // busboy flags a file on *reaching* maxFileSize: one byte more lets a file of exactly the limit through.
       graphqlUploadExpress({ maxFileSize: config.uploadLimitBytes + 1, maxFiles: 1 }),
       express.json({ limit: config.jsonLimit }),

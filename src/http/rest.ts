@@ -8,10 +8,22 @@ import { fromRest } from './case';
 
 export const API_KEY_HEADER = 'x-gateway-api-key';
 
+/**
+ * The gateway key of a request: the x-gateway-api-key header, or else `Authorization: Bearer gw_…`
+ * (so the OpenAI SDK's `apiKey` can carry it). A request naming a provider (`x-gateway-provider`,
+ * client mode) may carry the provider's own key there, so its Authorization is never read as ours.
+ */
+export function apiKeyOf(req: Request): string | undefined {
+  const header = req.header(API_KEY_HEADER);
+  if (header !== undefined || req.header('x-gateway-provider') !== undefined) return header;
+  const bearer = /^Bearer\s+(gw_\S+)$/i.exec(req.header('authorization') ?? '');
+  return bearer?.[1];
+}
+
 /** Resolves the API key of every request; 401 in the error shape otherwise. */
 export function authenticate(services: Services): RequestHandler {
   return async (req, res, next) => {
-    res.locals.caller = await services.apiKeys.authenticate(req.header(API_KEY_HEADER));
+    res.locals.caller = await services.apiKeys.authenticate(apiKeyOf(req));
     next();
   };
 }

@@ -52,6 +52,8 @@ export const OPERATIONS: readonly OperationName[] = [
   'chat',
 ];
 
+export type ProviderCallObserver = (provider: ProviderName, operation: OperationName, errorStatus: number | null) => void;
+
 export class ProviderRegistry {
   private readonly modules = new Map<ProviderName, ProviderModule>(PROVIDERS.map((m) => [m.name, m]));
 
@@ -59,6 +61,8 @@ export class ProviderRegistry {
     /** `GATEWAY_*_BASE_URL` and similar variables (server configuration, never a request). */
     private readonly endpointOverrides: Readonly<Record<string, string | undefined>>,
     private readonly http: HttpPolicy,
+    /** Told the outcome of every provider call (metrics); `errorStatus` is null on success. */
+    private readonly observe: ProviderCallObserver = () => {},
   ) {}
 
   /** The module of a provider; `path` names the caller's field in the error when there is none. */
@@ -79,7 +83,7 @@ export class ProviderRegistry {
     const endpoints = Object.entries(module.endpoints);
     const baseUrls = Object.fromEntries(endpoints.map(([key, spec]) => [key, this.endpointOverrides[spec.env] ?? spec.default]));
     const configured = new Set(endpoints.filter(([, spec]) => this.endpointOverrides[spec.env] !== undefined).map(([key]) => key));
-    return new ProviderClient(module, origin, { baseUrls, configured, http: this.http });
+    return new ProviderClient(module, origin, { baseUrls, configured, http: this.http }, this.observe);
   }
 }
 
@@ -93,6 +97,7 @@ export class ProviderClient {
     private readonly module: ProviderModule,
     private readonly origin: SettingsOrigin,
     private readonly env: ProviderEnvironment,
+    private readonly observe: ProviderCallObserver = () => {},
   ) {}
 
   get name(): ProviderName {
@@ -145,6 +150,13 @@ export class ProviderClient {
     const conn = this.module.connect(readSettings(this.module.settings, this.origin, op), this.env);
     const result = call(this.module.operations, conn);
     if (!result) throw unsupported(`${this.module.title} does not support ${op}`);
-    return result;
+    try {
+      const value = await result;
+      this.observe(this.module.name, op, null);
+      return value;
+    } catch (err) {
+      this.observe(this.module.name, op, err instanceof GatewayError ? err.status : 500);
+      throw err;
+    }
   }
 }

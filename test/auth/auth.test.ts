@@ -1,5 +1,5 @@
 import { hashApiKey } from '../../src/auth/api-key-secret';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, createOrganisation, startTestGateway, type TestGateway } from '../support/gateway';
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -80,5 +80,54 @@ describe('API keys and administration', () => {
     expect((await api(gw, 'DELETE', '/v1/api-keys/3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10')).status).toBe(404);
     expect((await api(gw, 'DELETE', '/v1/api-keys/nope')).status).toBe(404);
     expect((await api(gw, 'POST', '/v1/api-keys', { body: { name: 'x', workspace_id: 'nowhere' } })).status).toBe(404);
+  });
+
+  it('accepts the gateway key as Authorization: Bearer gw_… when no provider is named', async () => {
+    const bearer = await api(gw, 'GET', '/v1/labels', { key: null, headers: { authorization: `Bearer ${gw.key}` } });
+    expect(bearer.status).toBe(200);
+    expect(bearer.body.data.length).toBeGreaterThan(0);
+    const graphql = await fetch(`${gw.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ labels { total } }' }),
+    });
+    expect((await graphql.json()).data.labels.total).toBeGreaterThan(0);
+    // A wrong bearer key is a 401, and a bearer that is not a gateway key is not read as one.
+    expect((await api(gw, 'GET', '/v1/labels', { key: null, headers: { authorization: 'Bearer gw_unknown' } })).status).toBe(401);
+    expect((await api(gw, 'GET', '/v1/labels', { key: null, headers: { authorization: 'Bearer sk-provider-key' } })).body.error.message).toMatch(
+      /^Missing API key/,
+    );
+    // With x-gateway-provider, Authorization belongs to the provider (client mode): never taken as the gateway key.
+    const clientMode = await api(gw, 'GET', '/v1/files', { key: null, headers: { authorization: `Bearer ${gw.key}`, 'x-gateway-provider': 'openai' } });
+    expect(clientMode.status).toBe(401);
+    // The x-gateway-api-key header wins over a bearer.
+    expect((await api(gw, 'GET', '/v1/labels', { headers: { authorization: 'Bearer gw_unknown' } })).status).toBe(200);
+  });
+
+  it('never lets an organisation lose its last organisation key (409), but revokes it once another exists', async () => {
+    const org = await createOrganisation(gw, 'Last key org');
+    const [own] = (await api(org, 'GET', '/v1/api-keys')).body.data;
+    const refused = await api(org, 'DELETE', `/v1/api-keys/${own.id}`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toEqual({
+      message: expect.stringMatching(/last organisation key/),
+      type: 'conflict_error',
+      param: null,
+      code: 'last_organisation_key',
+    });
+    expect((await api(org, 'GET', '/v1/labels')).status).toBe(200);
+
+    // Workspace keys do not count: the organisation key is still the last one.
+    const wsKey = await api(org, 'POST', '/v1/api-keys', { body: { name: 'ws', workspace_id: 'default' } });
+    expect((await api(org, 'DELETE', `/v1/api-keys/${own.id}`)).status).toBe(409);
+    expect((await api(org, 'DELETE', `/v1/api-keys/${wsKey.body.id}`)).status).toBe(200);
+
+    const second = await api(org, 'POST', '/v1/api-keys', { body: { name: 'second admin' } });
+    const secondKey = { url: gw.url, key: second.body.key as string };
+    expect((await api(secondKey, 'DELETE', `/v1/api-keys/${own.id}`)).status).toBe(200);
+    expect((await api(org, 'GET', '/v1/labels')).status).toBe(401);
+    const last = await api(secondKey, 'DELETE', `/v1/api-keys/${second.body.id}`);
+    expect(last.status).toBe(409);
+    expect((await api(secondKey, 'GET', '/v1/api-keys')).body.data.filter((k: any) => k.revoked_at === null && k.workspace_id === null)).toHaveLength(1);
   });
 });

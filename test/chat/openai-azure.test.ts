@@ -173,7 +173,7 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
     const messages = [{ role: 'user', content: 'Hi' }];
     const otherWorkspace = await api(gw, 'POST', '/v1/chat/completions', { body: { model: openaiJob.model, messages, workspace_id: 'chat-other' } });
     const unknown = await api(gw, 'POST', '/v1/chat/completions', { body: { model: 'ft:gpt-4o-mini:unknown', messages } });
-    const org = await createOrganisation({ ...gw, config: undefined as never, stop: gw.stop });
+    const org = await createOrganisation(gw);
     const otherOrg = await api(org, 'POST', '/v1/chat/completions', { body: { model: openaiJob.model, messages } });
     for (const res of [otherWorkspace, otherOrg]) {
       expectError(res, 404, 'not_found_error', 'model_not_found', 'model');

@@ -249,6 +249,60 @@ describe('hosted fine-tuning jobs with the OpenAI SDK', () => {
     expect(done.status).toBe('succeeded');
     expect(fake.state.createJobCalls).toBe(calls + 1);
     expect(providerJobOf(created.id)).toHaveLength(1);
+    // Each failed step the monitor retries is a job event, recorded as it happened (not only a log
+    // line); the HTTP client's own quick retries of idempotent calls come before, so there are fewer.
+    const events = (await client.fineTuning.jobs.listEvents(created.id, { limit: 100 })).data;
+    const retries = events.filter((e) => e.level === 'warn' && /^Provider call failed .*; retrying in \d+ s$/.test(e.message));
+    expect(retries.length).toBeGreaterThanOrEqual(2);
+    expect(retries.map((e) => (e.data as any).status)).toEqual(expect.arrayContaining([429, 502]));
+    // And the provider calls, their failures included, are counted on /metrics.
+    const metrics = (await api(gw, 'GET', '/metrics', { key: null })).body as string;
+    expect(metrics).toMatch(/gateway_provider_calls_total\{provider="openai",operation="createJob",outcome="ok"\} [1-9]/);
+    expect(metrics).toMatch(/gateway_provider_errors_total\{provider="openai",operation="getJob",status="429"\} [1-9]/);
+    expect(metrics).toMatch(/gateway_fine_tuning_jobs\{status="succeeded"\} [1-9]/);
+  });
+
+  it('gives every job an integer seed from creation on, chosen at random when none is given', async () => {
+    const [a, b] = await Promise.all([createJob(), createJob()]);
+    for (const job of [a, b]) expect(Number.isInteger(job.seed)).toBe(true);
+    expect(a.seed).not.toBe(b.seed);
+    expect((await client.fineTuning.jobs.retrieve(a.id)).seed).toBe(a.seed);
+    const viaGraphQL = await api(gw, 'POST', '/graphql', { body: { query: 'query($id: ID!) { fineTuningJob(id: $id) { seed } }', variables: { id: a.id } } });
+    expect(viaGraphQL.body.data.fineTuningJob.seed).toBe(a.seed);
+    const done = await waitForStatus(a.id, ['succeeded', 'failed']);
+    expect(providerJobOf(a.id)[0].seed).toBe(a.seed);
+    expect(done.seed).toBe(a.seed);
+    await client.fineTuning.jobs.cancel(b.id).catch(() => undefined);
+  });
+
+  it("downloads a finished job's result files through the gateway, for its own tenant only", async () => {
+    const created = await createJob();
+    const done = await waitForStatus(created.id, ['succeeded', 'failed']);
+    const [resultId] = done.result_files;
+    const res = await fetch(`${gw.url}/v1/files/${resultId}/content`, { headers: { 'x-gateway-api-key': gw.key } });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(fake.state.files.get(resultId)!.content.toString());
+    const sdkContent = await client.files.content(resultId);
+    expect(await sdkContent.text()).toMatch(/^step,train_loss\n/);
+    const other = await createOrganisation(gw, 'Result file reader');
+    expect((await api(other, 'GET', `/v1/files/${resultId}/content`)).status).toBe(404);
+    expect((await api(gw, 'GET', '/v1/files/file-not-a-result/content')).status).toBe(404);
+  });
+
+  it('keeps jobs working when their integration is updated: rotated credentials apply from the next step', async () => {
+    await createIntegration(gw, 'rotate-me', WRONG_SECRET);
+    await gw.gateway.monitor.stop();
+    let created;
+    try {
+      created = await createJob({ gateway_options: { 'x-gateway-provider': '@rotate-me' } });
+      const rotated = await api(gw, 'PATCH', '/v1/integrations/rotate-me', { body: { credentials: { api_key: SECRET } } });
+      expect(rotated.status).toBe(200);
+    } finally {
+      gw.gateway.monitor.start();
+    }
+    const done = await waitForStatus(created.id, ['succeeded', 'failed']);
+    expect(done.status).toBe('succeeded');
+    expect(providerJobOf(created.id)).toHaveLength(1);
   });
 
   it('adopts the provider job of an interrupted submission instead of creating a second one', async () => {
@@ -378,7 +432,7 @@ describe('create validation', () => {
 describe('tenancy', () => {
   it("answers 404 for another organisation's job on every route, and lists only its own", async () => {
     const job = (await createJob()).id;
-    const other = await createOrganisation(gw as any);
+    const other = await createOrganisation(gw);
     for (const [method, path] of [
       ['GET', `/v1/fine_tuning/jobs/${job}`],
       ['POST', `/v1/fine_tuning/jobs/${job}/cancel`],

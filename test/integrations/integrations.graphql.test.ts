@@ -40,6 +40,31 @@ describe('integrations over GraphQL', () => {
     expect(again.body.errors[0].extensions.code).toBe('NOT_FOUND');
   });
 
+  it('updates an integration (rotating credentials) by id or slug with updateIntegration', async () => {
+    const created = await gql(gw, CREATE, {
+      input: { slug: 'gql-rotate', provider: 'openai', credentials: { apiKey: SECRET }, options: { organization: 'org-1' } },
+    });
+    const { id } = created.body.data.createIntegration;
+    const UPDATE = `mutation($ref: String!, $input: UpdateIntegrationInput!) { updateIntegration(ref: $ref, input: $input) { ${FIELDS} } }`;
+    const rotated = await gql(gw, UPDATE, { ref: id, input: { credentials: { apiKey: 'sk-gql-rotated-99887766' } } });
+    expect(rotated.body.errors).toBeUndefined();
+    expect(rotated.body.data.updateIntegration).toEqual(created.body.data.createIntegration);
+    const scope = await gw.gateway.services.workspaces.resolveScope(await gw.gateway.services.apiKeys.authenticate(gw.key));
+    expect((await gw.gateway.services.integrations.resolve(scope, '@gql-rotate')).credentials).toEqual({ api_key: 'sk-gql-rotated-99887766' });
+
+    const renamed = await gql(gw, UPDATE, { ref: 'gql-rotate', input: { name: 'Renamed' } });
+    expect(renamed.body.data.updateIntegration).toMatchObject({ id, name: 'Renamed', options: { 'x-gateway-openai-organization': 'org-1' } });
+    const byId = await gql(gw, `query($slug: String!) { integration(slug: $slug) { id name } }`, { slug: id });
+    expect(byId.body.data.integration).toEqual({ id, name: 'Renamed' });
+
+    const invalid = await gql(gw, UPDATE, { ref: id, input: { credentials: { apiKey: 'sk-x', secretThing: 'sk-never-echoed' } } });
+    expect(invalid.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect(JSON.stringify(invalid.body)).not.toContain('sk-never-echoed');
+    const other = await createOrganisation(gw, 'GraphQL updater');
+    const foreign = await gql(other, UPDATE, { ref: id, input: { name: 'stolen' } });
+    expect(foreign.body.errors[0].extensions.code).toBe('NOT_FOUND');
+  });
+
   it('maps domain errors to extension codes and never echoes a credential', async () => {
     const input = { slug: 'gql-dup', provider: 'openai', credentials: { api_key: SECRET } };
     expect((await gql(gw, CREATE, { input })).body.errors).toBeUndefined();

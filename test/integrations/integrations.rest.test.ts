@@ -164,6 +164,52 @@ describe('integrations over REST', () => {
     expect((await api(gw, 'GET', '/v1/integrations/private')).status).toBe(200);
   });
 
+  it('reads an integration by id as well as by slug, and updates it with PUT (replace) and PATCH (merge)', async () => {
+    const created = await api(gw, 'POST', '/v1/integrations', {
+      body: { slug: 'rotating', provider: 'openai', name: 'Rotating', credentials: { api_key: SECRET }, options: { organization: 'org-1' } },
+    });
+    expect(created.status).toBe(200);
+    const { id } = created.body;
+    expect((await api(gw, 'GET', `/v1/integrations/${id}`)).body).toEqual(created.body);
+    expect((await api(gw, 'GET', '/v1/integrations/@rotating')).body).toEqual(created.body);
+    const scope = await gw.gateway.services.workspaces.resolveScope(await gw.gateway.services.apiKeys.authenticate(gw.key));
+    const credentials = async () => (await gw.gateway.services.integrations.resolve(scope, '@rotating')).credentials;
+
+    // PATCH: only the fields given change; a credential rotation keeps name and options.
+    const rotated = await api(gw, 'PATCH', `/v1/integrations/${id}`, { body: { credentials: { api_key: 'sk-rotated-1111222233334444' } } });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body).toEqual(created.body);
+    expect(await credentials()).toEqual({ api_key: 'sk-rotated-1111222233334444' });
+    const renamed = await api(gw, 'PATCH', '/v1/integrations/rotating', { body: { name: 'Renamed', options: { project: 'proj-2' } } });
+    expect(renamed.body).toMatchObject({ id, slug: 'rotating', name: 'Renamed', options: { 'x-gateway-openai-project': 'proj-2' } });
+    expect(await credentials()).toEqual({ api_key: 'sk-rotated-1111222233334444' });
+
+    // PUT: the whole integration; fields left out fall back to their defaults.
+    const replaced = await api(gw, 'PUT', `/v1/integrations/${id}`, { body: { slug: 'rotating', provider: 'openai', credentials: { api_key: SECRET } } });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body).toMatchObject({ id, slug: 'rotating', name: 'rotating', options: {} });
+    expect(await credentials()).toEqual({ api_key: SECRET });
+    expect(JSON.stringify([rotated.body, renamed.body, replaced.body])).not.toContain('sk-');
+
+    // Same validation as create, never echoing a value; slug and provider cannot change.
+    expectError(await api(gw, 'PUT', `/v1/integrations/${id}`, { body: { name: 'no credentials' } }), 400, 'invalid_request_error', 'credentials');
+    const bad = await api(gw, 'PATCH', `/v1/integrations/${id}`, { body: { credentials: { api_key: 'sk-bad', extra: 'sk-hidden-value' } } });
+    expectError(bad, 400, 'invalid_request_error', 'credentials.extra');
+    expect(JSON.stringify(bad.body)).not.toContain('sk-hidden-value');
+    expectError(await api(gw, 'PATCH', `/v1/integrations/${id}`, { body: { slug: 'other' } }), 400, 'invalid_request_error', 'slug');
+    expectError(await api(gw, 'PATCH', `/v1/integrations/${id}`, { body: { provider: 'together-ai' } }), 400, 'invalid_request_error', 'provider');
+    expectError(await api(gw, 'PATCH', `/v1/integrations/${id}`, { body: { colour: 'red' } }), 400, 'invalid_request_error');
+    expect(await credentials()).toEqual({ api_key: SECRET });
+
+    // Unknown and other organisations' integrations: 404 by id and by slug.
+    expectError(await api(gw, 'PATCH', '/v1/integrations/00000000-0000-4000-8000-000000000000', { body: { name: 'x' } }), 404, 'not_found_error');
+    const other = await createOrganisation(gw, 'Integration updater');
+    expectError(await api(other, 'GET', `/v1/integrations/${id}`), 404, 'not_found_error');
+    expectError(await api(other, 'PATCH', `/v1/integrations/${id}`, { body: { name: 'stolen' } }), 404, 'not_found_error');
+    expectError(await api(other, 'PUT', '/v1/integrations/rotating', { body: { credentials: { api_key: SECRET } } }), 404, 'not_found_error');
+    expect((await api(gw, 'DELETE', `/v1/integrations/${id}`)).body).toEqual({ id, object: 'integration', deleted: true });
+  });
+
   it('generated a master key into DATA_DIR (mode 0600) since GATEWAY_MASTER_KEY is unset', async () => {
     const file = join(gw.config.dataDir, 'master.key');
     expect((await stat(file)).mode & 0o777).toBe(0o600);

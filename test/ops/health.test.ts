@@ -1,3 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config';
+import { createLogger } from '../../src/logger';
+import { startGateway, type RunningGateway } from '../../src/main';
+import { createTestDatabase, type TestDatabase } from '../support/database';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 
 let gw: TestGateway;
@@ -14,6 +21,19 @@ describe('operations endpoints', () => {
     const metrics = await api(gw, 'GET', '/metrics', { key: null });
     expect(metrics.status).toBe(200);
     expect(metrics.body).toMatch(/gateway_http_requests_total\{method="GET",status="200"\} \d+/);
+  });
+
+  it('exposes per-route latency histograms and job counts by status on /metrics', async () => {
+    const label = (await api(gw, 'GET', '/v1/labels')).body.data[0];
+    await api(gw, 'GET', `/v1/labels/${label.id}`);
+    await api(gw, 'GET', '/v1/labels/00000000-0000-4000-8000-000000000000');
+    const metrics = (await api(gw, 'GET', '/metrics', { key: null })).body as string;
+    // The route pattern, never the id: label values stay bounded.
+    expect(metrics).toMatch(/gateway_http_request_duration_seconds_bucket\{le="\+Inf",method="GET",route="\/v1\/labels\/:labelId",status="200"\} [1-9]/);
+    expect(metrics).toMatch(/gateway_http_request_duration_seconds_count\{method="GET",route="\/v1\/labels\/:labelId",status="404"\} 1/);
+    expect(metrics).not.toContain(label.id);
+    expect(metrics).toMatch(/# TYPE gateway_fine_tuning_jobs gauge/);
+    expect(metrics).toMatch(/# TYPE gateway_provider_calls_total counter/);
   });
 
   it('answers unknown routes with 404 in the error shape', async () => {
@@ -42,5 +62,75 @@ describe('production mode', () => {
     const res = await api(prod, 'POST', '/graphql', { body: { query: '{ __schema { types { name } } }' } });
     expect(res.status).toBe(400);
     expect(res.body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+  });
+});
+
+describe('CORS and request logs', () => {
+  const ORIGIN = 'https://console.example.com';
+  const logs: string[] = [];
+  let database: TestDatabase;
+  let gateway: RunningGateway;
+  const key = `gw_test_${'c'.repeat(32)}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-cors-'));
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const config = loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      DATA_DIR: dataDir,
+      GATEWAY_BOOTSTRAP_API_KEY: key,
+      GATEWAY_CORS_ORIGINS: `${ORIGIN}, https://other.example.com`,
+      ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
+    });
+    config.pgliteDir = database.pgliteDir;
+    gateway = await startGateway(config, createLogger(config.logLevel, { write: (line: string) => void logs.push(line) }), {
+      pgliteLoadDataDir: database.pgliteLoadDataDir,
+    });
+  });
+  afterAll(async () => {
+    await gateway.stop();
+    await database.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers preflights of both faces without a key, for the configured origins only', async () => {
+    for (const path of ['/v1/labels', '/graphql']) {
+      const preflight = await fetch(gateway.url + path, {
+        method: 'OPTIONS',
+        headers: { origin: ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-gateway-api-key' },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+      expect(preflight.headers.get('access-control-allow-headers')).toBe('content-type,x-gateway-api-key');
+      expect(preflight.headers.get('access-control-allow-methods')).toContain('PATCH');
+    }
+    const actual = await fetch(`${gateway.url}/v1/labels`, { headers: { origin: ORIGIN, 'x-gateway-api-key': key } });
+    expect(actual.status).toBe(200);
+    expect(actual.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    const stranger = await fetch(`${gateway.url}/v1/labels`, { headers: { origin: 'https://evil.example.com', 'x-gateway-api-key': key } });
+    expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('sends no CORS headers when no origin is configured', async () => {
+    const gw = await startTestGateway();
+    try {
+      const res = await fetch(`${gw.url}/graphql`, { method: 'OPTIONS', headers: { origin: ORIGIN, 'access-control-request-method': 'POST' } });
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('logs the full route pattern of each request, for answers and errors alike', async () => {
+    const label = (await api({ url: gateway.url, key }, 'GET', '/v1/labels')).body.data[0];
+    await api({ url: gateway.url, key }, 'GET', `/v1/labels/${label.id}`);
+    await api({ url: gateway.url, key }, 'GET', '/v1/labels/00000000-0000-4000-8000-000000000000');
+    const requests = logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request' && l.path.startsWith('/v1/labels/'));
+    expect(requests).toEqual([
+      expect.objectContaining({ method: 'GET', path: `/v1/labels/${label.id}`, route: '/v1/labels/:labelId', status: 200 }),
+      expect.objectContaining({ method: 'GET', path: '/v1/labels/00000000-0000-4000-8000-000000000000', route: '/v1/labels/:labelId', status: 404 }),
+    ]);
+    expect(logs.join('\n')).not.toContain(key);
   });
 });

@@ -1,30 +1,21 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import Ajv, { type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
-import YAML from 'yaml';
-import { projectRoot } from '../../src/db/migrations';
+import type { ValidateFunction } from 'ajv';
+import { openApiDocument, responseSchema, schemaValidator } from '../support/openapi';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 
 /**
- * REST responses of the partials routes validate against the reference OpenAPI subset
- * (`../shared/reference/openapi-subset.yaml`, beside the repository): the component schemas
- * PromptPartial, PromptPartialSummary, PromptPartialVersion, ErrorResponse, and each operation's
- * documented 200 body.
+ * REST responses of the partials routes against the repository's openapi.yaml, more strictly than
+ * the check every answer gets: the component schemas PromptPartial, PromptPartialSummary,
+ * PromptPartialVersion, ErrorResponse and each operation's documented 200 body, with exactly the
+ * properties they name.
  */
-const SPEC = path.join(projectRoot(), '..', 'shared', 'reference', 'openapi-subset.yaml');
-const doc = YAML.parse(fs.readFileSync(SPEC, 'utf8'), { maxAliasCount: -1 });
-const ajv = new Ajv({ strict: false, allErrors: true });
-addFormats(ajv);
-ajv.addSchema({ $id: 'openapi.json', components: doc.components });
-
-const component = (name: string) => ({ validate: ajv.getSchema(`openapi.json#/components/schemas/${name}`)!, schema: doc.components.schemas[name] });
+const component = (name: string) => ({
+  validate: schemaValidator(`component ${name}`, { $ref: `#/components/schemas/${name}` }),
+  schema: openApiDocument.components.schemas[name],
+});
 
 function okBody(route: string, method: string): { validate: ValidateFunction; schema: any } {
-  const schema = doc.paths[route][method].responses['200'].content['application/json'].schema;
-  // The operation's schema refers to components of the document: point its refs at the added document.
-  const rooted = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi.json#/components/'));
-  return { validate: ajv.compile(rooted), schema };
+  const schema: any = responseSchema(method, `/v1${route}`, '200');
+  return { validate: schemaValidator(`${method} ${route} 200`, schema), schema };
 }
 
 /** Valid against the schema, and with exactly the properties the schema names (nothing missing, nothing extra). */
@@ -43,7 +34,7 @@ beforeAll(async () => {
 });
 afterAll(() => gw.stop());
 
-describe('prompt partials REST responses against the reference OpenAPI subset', () => {
+describe('prompt partials REST responses against openapi.yaml', () => {
   it('has the schemas it validates against', () => {
     for (const name of ['PromptPartial', 'PromptPartialSummary', 'PromptPartialVersion', 'ErrorResponse']) expect(component(name).validate).toBeDefined();
   });
@@ -56,11 +47,11 @@ describe('prompt partials REST responses against the reference OpenAPI subset', 
 
     const updated = await api(gw, 'PUT', `/v1/prompts/partials/${id}`, { body: { string: 'Hello again', description: 'second' } });
     expect(updated.status).toBe(200);
-    expectConforms(updated.body, okBody('/prompts/partials/{promptPartialId}', 'put'));
+    expectConforms(updated.body, okBody('/prompts/partials/{idOrSlug}', 'put'));
 
     const made = await api(gw, 'PUT', `/v1/prompts/partials/${id}/makeDefault`, { body: { version: 2 } });
     expect(made.status).toBe(200);
-    expectConforms(made.body, okBody('/prompts/partials/{promptPartialId}/makeDefault', 'put'));
+    expectConforms(made.body, okBody('/prompts/partials/{idOrSlug}/makeDefault', 'put'));
 
     for (const ref of [id, created.body.slug]) {
       const got = await api(gw, 'GET', `/v1/prompts/partials/${ref}`);
@@ -83,13 +74,13 @@ describe('prompt partials REST responses against the reference OpenAPI subset', 
 
     const versions = await api(gw, 'GET', `/v1/prompts/partials/${id}/versions`);
     expect(versions.status).toBe(200);
-    expectConforms(versions.body, okBody('/prompts/partials/{promptPartialId}/versions', 'get'));
+    expectConforms(versions.body, okBody('/prompts/partials/{idOrSlug}/versions', 'get'));
     expect(versions.body).toHaveLength(2);
     for (const version of versions.body) expectConforms(version, component('PromptPartialVersion'));
 
     const deleted = await api(gw, 'DELETE', `/v1/prompts/partials/${id}`);
     expect(deleted.status).toBe(200);
-    expectConforms(deleted.body, okBody('/prompts/partials/{promptPartialId}', 'delete'));
+    expectConforms(deleted.body, okBody('/prompts/partials/{idOrSlug}', 'delete'));
   });
 
   it('errors use the documented error body', async () => {

@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { startGateway, type RunningGateway } from '../../src/main';
 import { createTestDatabase, type TestDatabase } from './database';
+import { assertDocumentedAnswer } from './openapi';
 
 export interface TestGateway {
   url: string;
@@ -86,6 +87,8 @@ export async function api<T = any>(
   } catch {
     // Non-JSON answers (raw file content, metrics) stay text.
   }
+  // Every REST answer a test receives is checked against openapi.yaml (test/support/openapi.ts).
+  if (path.startsWith('/v1/') || path === '/v1') assertDocumentedAnswer(method, path, res.status, res.headers.get('content-type'), parsed);
   return { status: res.status, body: parsed as T, headers: res.headers };
 }
 
@@ -100,7 +103,7 @@ export async function gql(
 }
 
 /** An extra organisation with its own key, created through the service as the admin CLI does. */
-export async function createOrganisation(gw: TestGateway, name = 'Other org') {
+export async function createOrganisation(gw: Pick<TestGateway, 'url' | 'gateway'>, name = 'Other org') {
   const created = await gw.gateway.services.organisations.create(name);
   return { url: gw.url, key: created.key, organisationId: created.organisation.id, workspaceId: created.workspace.id };
 }

@@ -43,10 +43,23 @@ export class ApiKeyRepository {
     return this.prisma.apiKey.findMany({ where: { organisationId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
   }
 
-  /** Revokes the key unless it already is; false when the organisation has no active key with that id. */
-  async revoke(organisationId: string, id: string): Promise<boolean> {
-    const { count } = await this.prisma.apiKey.updateMany({ where: { id, organisationId, revokedAt: null }, data: { revokedAt: new Date() } });
-    return count > 0;
+  /**
+   * Revokes an active key of the organisation: `none` when it has no active key with that id,
+   * `last_organisation_key` (nothing changed) when it is the organisation's last active organisation key.
+   */
+  revoke(organisationId: string, id: string): Promise<'revoked' | 'none' | 'last_organisation_key'> {
+    return this.prisma.$transaction(async (tx) => {
+      // Serialises revocations within the organisation: two at once cannot each leave the other as the last key.
+      await tx.$queryRaw`SELECT id FROM organisations WHERE id = ${organisationId}::uuid FOR UPDATE`;
+      const key = await tx.apiKey.findFirst({ where: { id, organisationId, revokedAt: null } });
+      if (!key) return 'none';
+      if (key.workspaceId === null) {
+        const others = await tx.apiKey.count({ where: { organisationId, workspaceId: null, revokedAt: null, id: { not: id } } });
+        if (others === 0) return 'last_organisation_key';
+      }
+      await tx.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
+      return 'revoked';
+    });
   }
 
   async exists(organisationId: string, id: string): Promise<boolean> {

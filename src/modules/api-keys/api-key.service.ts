@@ -1,7 +1,7 @@
 import { generateApiKey, hashApiKey, keyPrefix } from '../../auth/api-key-secret';
 import type { Caller } from '../../auth/scope';
 import type { Tx } from '../../db/prisma-errors';
-import { notFound, unauthenticated } from '../../errors';
+import { conflict, notFound, unauthenticated } from '../../errors';
 import type { ApiKey } from '../../generated/prisma/client';
 import { isUuid, parseInput, type Input } from '../../validation/parse';
 import type { WorkspaceService } from '../workspaces/workspace.service';
@@ -63,19 +63,25 @@ export class ApiKeyService {
     return this.keys.list(organisationId);
   }
 
-  /** Revokes a key of the organisation; revoked keys answer 401 from the next request on. */
+  /**
+   * Revokes a key of the organisation; revoked keys answer 401 from the next request on. Revoking
+   * an already revoked key is a no-op; the organisation's last organisation key cannot be revoked (409),
+   * or nobody could administer it any more.
+   */
   async revoke(organisationId: string, id: string): Promise<void> {
     if (!isUuid(id)) throw notFound('API key', id);
     // Other replicas hear of it from the database (api_key_change_notifications); answer once they have.
     const notification = this.cache.whenHeard(keyChange(id), REVOCATION_WAIT_MS);
-    let revoked = false;
+    let outcome: Awaited<ReturnType<ApiKeyRepository['revoke']>> = 'none';
     try {
-      revoked = await this.keys.revoke(organisationId, id);
+      outcome = await this.keys.revoke(organisationId, id);
     } finally {
       this.cache.invalidateKey(id);
-      if (!revoked) notification.cancel();
+      if (outcome !== 'revoked') notification.cancel();
     }
-    if (revoked) return notification.heard;
+    if (outcome === 'revoked') return notification.heard;
+    if (outcome === 'last_organisation_key')
+      throw conflict("This is the organisation's last organisation key: issue another organisation key before revoking it", undefined, 'last_organisation_key');
     if (!(await this.keys.exists(organisationId, id))) throw notFound('API key', id);
   }
 }

@@ -1,5 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { Router, type Request, type Response } from 'express';
+import { GatewayError } from '../../errors';
 import { receiveMultipartUpload } from '../../http/multipart';
 import { callerOf, json, pathParam, queryParam, tenantRequest } from '../../http/rest';
 import type { Services } from '../../services';
@@ -38,6 +39,18 @@ async function claimUpload(
   if (outcome.kind === 'replay') return outcome;
   settleWithAnswer(res, outcome, services.idempotency);
   return null;
+}
+
+/** Streams a file's content as a 200. */
+async function send(stream: NodeJS.ReadableStream, res: Response): Promise<void> {
+  res.status(200);
+  try {
+    await pipeline(stream, res);
+  } catch {
+    // The client went away, or the store failed mid-way: the status line is gone, so the
+    // connection is cut rather than ending a response that looks complete.
+    res.destroy();
+  }
 }
 
 export function fileRoutes(services: Services): Router {
@@ -96,20 +109,25 @@ export function fileRoutes(services: Services): Router {
     }),
   );
 
+  // A gateway file, or else a result file of one of the scope's hosted jobs (streamed from its provider).
   router.get('/:fileId/content', async (req, res) => {
     const { scope } = await tenantRequest(services, req, res);
-    const { file, stream } = await files.download(scope, pathParam(req, 'fileId'));
-    res.status(200);
-    res.setHeader('content-type', contentTypeOf(file));
-    res.setHeader('content-length', String(file.bytes));
-    res.setHeader('content-disposition', contentDisposition(file.filename));
-    try {
-      await pipeline(stream, res);
-    } catch {
-      // The client went away, or the store failed mid-way: the status line is gone, so the
-      // connection is cut rather than ending a response that looks complete.
-      res.destroy();
+    const id = pathParam(req, 'fileId');
+    const stored = await files.download(scope, id).catch((err: unknown) => {
+      if (err instanceof GatewayError && err.kind === 'not_found') return null;
+      throw err;
+    });
+    if (stored) {
+      res.setHeader('content-type', contentTypeOf(stored.file));
+      res.setHeader('content-length', String(stored.file.bytes));
+      res.setHeader('content-disposition', contentDisposition(stored.file.filename));
+      return send(stored.stream, res);
     }
+    const remote = await services.fineTuning.resultFileContent(scope, id);
+    res.setHeader('content-type', remote.contentType ?? 'application/octet-stream');
+    if (remote.bytes !== null) res.setHeader('content-length', String(remote.bytes));
+    res.setHeader('content-disposition', contentDisposition(id));
+    return send(remote.stream, res);
   });
 
   router.delete(

@@ -69,6 +69,12 @@ export class FineTuningRepository {
     return row ? toJob(row) : null;
   }
 
+  /** The job of the scope whose `result_files` list the provider file `fileId`. */
+  async findByResultFile(scope: Scope, fileId: string): Promise<HostedJob | null> {
+    const row = await this.prisma.fineTuningJob.findFirst({ where: { ...inScope(scope), resultFiles: { array_contains: [fileId] } } });
+    return row ? toJob(row) : null;
+  }
+
   async findManyByIds(scope: Scope, ids: readonly string[]): Promise<HostedJob[]> {
     const valid = ids.filter(isUuid);
     if (!valid.length) return [];

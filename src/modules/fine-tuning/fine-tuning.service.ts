@@ -3,7 +3,7 @@ import type { Scope } from '../../auth/scope';
 import { badRequest, GatewayError, invalidField, notFound } from '../../errors';
 import type { ProviderClient, ProviderRegistry } from '../../providers/registry';
 import { checkJobSettingKeys } from '../../providers/settings';
-import type { OperationName } from '../../providers/types';
+import type { OperationName, ProviderContent } from '../../providers/types';
 import { parseInput, type Input } from '../../validation/parse';
 import type { ResolvedIntegration } from '../integrations/integration.service';
 import type { JobCancellation } from './job-cancellation';
@@ -112,6 +112,16 @@ export class FineTuningService {
     const job = await this.jobs.findById(scope, id);
     if (!job) throw notFound('Fine-tuning job', id);
     return job;
+  }
+
+  /**
+   * The content of a result file (a provider file id in a hosted job's `result_files`), fetched from
+   * the provider with the job's integration; 404 when no job of the scope lists it.
+   */
+  async resultFileContent(scope: Scope, fileId: string): Promise<ProviderContent> {
+    const job = await this.jobs.findByResultFile(scope, fileId);
+    if (!job) throw notFound('File', fileId);
+    return (await this.connect(scope, job)).fileContent(fileId);
   }
 
   /** Jobs of the scope with these ids (missing ones left out): GraphQL batches and entities. */

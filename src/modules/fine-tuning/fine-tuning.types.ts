@@ -56,7 +56,7 @@ export class FineTuningJobType {
   @Field(() => ID, { description: 'The gateway file id of the training data (see `trainingFile`).' }) trainingFileId!: string;
   @Field(() => ID, { nullable: true }) validationFileId!: string | null;
   @Field(() => String, { nullable: true }) suffix!: string | null;
-  @Field(() => Int, { nullable: true }) seed!: number | null;
+  @Field(() => Int, { description: 'The one given, or one chosen at random at creation (as OpenAI does).' }) seed!: number;
   @Field(() => FineTuningMethodType) method!: FineTuningMethodType;
   @Field(() => FineTuningHyperparametersType) hyperparameters!: FineTuningHyperparametersType;
   @Field(() => GraphQLJSONObject, { nullable: true, description: 'Up to 16 string key-value pairs.' }) metadata!: Record<string, string> | null;

@@ -22,6 +22,12 @@ export interface Release {
 export class JobLeases {
   constructor(private readonly prisma: PrismaClient) {}
 
+  /** Jobs by status across every tenant, for /metrics (an operator's view, like `claimDue`). */
+  async countByStatus(): Promise<Array<{ status: string; count: number }>> {
+    const rows = await this.prisma.fineTuningJob.groupBy({ by: ['status'], _count: { _all: true } });
+    return rows.map((r) => ({ status: r.status, count: r._count._all }));
+  }
+
   /**
    * Claims up to `limit` due jobs for `owner`: not finished (or with a cancel the provider has not
    * confirmed), due, and not leased by a live owner. `SKIP LOCKED` lets several processes claim at

@@ -15,9 +15,10 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Scope } from '../../auth/scope';
+import { GatewayError } from '../../errors';
 import type { Logger } from '../../logger';
 import { isTerminal, type HostedJob } from './fine-tuning.model';
-import type { FineTuningRepository } from './fine-tuning.repository';
+import type { EventDraft, FineTuningRepository } from './fine-tuning.repository';
 import type { FineTuningService, TrainingFileSource } from './fine-tuning.service';
 import { failed } from './fine-tuning.state';
 import type { JobCancellation } from './job-cancellation';
@@ -148,6 +149,7 @@ export class JobMonitor {
     const gaveUp = !job.providerJobId && !job.providerCancelPending && failedAttempts >= MAX_SUBMIT_FAILURES;
     if (isTransient(err) && !gaveUp) {
       this.logger.warn({ err: describeError(err), jobId: job.id, failedAttempts, retryInMs: backOff.delayMs }, 'fine-tuning job step failed; will retry');
+      await this.recordRetry(scope, job, err, backOff.delayMs);
       return backOff;
     }
     const error = jobError(err);
@@ -159,5 +161,21 @@ export class JobMonitor {
       return backOff;
     }
     return { delayMs: pollMs, idlePolls: 0, failedAttempts: 0, clearCancelPending: job.providerCancelPending };
+  }
+
+  /** The job's event for a failed step that will be retried, so callers see it while it happens (not only the log). */
+  private async recordRetry(scope: Scope, job: HostedJob, err: unknown, delayMs: number): Promise<void> {
+    const { code, message } = jobError(err);
+    const event: EventDraft = {
+      level: 'warn',
+      message: `Provider call failed (${message}); retrying in ${Math.ceil(delayMs / 1000)} s`,
+      type: 'message',
+      data: { code, status: err instanceof GatewayError ? err.status : null, retry_in_ms: delayMs },
+    };
+    try {
+      await this.parts.jobs.mutate(scope, job.id, (current) => (isTerminal(current.status) ? null : { data: {}, events: [event] }));
+    } catch (writeErr) {
+      this.logger.error({ err: writeErr, jobId: job.id }, 'could not record a retry event');
+    }
   }
 }

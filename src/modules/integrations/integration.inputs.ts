@@ -14,3 +14,13 @@ export class CreateIntegrationInputType {
   options?: unknown;
   @Field({ nullable: true, description: 'Workspace UUID or slug (organisation keys).' }) workspaceId?: string;
 }
+
+@InputType('UpdateIntegrationInput')
+export class UpdateIntegrationInputType {
+  @Field({ nullable: true, description: 'Unchanged if left out.' }) name?: string;
+  // JSON for the same reason as at creation: values are secrets and never quoted back.
+  @Field(() => GraphQLJSON, { nullable: true, description: 'New secrets (rotation), replacing the stored ones. Unchanged if left out.' })
+  credentials?: unknown;
+  @Field(() => GraphQLJSON, { nullable: true, description: 'New non-secret settings, replacing the stored ones. Unchanged if left out.' })
+  options?: unknown;
+}

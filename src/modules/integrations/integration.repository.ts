@@ -20,6 +20,16 @@ export class IntegrationRepository {
     return this.prisma.integration.findFirst({ where: { ...inScope(scope), slug } });
   }
 
+  findById(scope: Scope, id: string): Promise<Integration | null> {
+    return this.prisma.integration.findFirst({ where: { ...inScope(scope), id } });
+  }
+
+  /** The updated row, or null when the scope has no integration with that id. */
+  async update(scope: Scope, id: string, data: Pick<NewIntegrationRow, 'name' | 'encryptedCredentials' | 'options'>): Promise<Integration | null> {
+    const { count } = await this.prisma.integration.updateMany({ where: { ...inScope(scope), id }, data });
+    return count > 0 ? this.findById(scope, id) : null;
+  }
+
   findManyByIds(scope: Scope, ids: readonly string[]): Promise<Integration[]> {
     return this.prisma.integration.findMany({ where: { ...inScope(scope), id: { in: [...ids] } } });
   }
@@ -32,10 +42,8 @@ export class IntegrationRepository {
     return this.prisma.integration.create({ data: { ...inScope(scope), ...data } });
   }
 
-  /** The deleted row, or null when the scope has no integration with that slug. */
-  async deleteBySlug(scope: Scope, slug: string): Promise<Integration | null> {
-    const row = await this.findBySlug(scope, slug);
-    if (!row) return null;
+  /** The deleted row, or null when the scope has no such integration. */
+  async delete(scope: Scope, row: Integration): Promise<Integration | null> {
     const { count } = await this.prisma.integration.deleteMany({ where: { ...inScope(scope), id: row.id } });
     return count > 0 ? row : null;
   }

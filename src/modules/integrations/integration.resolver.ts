@@ -3,7 +3,7 @@ import type { Scope } from '../../auth/scope';
 import type { AppContext } from '../../context';
 import { listCost } from '../../graphql/cost';
 import { InputScope, WorkspaceScope } from '../../graphql/scope';
-import { CreateIntegrationInputType } from './integration.inputs';
+import { CreateIntegrationInputType, UpdateIntegrationInputType } from './integration.inputs';
 import { toIntegrationType } from './integration.mapper';
 import { IntegrationType } from './integration.types';
 
@@ -27,6 +27,17 @@ export class IntegrationResolver {
   ) {
     const { workspaceId: _chosenByScope, ...data } = input;
     return toIntegrationType(await ctx.services.integrations.create(scope, data));
+  }
+
+  /** Like REST PATCH: the fields given replace the stored ones; `ref` is the id or the slug. */
+  @Mutation(() => IntegrationType)
+  async updateIntegration(
+    @Ctx() ctx: AppContext,
+    @Arg('ref', () => String, { description: 'The integration id or slug.' }) ref: string,
+    @Arg('input', () => UpdateIntegrationInputType) input: UpdateIntegrationInputType,
+    @WorkspaceScope() scope: Scope,
+  ) {
+    return toIntegrationType(await ctx.services.integrations.update(scope, ref, { ...input }, 'merge'));
   }
 
   @Mutation(() => Boolean)

@@ -23,19 +23,33 @@ export function integrationRoutes(services: Services): Router {
     }),
   );
 
+  // `:integration` is the id, the slug or `@slug`.
   router.get(
-    '/:slug',
+    '/:integration',
     json(async (req, res) => {
       const { scope } = await tenantRequest(services, req, res);
-      return toIntegrationJson(await integrations.get(scope, pathParam(req, 'slug')));
+      return toIntegrationJson(await integrations.get(scope, pathParam(req, 'integration')));
     }),
   );
 
+  for (const [method, mode] of [
+    ['put', 'replace'],
+    ['patch', 'merge'],
+  ] as const) {
+    router[method](
+      '/:integration',
+      json(async (req, res) => {
+        const { scope, body } = await tenantRequest(services, req, res);
+        return toIntegrationJson(await integrations.update(scope, pathParam(req, 'integration'), body, mode));
+      }),
+    );
+  }
+
   router.delete(
-    '/:slug',
+    '/:integration',
     json(async (req, res) => {
       const { scope } = await tenantRequest(services, req, res);
-      return toDeletedIntegrationJson(await integrations.delete(scope, pathParam(req, 'slug')));
+      return toDeletedIntegrationJson(await integrations.delete(scope, pathParam(req, 'integration')));
     }),
   );
 

@@ -25,6 +25,11 @@ export const createIntegrationSchema = z
 
 export type CreateIntegrationInput = z.input<typeof createIntegrationSchema>;
 
+/** PUT and PATCH bodies: the create fields, all optional; `slug` and `provider` may only repeat the current ones. */
+export const updateIntegrationSchema = createIntegrationSchema.partial().strict();
+
+export type UpdateIntegrationInput = z.input<typeof updateIntegrationSchema>;
+
 /** `@slug` (or a bare slug) as used in `x-gateway-provider` and `gateway_options`. */
 export function parseIntegrationRef(ref: string, path: FieldPath | string | null = null): string {
   const slug = ref.trim().replace(/^@/, '');

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Scope } from '../../auth/scope';
 import { SecretBoxError, type SecretBox } from '../../crypto/secret-box';
 import { isUniqueViolation } from '../../db/prisma-errors';
-import { conflict, GatewayError, notFound, type FieldPath } from '../../errors';
+import { conflict, GatewayError, invalidField, notFound, type FieldPath } from '../../errors';
 import type { Integration } from '../../generated/prisma/client';
 import type { ProviderName } from '../../providers/names';
 import type { ProviderRegistry } from '../../providers/registry';
@@ -10,7 +10,14 @@ import { normaliseStored } from '../../providers/settings';
 import { isUuid, parseInput, type Input } from '../../validation/parse';
 import { optionsOf } from './integration.mapper';
 import type { IntegrationRepository } from './integration.repository';
-import { createIntegrationSchema, integrationSlug, parseIntegrationRef, type CreateIntegrationInput } from './integration.schemas';
+import {
+  createIntegrationSchema,
+  integrationSlug,
+  parseIntegrationRef,
+  updateIntegrationSchema,
+  type CreateIntegrationInput,
+  type UpdateIntegrationInput,
+} from './integration.schemas';
 
 /** What a provider call needs of a stored integration. */
 export interface ResolvedIntegration {
@@ -58,19 +65,45 @@ export class IntegrationService {
     return valid.length ? this.integrations.findManyByIds(scope, valid) : Promise.resolve([]);
   }
 
-  /** `slug` may also be given as `@slug`. */
-  async get(scope: Scope, slug: string): Promise<Integration> {
-    slug = withoutAt(slug);
-    const row = integrationSlug.safeParse(slug).success ? await this.integrations.findBySlug(scope, slug) : null;
-    if (!row) throw notFound('Integration', slug);
+  /** The integration `ref` names: its id, its slug, or `@slug`. */
+  async get(scope: Scope, ref: string): Promise<Integration> {
+    const slug = withoutAt(ref);
+    let row: Integration | null = null;
+    if (isUuid(ref)) row = await this.integrations.findById(scope, ref);
+    else if (integrationSlug.safeParse(slug).success) row = await this.integrations.findBySlug(scope, slug);
+    if (!row) throw notFound('Integration', ref);
     return row;
   }
 
-  /** Deletes the integration; returns the deleted row (its id answers the REST call). */
-  async delete(scope: Scope, slug: string): Promise<Integration> {
-    slug = withoutAt(slug);
-    const row = integrationSlug.safeParse(slug).success ? await this.integrations.deleteBySlug(scope, slug) : null;
-    if (!row) throw notFound('Integration', slug);
+  /**
+   * Changes an integration's name, credentials (rotation) or options, checked as at creation. `replace`
+   * (PUT) sets every field, defaults for the ones left out; `merge` (PATCH) keeps them. Slug and
+   * provider stay: jobs refer to the integration by slug, and their provider's settings are fixed.
+   * Jobs read the integration at each step, so they go on with the new credentials.
+   */
+  async update(scope: Scope, ref: string, input: Input<UpdateIntegrationInput>, mode: 'replace' | 'merge'): Promise<Integration> {
+    const data = parseInput(updateIntegrationSchema, input);
+    const row = await this.get(scope, ref);
+    if (data.slug !== undefined && data.slug !== row.slug)
+      throw invalidField('slug', 'cannot be changed (jobs refer to the integration by it); create another integration', 'immutable_field');
+    if (data.provider !== undefined && data.provider !== row.provider)
+      throw invalidField('provider', 'cannot be changed; create another integration', 'immutable_field');
+    if (mode === 'replace' && data.credentials === undefined) throw invalidField('credentials', 'is required', 'missing_setting');
+    const stored = normaliseStored(this.providers.module(row.provider).settings, {
+      credentials: data.credentials ?? this.openCredentials(row),
+      options: data.options ?? (mode === 'merge' ? optionsOf(row) : {}),
+    });
+    const encryptedCredentials = this.secrets.seal(JSON.stringify(stored.credentials), associatedData(row.id));
+    const name = data.name || (mode === 'merge' ? row.name : row.slug);
+    const updated = await this.integrations.update(scope, row.id, { name, encryptedCredentials, options: stored.options });
+    if (!updated) throw notFound('Integration', ref);
+    return updated;
+  }
+
+  /** Deletes the integration (`ref`: id, slug or `@slug`); returns the deleted row (its id answers the REST call). */
+  async delete(scope: Scope, ref: string): Promise<Integration> {
+    const row = await this.integrations.delete(scope, await this.get(scope, ref));
+    if (!row) throw notFound('Integration', ref);
     return row;
   }
 
@@ -83,16 +116,18 @@ export class IntegrationService {
     const slug = parseIntegrationRef(ref, path);
     const row = await this.integrations.findBySlug(scope, slug);
     if (!row) throw new GatewayError('not_found', `Integration '@${slug}' not found`, { path, code: 'not_found' });
-    let credentials: Record<string, string>;
+    return { provider: this.providers.module(row.provider).name, slug: row.slug, credentials: this.openCredentials(row), options: optionsOf(row) };
+  }
+
+  private openCredentials(row: Integration): Record<string, string> {
     try {
-      credentials = stringMap(JSON.parse(this.secrets.open(row.encryptedCredentials, associatedData(row.id))));
+      return stringMap(JSON.parse(this.secrets.open(row.encryptedCredentials, associatedData(row.id))));
     } catch (err) {
       const reason = err instanceof SecretBoxError ? err.message : 'unreadable';
-      throw new GatewayError('internal', `The stored credentials of integration '@${slug}' cannot be decrypted with this server's master key (${reason})`, {
+      throw new GatewayError('internal', `The stored credentials of integration '@${row.slug}' cannot be decrypted with this server's master key (${reason})`, {
         code: 'integration_credentials_unreadable',
       });
     }
-    return { provider: this.providers.module(row.provider).name, slug: row.slug, credentials, options: optionsOf(row) };
   }
 }
 

@@ -27,6 +27,10 @@ export class OrganisationRepository {
     return tx.organisation.create({ data: { name } });
   }
 
+  list(): Promise<Organisation[]> {
+    return this.prisma.organisation.findMany({ orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  }
+
   async exists(id: string): Promise<boolean> {
     return (await this.prisma.organisation.count({ where: { id } })) > 0;
   }

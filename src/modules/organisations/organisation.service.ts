@@ -38,6 +38,11 @@ export class OrganisationService {
     return { organisation, workspace, key: issued.key };
   }
 
+  /** Every organisation: for the operator's CLI, which serves all tenants. */
+  list(): Promise<Organisation[]> {
+    return this.organisations.list();
+  }
+
   exists(id: string): Promise<boolean> {
     return this.organisations.exists(id);
   }

@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { Caller } from '../../auth/scope';
 import { GatewayError } from '../../errors';
 import type { RateLimiter, RateLimitState } from './rate-limiter';
@@ -59,9 +59,9 @@ export function knownCaller(res: Response | undefined): Caller | undefined {
  * For a face that authenticates later (GraphQL, in its context): looks the key up now so the request
  * can be counted, leaving a missing or bad key for the face to refuse in its own shape.
  */
-export function identifyCaller(authenticate: (key: string | undefined) => Promise<Caller>, header: string): RequestHandler {
+export function identifyCaller(authenticate: (key: string | undefined) => Promise<Caller>, keyOf: (req: Request) => string | undefined): RequestHandler {
   return async (req, res, next) => {
-    const key = req.header(header);
+    const key = keyOf(req);
     if (key) {
       try {
         res.locals.caller = await authenticate(key);

@@ -1,0 +1,126 @@
+/**
+ * Checks REST answers against the repository's OpenAPI document (openapi.yaml): the operation is
+ * found by method and path, the response by status (exact, `4XX`-style range, or `default`), and a
+ * JSON body is validated against that response's schema. `api()` (test/support/gateway.ts) runs it on
+ * every /v1 answer, so every REST test checks the document too. An answer the document does not
+ * describe fails the test, so the document has to stay complete; the one exception is an error
+ * answer on a path or method no operation has (a 404 for an unknown route, a 401 before routing):
+ * it is checked against the error shape only.
+ */
+import fs from 'node:fs';
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import YAML from 'yaml';
+import { openApiPath } from '../../src/http/openapi';
+
+type Json = Record<string, any>;
+
+export const openApiDocument: Json = YAML.parse(fs.readFileSync(openApiPath(), 'utf8'));
+
+const DOC_ID = 'openapi.json';
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head'] as const;
+
+let ajv: Ajv2020 | undefined;
+function validator(): Ajv2020 {
+  if (!ajv) {
+    ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ $id: DOC_ID, components: openApiDocument.components });
+  }
+  return ajv;
+}
+
+/** `#/components/…` refs of a schema taken out of the document, pointed back at it. */
+const rooted = (schema: unknown) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${DOC_ID}#/components/`));
+
+/** A response object, following one `$ref` into components. */
+function resolve(obj: Json): Json {
+  if (typeof obj.$ref !== 'string') return obj;
+  const pointer = obj.$ref.replace(/^#\//, '').split('/');
+  return pointer.reduce((node: Json, key: string) => node[key.replaceAll('~1', '/').replaceAll('~0', '~')], openApiDocument);
+}
+
+interface Route {
+  template: string;
+  pattern: RegExp;
+  params: number;
+}
+
+const routes: Route[] = Object.keys(openApiDocument.paths)
+  .map((template) => ({
+    template,
+    pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+')}$`),
+    params: (template.match(/\{/g) ?? []).length,
+  }))
+  // Literal segments win over parameters.
+  .sort((a, b) => a.params - b.params);
+
+/** The operation a request reaches, or null when the document has none. */
+export function findOperation(method: string, path: string): { template: string; operation: Json } | null {
+  const bare = path.split('?')[0];
+  for (const route of routes) {
+    if (!route.pattern.test(bare)) continue;
+    const operation = openApiDocument.paths[route.template][method.toLowerCase()];
+    if (operation && METHODS.includes(method.toLowerCase() as (typeof METHODS)[number])) return { template: route.template, operation };
+  }
+  return null;
+}
+
+/** The JSON schema of one documented answer, e.g. `('get', '/v1/labels', '200')`. */
+export function responseSchema(method: string, template: string, status: string): unknown {
+  return resolve(openApiDocument.paths[template][method].responses[status]).content['application/json'].schema;
+}
+
+/** A validator of a schema of the document (its `#/components/…` refs resolved), compiled once per key. */
+export function schemaValidator(key: string, schema: unknown): ValidateFunction {
+  return compile(key, schema);
+}
+
+const compiled = new Map<string, ValidateFunction>();
+function compile(key: string, schema: unknown): ValidateFunction {
+  let fn = compiled.get(key);
+  if (!fn) {
+    fn = validator().compile(rooted(schema));
+    compiled.set(key, fn);
+  }
+  return fn;
+}
+
+function check(key: string, schema: unknown, body: unknown, where: string): void {
+  const validate = compile(key, schema);
+  if (!validate(body)) {
+    throw new Error(
+      `${where}: the answer does not match openapi.yaml:\n${JSON.stringify(validate.errors, null, 2)}\nbody: ${JSON.stringify(body)?.slice(0, 2000)}`,
+    );
+  }
+}
+
+/**
+ * Throws when an answer to `method path` is not what openapi.yaml documents. `contentType` is the
+ * answer's Content-Type; only JSON bodies are validated against a schema.
+ */
+export function assertDocumentedAnswer(method: string, path: string, status: number, contentType: string | null, body: unknown): void {
+  const where = `${method} ${path.split('?')[0]} → ${status}`;
+  const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  const found = findOperation(method, path);
+  if (!found) {
+    if (status >= 400 && status < 500 && mediaType === 'application/json') {
+      return check('error-response', { $ref: '#/components/schemas/ErrorResponse' }, body, `${where} (no such operation)`);
+    }
+    throw new Error(`${where}: openapi.yaml has no operation for ${method.toUpperCase()} ${path.split('?')[0]}`);
+  }
+  const responses: Json = found.operation.responses;
+  const statusKey = [String(status), `${String(status)[0]}XX`, 'default'].find((k) => responses[k] !== undefined);
+  if (!statusKey) throw new Error(`${where}: openapi.yaml documents no ${status} answer for ${method.toUpperCase()} ${found.template}`);
+  const response = resolve(responses[statusKey]);
+  const content: Json | undefined = response.content;
+  if (!content) {
+    if (body !== undefined && body !== '') throw new Error(`${where}: openapi.yaml documents no body for this answer`);
+    return;
+  }
+  if (!mediaType || content[mediaType] === undefined) {
+    throw new Error(`${where}: openapi.yaml documents ${Object.keys(content).join(', ')}, not '${mediaType}'`);
+  }
+  if (mediaType !== 'application/json') return;
+  check(`${method.toLowerCase()} ${found.template} ${statusKey}`, content[mediaType].schema ?? {}, body, where);
+}
