@@ -19,7 +19,8 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'
  * node-postgres throws plain Errors for its timeouts (`connectionTimeoutMillis`, `query_timeout`) and
  * for a socket that ended; the message is all they carry.
  */
-const DRIVER_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended)/;
+const DRIVER_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended)/;
 /** SQLSTATE classes 08 (connection exception), 57P01–57P03 (shutdown, cannot connect now), 57014 (statement timeout), 53300 (too many connections). */
 const SQLSTATE = /^(08...|57P0[1-3]|57014|53300)$/;
 /** SQLSTATE 53100: the server's disk is full. */

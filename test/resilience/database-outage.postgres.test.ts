@@ -12,7 +12,17 @@
 import { randomBytes } from 'node:crypto';
 import { toFile } from 'openai';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { createIntegration, createTestDatabase, dataset, eventually, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
+import {
+  createIntegration,
+  createTestDatabase,
+  dataset,
+  eventually,
+  newKey,
+  sdk,
+  startHostedGateway,
+  tempDir,
+  type HostedGateway,
+} from '../fine-tuning/harness';
 import { adminQuery, type TestDatabase } from '../support/database';
 import { api, gql } from '../support/gateway';
 import { startTcpProxy, type CutMode, type TcpProxy } from '../support/tcp-proxy';
