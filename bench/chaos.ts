@@ -157,7 +157,7 @@ async function main(): Promise<void> {
         DATA_DIR: dataDir,
         GATEWAY_BOOTSTRAP_API_KEY: API_KEY,
         GATEWAY_MASTER_KEY: randomBytes(32).toString('hex'),
-        GATEWAY_OPENAI_BASE_URL: `http://127.0.0.1:${fake.port}`,
+        GATEWAY_OPENAI_BASE_URL: `http://127.0.0.1:${fake.port}/v1`,
         // Jobs take several polls at the fake: they are still running when the database goes away.
         GATEWAY_JOB_POLL_MS: '1000',
         BENCH_GATEWAY_LOG_LEVEL: 'info',
@@ -193,6 +193,13 @@ async function main(): Promise<void> {
     let done = false;
     const loading = load(gateway.port, headers, () => done);
     await new Promise((r) => setTimeout(r, 3000));
+    const jobStatuses = () => Promise.all(jobIds.map(async (id) => (await request(gateway.port, 'GET', `/v1/fine_tuning/jobs/${id}`, headers)).body?.status));
+    const unfinishedAtCut = (await jobStatuses()).filter((s) => s !== 'succeeded').length;
+    const providerJobs = async (): Promise<string[]> =>
+      (await request(fake.port, 'GET', '/v1/fine_tuning/jobs?limit=1000', { authorization: `Bearer ${PROVIDER_KEY}` })).body.data.map(
+        (j: { metadata: Record<string, string> | null }) => j.metadata?.gateway_job_id,
+      );
+    const submittedAtCut = (await providerJobs()).length;
     await proxy.cut(MODE);
     cutAt = Date.now();
     await new Promise((r) => setTimeout(r, CUT_MS));
@@ -206,12 +213,11 @@ async function main(): Promise<void> {
     const deadline = Date.now() + 90_000;
     let statuses: string[] = [];
     while (Date.now() < deadline) {
-      statuses = await Promise.all(jobIds.map(async (id) => (await request(gateway.port, 'GET', `/v1/fine_tuning/jobs/${id}`, headers)).body?.status));
+      statuses = await jobStatuses();
       if (statuses.every((s) => s === 'succeeded')) break;
       await new Promise((r) => setTimeout(r, 500));
     }
-    const atProvider = await request(fake.port, 'GET', '/v1/fine_tuning/jobs?limit=1000', { authorization: `Bearer ${PROVIDER_KEY}` });
-    const submittedFor: string[] = atProvider.body.data.map((j: { metadata: Record<string, string> | null }) => j.metadata?.gateway_job_id);
+    const submittedFor = await providerJobs();
     const createdOnce = jobIds.every((id) => submittedFor.filter((s) => s === id).length === 1);
 
     const during = samples.filter((s) => s.start >= cutAt && s.end <= restoredAt);
@@ -235,7 +241,8 @@ async function main(): Promise<void> {
       [`success in the ${RECOVERY_WINDOW_MS / 1000} s after the restore`, `${(recoveryRate * 100).toFixed(1)} % of ${recoveryWindow.length}`, recoveryRate >= REQUIRED_RECOVERY],
       ['success after that', `${afterWindow.filter((s) => s.status === 200).length}/${afterWindow.length}`, afterWindow.every((s) => s.status === 200)],
       ['gateway process alive', String(alive), alive],
-      [`hosted jobs succeeded`, `${statuses.filter((s) => s === 'succeeded').length}/${JOBS}`, statuses.every((s) => s === 'succeeded')],
+      ['hosted jobs unfinished / at the provider at the cut', `${unfinishedAtCut}/${JOBS} / ${submittedAtCut}/${JOBS}`, unfinishedAtCut > 0],
+      ['hosted jobs succeeded', `${statuses.filter((s) => s === 'succeeded').length}/${JOBS}`, statuses.every((s) => s === 'succeeded')],
       ['jobs created at the provider (each once)', `${submittedFor.length} for ${JOBS} jobs`, createdOnce && submittedFor.length === JOBS],
       ['job monitor log: paused / resumed', `${paused} / ${resumed}`, paused === 1 && resumed === 1],
     ];
