@@ -187,18 +187,19 @@ async function main(): Promise<void> {
       jobIds.push(job.body.id);
     }
 
-    // Load: 3 s before the cut, the cut, 10 s after the restore.
+    // Load from before the cut to 10 s after the restore; the cut comes as the first jobs reach the provider,
+    // so it finds some submitted and some not, and none finished.
     let cutAt = Number.POSITIVE_INFINITY;
     let restoredAt = Number.POSITIVE_INFINITY;
     let done = false;
     const loading = load(gateway.port, headers, () => done);
-    await new Promise((r) => setTimeout(r, 3000));
-    const jobStatuses = () => Promise.all(jobIds.map(async (id) => (await request(gateway.port, 'GET', `/v1/fine_tuning/jobs/${id}`, headers)).body?.status));
-    const unfinishedAtCut = (await jobStatuses()).filter((s) => s !== 'succeeded').length;
     const providerJobs = async (): Promise<string[]> =>
       (await request(fake.port, 'GET', '/v1/fine_tuning/jobs?limit=1000', { authorization: `Bearer ${PROVIDER_KEY}` })).body.data.map(
         (j: { metadata: Record<string, string> | null }) => j.metadata?.gateway_job_id,
       );
+    for (const until = Date.now() + 10_000; Date.now() < until && (await providerJobs()).length === 0; ) await new Promise((r) => setTimeout(r, 10));
+    const jobStatuses = () => Promise.all(jobIds.map(async (id) => (await request(gateway.port, 'GET', `/v1/fine_tuning/jobs/${id}`, headers)).body?.status));
+    const unfinishedAtCut = (await jobStatuses()).filter((s) => s !== 'succeeded').length;
     const submittedAtCut = (await providerJobs()).length;
     await proxy.cut(MODE);
     cutAt = Date.now();
@@ -247,7 +248,7 @@ async function main(): Promise<void> {
       ['job monitor log: paused / resumed', `${paused} / ${resumed}`, paused === 1 && resumed === 1],
     ];
     console.log(`\nbench:chaos — Postgres cut (${MODE}) for ${CUT_MS / 1000} s under ${CONNECTIONS} connections; ${samples.length} requests in all\n`);
-    for (const [what, figure, ok] of checks) console.log(`  ${ok ? 'ok  ' : 'FAIL'}  ${what.padEnd(46)} ${figure}`);
+    for (const [what, figure, ok] of checks) console.log(`  ${ok ? 'ok  ' : 'FAIL'}  ${what.padEnd(52)} ${figure}`);
     console.log('');
     if (checks.some(([, , ok]) => !ok)) process.exitCode = 1;
   } finally {
