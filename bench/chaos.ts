@@ -60,7 +60,15 @@ function request(port: number, method: string, urlPath: string, headers: Record<
   return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }>((resolve) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const req = http.request(
-      { host: '127.0.0.1', port, path: urlPath, method, agent, timeout: 15_000, headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: urlPath,
+        method,
+        agent,
+        timeout: 15_000,
+        headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) },
+      },
       (res) => {
         let text = '';
         res.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -94,7 +102,12 @@ async function adminQuery(sql: string): Promise<void> {
 /** A JSONL dataset of `n` chat examples, uploaded as a fine-tuning file (multipart). */
 async function uploadDataset(port: number, headers: Record<string, string>, n: number): Promise<string> {
   const lines = Array.from({ length: n }, (_, i) =>
-    JSON.stringify({ messages: [{ role: 'user', content: `Question ${i}` }, { role: 'assistant', content: `Answer ${i}` }] }),
+    JSON.stringify({
+      messages: [
+        { role: 'user', content: `Question ${i}` },
+        { role: 'assistant', content: `Answer ${i}` },
+      ],
+    }),
   ).join('\n');
   const boundary = `----chaos${randomBytes(8).toString('hex')}`;
   const body =
@@ -197,7 +210,7 @@ async function main(): Promise<void> {
       (await request(fake.port, 'GET', '/v1/fine_tuning/jobs?limit=1000', { authorization: `Bearer ${PROVIDER_KEY}` })).body.data.map(
         (j: { metadata: Record<string, string> | null }) => j.metadata?.gateway_job_id,
       );
-    for (const until = Date.now() + 10_000; Date.now() < until && (await providerJobs()).length === 0; ) await new Promise((r) => setTimeout(r, 10));
+    for (const until = Date.now() + 10_000; Date.now() < until && (await providerJobs()).length === 0;) await new Promise((r) => setTimeout(r, 10));
     const jobStatuses = () => Promise.all(jobIds.map(async (id) => (await request(gateway.port, 'GET', `/v1/fine_tuning/jobs/${id}`, headers)).body?.status));
     const unfinishedAtCut = (await jobStatuses()).filter((s) => s !== 'succeeded').length;
     const submittedAtCut = (await providerJobs()).length;
@@ -238,8 +251,16 @@ async function main(): Promise<void> {
       ['requests during the outage', `${during.length}: ${statusCounts(during)}`, during.length > 0 && during.every((s) => s.status === 503 && s.retryAfter)],
       ['5xx other than 503 / no answer (whole run)', `${otherErrors.length} / ${noAnswer.length}`, otherErrors.length === 0 && noAnswer.length === 0],
       ['slowest 503', `${max503} ms`, max503 < 5000],
-      ['first success after the restore', firstSuccess ? `${firstSuccess.end - restoredAt} ms` : 'none', !!firstSuccess && firstSuccess.end - restoredAt < 5000],
-      [`success in the ${RECOVERY_WINDOW_MS / 1000} s after the restore`, `${(recoveryRate * 100).toFixed(1)} % of ${recoveryWindow.length}`, recoveryRate >= REQUIRED_RECOVERY],
+      [
+        'first success after the restore',
+        firstSuccess ? `${firstSuccess.end - restoredAt} ms` : 'none',
+        !!firstSuccess && firstSuccess.end - restoredAt < 5000,
+      ],
+      [
+        `success in the ${RECOVERY_WINDOW_MS / 1000} s after the restore`,
+        `${(recoveryRate * 100).toFixed(1)} % of ${recoveryWindow.length}`,
+        recoveryRate >= REQUIRED_RECOVERY,
+      ],
       ['success after that', `${afterWindow.filter((s) => s.status === 200).length}/${afterWindow.length}`, afterWindow.every((s) => s.status === 200)],
       ['gateway process alive', String(alive), alive],
       ['hosted jobs unfinished / at the provider at the cut', `${unfinishedAtCut}/${JOBS} / ${submittedAtCut}/${JOBS}`, unfinishedAtCut > 0],

@@ -141,19 +141,18 @@ export function contextGraphQLError(err: GatewayError): GraphQLError {
  */
 export function unavailablePlugin(): ApolloServerPlugin {
   return {
-    async requestDidStart() {
-      return {
-        async willSendResponse({ response }) {
-          if (response.body.kind !== 'single') return;
-          const { data, errors } = response.body.singleResult;
-          const unavailable = errors?.find((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE');
-          if (!unavailable) return;
-          const retryAfter = unavailable.extensions?.retryAfter;
-          if (typeof retryAfter === 'number') response.http.headers.set('retry-after', String(retryAfter));
-          const status = unavailable.extensions?.status;
-          if ((data === null || data === undefined) && typeof status === 'number') response.http.status = status;
+    requestDidStart: () =>
+      Promise.resolve({
+        willSendResponse: ({ response }) => {
+          const result = response.body.kind === 'single' ? response.body.singleResult : null;
+          const unavailable = result?.errors?.find((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE');
+          if (result && unavailable) {
+            const { retryAfter, status } = unavailable.extensions ?? {};
+            if (typeof retryAfter === 'number') response.http.headers.set('retry-after', String(retryAfter));
+            if ((result.data === null || result.data === undefined) && typeof status === 'number') response.http.status = status;
+          }
+          return Promise.resolve();
         },
-      };
-    },
+      }),
   };
 }
