@@ -131,8 +131,10 @@ function mapError(logger: Logger) {
 
 /** A GatewayError raised before any resolver runs (building the context), with its HTTP status and `Retry-After`. */
 export function contextGraphQLError(err: GatewayError): GraphQLError {
-  const headers = err.retryAfterSeconds === null ? undefined : new Map([['retry-after', String(err.retryAfterSeconds)]]);
-  return new GraphQLError(err.message, { extensions: { code: err.graphqlCode, errorCode: err.code, http: { status: err.status, headers } } });
+  // Apollo reads `http.headers` as a Map when the key is there at all.
+  const http =
+    err.retryAfterSeconds === null ? { status: err.status } : { status: err.status, headers: new Map([['retry-after', String(err.retryAfterSeconds)]]) };
+  return new GraphQLError(err.message, { extensions: { code: err.graphqlCode, errorCode: err.code, http } });
 }
 
 /**

@@ -165,11 +165,13 @@ export class JobMonitor {
       Math.max(10, Math.floor(this.options.leaseMs / 3)),
     );
     heartbeat.unref();
-    const next = await this.step(scope, job);
+    let next: Release | undefined;
     try {
+      // `step` settles every failure of the step itself: only the release can throw here.
+      next = await this.step(scope, job);
       await leases.release(scope, job.id, this.owner, next);
     } catch (err) {
-      if (isDatabaseUnavailable(err)) {
+      if (next && isDatabaseUnavailable(err)) {
         this.unreleased.set(job.id, { scope, next });
         this.pause(err);
       } else {
