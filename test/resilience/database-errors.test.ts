@@ -28,7 +28,13 @@ async function raised(errcode: string): Promise<unknown> {
 describe(`database errors (${process.env.TEST_DATABASE_URL ? 'Postgres' : 'PGlite'})`, () => {
   it.each(['57P01', '57P03', '57014', '08006', '53300'])('SQLSTATE %s is a 503 service_unavailable with Retry-After', async (errcode) => {
     const mapped = databaseUnavailable(await raised(errcode));
-    expect(mapped).toMatchObject({ kind: 'unavailable', status: 503, type: 'service_unavailable', code: 'database_unavailable', graphqlCode: 'SERVICE_UNAVAILABLE' });
+    expect(mapped).toMatchObject({
+      kind: 'unavailable',
+      status: 503,
+      type: 'service_unavailable',
+      code: 'database_unavailable',
+      graphqlCode: 'SERVICE_UNAVAILABLE',
+    });
     expect(mapped?.retryAfterSeconds).toBeGreaterThan(0);
   });
 
