@@ -42,6 +42,8 @@ describePostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set T
   let proxy: TcpProxy;
   let gw: HostedGateway;
   const unhandled: unknown[] = [];
+  /** Sees every SQL statement the gateway sends (to cut the link in the middle of a request). */
+  let onStatement: ((sql: string) => void) | undefined;
   const onUnhandled = (reason: unknown) => void unhandled.push(reason);
 
   beforeAll(async () => {
@@ -57,6 +59,7 @@ describePostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set T
       dataDir: data.dir,
       key: newKey(),
       env: { GATEWAY_DB_CONNECT_TIMEOUT_MS: '1500', GATEWAY_DB_QUERY_TIMEOUT_MS: '3000' },
+      onQuery: (sql) => onStatement?.(sql),
     });
     await createIntegration(gw, 'outage-openai', SECRET);
   });
@@ -116,6 +119,28 @@ describePostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set T
     expect((await gql(gw, '{ labels { total } }')).body.data.labels.total).toBeGreaterThan(0);
     // Nothing created by the refused writes.
     expect((await api(gw, 'GET', `/v1/labels?search=outage-${mode}`)).body.data).toEqual([]);
+  });
+
+  it('a GraphQL resolver meeting the outage (the key already checked) answers 503 SERVICE_UNAVAILABLE with Retry-After', async () => {
+    let cutting: Promise<void> | undefined;
+    // The key has been looked up (the context is built): the resolver's statements meet the cut.
+    onStatement = (sql) => {
+      if (!cutting && sql.includes('"api_keys"')) cutting = proxy.cut('reset');
+    };
+    try {
+      const res = await gql(gw, '{ labels { total items { id } } }');
+      expect(cutting).toBeDefined();
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+      // Met by the resolver (the error has its path), not while building the context.
+      expect(res.body.errors[0].path).toEqual(['labels']);
+      expect(res.body.errors[0].extensions).toMatchObject({ code: 'SERVICE_UNAVAILABLE', errorCode: 'database_unavailable' });
+    } finally {
+      onStatement = undefined;
+      await cutting;
+      await proxy.restore();
+    }
+    await eventually(async () => ((await gql(gw, '{ labels { total } }')).status === 200 ? true : undefined), 5000, 100);
   });
 
   it('hosted jobs started before a cut all succeed, each created once; the monitor logs the pause and resumption once', async () => {
