@@ -9,6 +9,7 @@ import { openApiRoute } from './http/openapi';
 import { apiKeyOf, authenticate } from './http/rest';
 import { buildServedSchema } from './graphql/schema';
 import { createAppContext } from './context';
+import { DATABASE_RETRY_AFTER_SECONDS } from './db/outage';
 import { GRAPHQL_MODULES } from './modules/graphql-modules';
 import type { Logger } from './logger';
 import { adminRoutes } from './modules/admin/admin.routes';
@@ -25,6 +26,9 @@ import { graphqlRateLimitErrors, identifyCaller, knownCaller, rateLimit } from '
 import { RateLimiter } from './modules/rate-limits/rate-limiter';
 import { idempotentCreates } from './modules/idempotency/idempotency.middleware';
 
+/** A readiness probe gets its answer within this time, whatever the database does (its query is bounded separately). */
+const READY_TIMEOUT_MS = 1000;
+
 export interface GatewayApp {
   app: express.Express;
   httpServer: http.Server;
@@ -37,7 +41,17 @@ export async function createApp(config: Config, services: Services, logger: Logg
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
-  const httpServer = http.createServer(app);
+  const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs } = config.server;
+  const httpServer = http.createServer(
+    {
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      keepAliveTimeout: keepAliveTimeoutMs,
+      // Node enforces the two timeouts above on this period (30 s by default): a slow client is closed soon after its time.
+      connectionsCheckingInterval: Math.min(1000, headersTimeoutMs),
+    },
+    app,
+  );
   const { metrics } = services;
 
   app.use(requestLog(logger, metrics));
@@ -46,12 +60,20 @@ export async function createApp(config: Config, services: Services, logger: Logg
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer from the database within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+    });
     try {
-      await services.db.prisma.$queryRaw`SELECT 1`;
+      await Promise.race([services.db.prisma.$queryRaw`SELECT 1`, late]);
       res.json({ status: 'ready' });
     } catch (err) {
-      logger.warn({ err }, 'readiness check failed');
+      // Probes repeat every few seconds through an outage: debug, not warn (the monitor logs the outage once).
+      logger.debug({ err }, 'readiness check failed');
+      res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
       res.status(503).json({ status: 'unavailable' });
+    } finally {
+      clearTimeout(timer);
     }
   });
   app.get('/metrics', async (_req, res) => {

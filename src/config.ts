@@ -55,6 +55,14 @@ const envSchema = z.object({
   GATEWAY_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
   // Browser origins allowed to call both faces: comma-separated, `*` for any; empty (default) for none.
   GATEWAY_CORS_ORIGINS: z.string().default(''),
+  // Database outages (Postgres): how long a request waits for a connection and for a query's answer.
+  GATEWAY_DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(2000),
+  GATEWAY_DB_QUERY_TIMEOUT_MS: z.coerce.number().int().positive().default(4000),
+  // HTTP server hygiene (node:http): slow clients cannot hold connections.
+  GATEWAY_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
+  GATEWAY_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(0).default(300_000),
+  GATEWAY_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
+  GATEWAY_SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
 });
 
 /** Every variable the gateway reads (documented in the README's configuration table). */
@@ -93,6 +101,11 @@ export interface Config {
   keyCache: { maxEntries: number; ttlMs: number };
   /** Origins browsers may call from (`*`: any); empty: no cross-origin access. */
   corsOrigins: string[];
+  database: { connectTimeoutMs: number; queryTimeoutMs: number };
+  /** node:http timeouts; `requestTimeout` 0 = none (the whole request, uploads included). */
+  server: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
+  /** On SIGTERM, how long in-flight requests and job steps may take before connections close and leases are handed back. */
+  shutdownGraceMs: number;
 }
 
 /** The page size cap of every list input (REST and GraphQL); not configurable, the services enforce it. */
@@ -105,6 +118,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid configuration: ${problems}`);
   }
   const e = parsed.data;
+  if (e.GATEWAY_REQUEST_TIMEOUT_MS > 0 && e.GATEWAY_HEADERS_TIMEOUT_MS > e.GATEWAY_REQUEST_TIMEOUT_MS) {
+    throw new Error('Invalid configuration: GATEWAY_HEADERS_TIMEOUT_MS: must not exceed GATEWAY_REQUEST_TIMEOUT_MS');
+  }
   const dataDir = path.resolve(e.DATA_DIR);
   return {
     production: e.NODE_ENV === 'production',
@@ -150,6 +166,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: e.GATEWAY_CORS_ORIGINS.split(',')
       .map((o) => o.trim())
       .filter(Boolean),
+    database: { connectTimeoutMs: e.GATEWAY_DB_CONNECT_TIMEOUT_MS, queryTimeoutMs: e.GATEWAY_DB_QUERY_TIMEOUT_MS },
+    server: {
+      headersTimeoutMs: e.GATEWAY_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.GATEWAY_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.GATEWAY_KEEP_ALIVE_TIMEOUT_MS,
+    },
+    shutdownGraceMs: e.GATEWAY_SHUTDOWN_GRACE_MS,
   };
 }
 

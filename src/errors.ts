@@ -13,6 +13,7 @@ export type ErrorKind =
   | 'rate_limited'
   | 'unsupported'
   | 'provider'
+  | 'unavailable'
   | 'internal';
 
 interface KindInfo {
@@ -33,6 +34,8 @@ const KINDS: Record<ErrorKind, KindInfo> = {
   // A provider or gateway lacking an operation is the caller's problem to route around: a 400.
   unsupported: { status: 400, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT' },
   provider: { status: 502, type: 'provider_error', graphqlCode: 'PROVIDER_ERROR' },
+  // A dependency of the gateway (its database) is out of reach: the caller should retry (`Retry-After`).
+  unavailable: { status: 503, type: 'service_unavailable', graphqlCode: 'SERVICE_UNAVAILABLE' },
   internal: { status: 500, type: 'server_error', graphqlCode: 'INTERNAL_SERVER_ERROR' },
 };
 
@@ -56,6 +59,8 @@ export interface ErrorDetails {
   status?: number;
   /** What led to it (kept for diagnosis; never part of an answer). */
   cause?: unknown;
+  /** Seconds after which the caller may try again (REST: `Retry-After`). */
+  retryAfterSeconds?: number;
 }
 
 export class GatewayError extends Error {
@@ -64,6 +69,7 @@ export class GatewayError extends Error {
   readonly aboutField: boolean;
   readonly code: string | null;
   readonly status: number;
+  readonly retryAfterSeconds: number | null;
 
   constructor(
     readonly kind: ErrorKind,
@@ -77,6 +83,7 @@ export class GatewayError extends Error {
     this.aboutField = details.aboutField ?? false;
     this.code = details.code ?? null;
     this.status = details.status ?? KINDS[kind].status;
+    this.retryAfterSeconds = details.retryAfterSeconds ?? null;
   }
 
   get type(): string {
@@ -90,7 +97,7 @@ export class GatewayError extends Error {
   /** The same error about another field (a face renaming its own arguments, see graphql/field-names.ts). */
   atPath(path: FieldPath): GatewayError {
     const { kind, message, param, aboutField, code, status } = this;
-    return new GatewayError(kind, message, { path, param, aboutField, code, status });
+    return new GatewayError(kind, message, { path, param, aboutField, code, status, retryAfterSeconds: this.retryAfterSeconds ?? undefined });
   }
 
   /** The parameter and message as a face shows them, given how it spells a path. */

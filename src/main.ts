@@ -21,7 +21,8 @@ export type GatewayOptions = Pick<DatabaseOptions, 'onQuery' | 'pgliteLoadDataDi
 
 /** Start: config → database → migrations → first-run bootstrap → app → listen. */
 export async function startGateway(config: Config, logger: Logger, options: GatewayOptions = {}): Promise<RunningGateway> {
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: config.pgliteDir, ...options });
+  const timeouts = { connectMs: config.database.connectTimeoutMs, queryMs: config.database.queryTimeoutMs };
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: config.pgliteDir, timeouts, ...options });
   let keyChanges: NotificationListener | undefined;
   try {
     const { applied, engineRan } = await db.migrate();
@@ -55,9 +56,9 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
       services,
       monitor,
       async stop() {
-        // The monitor first: its steps in flight finish (and release their leases) while the database is open.
-        await monitor.stop();
-        await gateway.stop();
+        // Both within the grace period, while the database is open: requests in flight finish (new ones are
+        // refused), and job steps in flight finish and release their leases, or have their jobs handed back.
+        await Promise.all([monitor.stop(config.shutdownGraceMs), gateway.stop()]);
         await keyChanges?.close();
         await db.close();
       },
@@ -91,7 +92,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 15_000);
+    const force = setTimeout(() => process.exit(1), config.shutdownGraceMs + 5000);
     force.unref();
     gateway.stop().then(
       () => process.exit(0),

@@ -24,6 +24,12 @@ export interface DatabaseOptions {
    * copy one pre-migrated database this way.
    */
   pgliteLoadDataDir?: string;
+  /**
+   * Postgres only: how long to wait for a connection (from the pool or a new one) and for a query's
+   * answer. They bound every request while the server is unreachable or hangs, so it answers 503 in
+   * time and no pool slot stays stuck.
+   */
+  timeouts?: { connectMs: number; queryMs: number };
 }
 
 export interface Database {
@@ -53,7 +59,17 @@ function rawQuery(prisma: PrismaClient): RawQuery {
 }
 
 function openPostgres(url: string, options: DatabaseOptions): Database {
-  const prisma = newClient(new PrismaPg({ connectionString: url }), options.onQuery);
+  const timeouts = options.timeouts;
+  const pool = timeouts
+    ? {
+        connectionTimeoutMillis: timeouts.connectMs,
+        // Client side (a hanging link), then server side (the server stops work nobody waits for).
+        query_timeout: timeouts.queryMs,
+        statement_timeout: timeouts.queryMs,
+        keepAlive: true,
+      }
+    : {};
+  const prisma = newClient(new PrismaPg({ connectionString: url, ...pool }), options.onQuery);
   return {
     kind: 'postgres',
     prisma,

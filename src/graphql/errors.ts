@@ -1,6 +1,8 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { ArgumentValidationError } from 'type-graphql';
+import type { ApolloServerPlugin } from '@apollo/server';
+import { databaseUnavailable } from '../db/outage';
 import { GatewayError, MASKED_INTERNAL } from '../errors';
 import type { Logger } from '../logger';
 import { graphqlPath } from './field-names';
@@ -22,6 +24,8 @@ const CLIENT_CODES = new Set([
   'PROVIDER_ERROR',
   'PAYLOAD_TOO_LARGE',
   'UNSUPPORTED_MEDIA_TYPE',
+  // Not the caller's fault, but already mapped (a database outage while building the context): kept as it is.
+  'SERVICE_UNAVAILABLE',
   ...Object.values(LIMIT_CODES),
 ]);
 
@@ -41,7 +45,13 @@ function fromGatewayError(formatted: GraphQLFormattedError, err: GatewayError): 
     message,
     locations: formatted.locations,
     path: formatted.path,
-    extensions: { code: err.graphqlCode, param, errorCode: err.code, status: err.status },
+    extensions: {
+      code: err.graphqlCode,
+      param,
+      errorCode: err.code,
+      status: err.status,
+      ...(err.retryAfterSeconds === null ? {} : { retryAfter: err.retryAfterSeconds }),
+    },
   };
 }
 
@@ -96,7 +106,8 @@ function mapError(logger: Logger) {
     // graphql-js's `maxTokens` stops the parser with a syntax error: a limit like the others.
     const maxTokens = formatted.extensions?.code === 'GRAPHQL_PARSE_FAILED' ? tokenLimitOf(formatted.message) : null;
     if (maxTokens !== null) return { message: `Query has more than ${maxTokens} tokens`, extensions: { code: LIMIT_CODES.tokens, maxTokens } };
-    const original = unwrapResolverError(error);
+    const unwrapped = unwrapResolverError(error);
+    const original = databaseUnavailable(unwrapped) ?? unwrapped;
     if (original instanceof GatewayError) {
       if (original.kind === 'internal') logger.error({ err: original }, 'internal error in GraphQL resolver');
       return fromGatewayError(formatted, original);
@@ -118,6 +129,32 @@ function mapError(logger: Logger) {
   };
 }
 
-export function unauthenticatedGraphQLError(err: GatewayError): GraphQLError {
-  return new GraphQLError(err.message, { extensions: { code: err.graphqlCode, errorCode: err.code, http: { status: err.status } } });
+/** A GatewayError raised before any resolver runs (building the context), with its HTTP status and `Retry-After`. */
+export function contextGraphQLError(err: GatewayError): GraphQLError {
+  // Apollo reads `http.headers` as a Map when the key is there at all.
+  const http =
+    err.retryAfterSeconds === null ? { status: err.status } : { status: err.status, headers: new Map([['retry-after', String(err.retryAfterSeconds)]]) };
+  return new GraphQLError(err.message, { extensions: { code: err.graphqlCode, errorCode: err.code, http } });
+}
+
+/**
+ * A database outage met by a resolver: the answer carries `Retry-After`, and when no data came back
+ * at all its status is the error's (503) rather than 200, so load balancers and clients see it.
+ */
+export function unavailablePlugin(): ApolloServerPlugin {
+  return {
+    requestDidStart: () =>
+      Promise.resolve({
+        willSendResponse: ({ response }) => {
+          const result = response.body.kind === 'single' ? response.body.singleResult : null;
+          const unavailable = result?.errors?.find((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE');
+          if (result && unavailable) {
+            const { retryAfter, status } = unavailable.extensions ?? {};
+            if (typeof retryAfter === 'number') response.http.headers.set('retry-after', String(retryAfter));
+            if ((result.data === null || result.data === undefined) && typeof status === 'number') response.http.status = status;
+          }
+          return Promise.resolve();
+        },
+      }),
+  };
 }

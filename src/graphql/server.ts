@@ -14,7 +14,8 @@ import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config';
 import { GatewayError } from '../errors';
 import type { Logger } from '../logger';
-import { formatGraphQLError, unauthenticatedGraphQLError } from './errors';
+import { databaseUnavailable } from '../db/outage';
+import { formatGraphQLError, contextGraphQLError, unavailablePlugin } from './errors';
 import { costLimitPlugin, knownOperationTypesRule, queryLimitsRule } from './limits';
 
 export interface GraphQLFace {
@@ -60,13 +61,15 @@ export async function createGraphQLFace<C extends object>({
     formatError: formatGraphQLError(logger, { hideSuggestions: config.production }),
     plugins: [
       costLimitPlugin(limits),
+      unavailablePlugin(),
       // Apollo would add federated tracing (ftv1) to a subgraph; no router reports to Apollo Studio here.
       ApolloServerPluginInlineTraceDisabled(),
       // No field declares a cache hint, so Apollo's cache-control plugin would only time every field to
       // conclude `no-store` (a per-field cost on every request): answer that directly.
       ApolloServerPluginCacheControlDisabled(),
       noStorePlugin,
-      ApolloServerPluginDrainHttpServer({ httpServer }),
+      // Drains the whole HTTP server (REST too) on stop: in-flight requests finish within the grace period.
+      ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: config.shutdownGraceMs }),
       config.production ? ApolloServerPluginLandingPageDisabled() : ApolloServerPluginLandingPageLocalDefault({ embed: true }),
     ],
   });
@@ -76,7 +79,8 @@ export async function createGraphQLFace<C extends object>({
     try {
       return await contextOf(req);
     } catch (err) {
-      if (err instanceof GatewayError) throw unauthenticatedGraphQLError(err);
+      const mapped = err instanceof GatewayError ? err : databaseUnavailable(err);
+      if (mapped) throw contextGraphQLError(mapped);
       throw err;
     }
   };

@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { databaseUnavailable } from '../db/outage';
 import { GatewayError, MASKED_INTERNAL, badRequest, errorBody } from '../errors';
 import type { Logger } from '../logger';
 import { restPath } from './case';
@@ -38,7 +39,9 @@ function withoutSourceExcerpt(message: string | undefined): string {
 
 export function restErrorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
-    let mapped = err instanceof GatewayError ? err : fromBodyParser(err);
+    let mapped = err instanceof GatewayError ? err : (databaseUnavailable(err) ?? fromBodyParser(err));
+    // Every request fails alike while the database is away: one debug line each, not an error.
+    if (mapped?.kind === 'unavailable') logger.debug({ err, method: req.method, path: req.path }, 'database unavailable');
     if (!mapped) {
       logger.error({ err, method: req.method, path: req.path }, 'unhandled error');
       mapped = MASKED_INTERNAL;
@@ -47,6 +50,7 @@ export function restErrorHandler(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
+    if (mapped.retryAfterSeconds !== null) res.setHeader('Retry-After', String(mapped.retryAfterSeconds));
     res.status(mapped.status).json(errorBody(mapped, restPath));
   };
 }

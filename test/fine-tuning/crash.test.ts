@@ -2,12 +2,12 @@
  * A gateway process killed with SIGKILL in the middle of hosted jobs: its leases expire and another
  * process finishes every job, submitting none of them twice.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { toFile } from 'openai';
-import { projectRoot } from '../../src/db/migrations';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { api } from '../support/gateway';
+import { spawnGateway } from '../support/gateway-process';
 import {
   MASTER_KEY,
   createIntegration,
@@ -25,24 +25,6 @@ const POSTGRES = process.env.TEST_DATABASE_URL;
 const JOBS = 20;
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 const LEASE_MS = '1000';
-
-/** The gateway as its own OS process (`src/main.ts`), resolving with its URL once it listens. */
-function spawnGateway(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
-    cwd: projectRoot(),
-    env: { ...process.env, NODE_OPTIONS: '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /gateway listening on (http:\/\/[\d.:]+)/.exec(output);
-      if (match) resolve({ child, url: match[1] });
-    });
-    child.once('exit', (code) => reject(new Error(`gateway process exited with ${code} before listening`)));
-  });
-}
 
 const name = 'a gateway process killed mid-run (SIGKILL) leaves no job stuck and none submitted twice';
 const runIfPostgres = POSTGRES ? it : it.skip;

@@ -105,4 +105,14 @@ export class JobLeases {
       WHERE id = ${id}::uuid AND ${scopeSql(scope)}
         AND lease_owner = ${owner}`;
   }
+
+  /**
+   * Hands back every job `owner` still holds, due at once (graceful shutdown with steps still running).
+   * Like `claimDue` it spans tenants: the owner id is unique to one monitor of one process.
+   */
+  async handBackAll(owner: string): Promise<number> {
+    return this.prisma.$executeRaw`
+      UPDATE fine_tuning_jobs SET lease_owner = NULL, lease_expires_at = NULL, next_poll_at = now(), updated_at = now()
+      WHERE lease_owner = ${owner}`;
+  }
 }

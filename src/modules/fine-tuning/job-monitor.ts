@@ -11,10 +11,16 @@
  * and hands the job back with its next poll time. A failing step is retried with back-off while
  * the provider answers 429/5xx or cannot be reached; any other refusal fails the job with the
  * provider's error. Finished jobs are never claimed again.
+ *
+ * While the database is out of reach the monitor pauses: it logs that once, keeps the hand-backs it
+ * could not write and writes them first when the database answers again (so no job waits for its
+ * lease to expire), and logs the resumption once. A step cut short by the outage repeats nothing:
+ * submission looks for a provider job an interrupted attempt may have created (JobSubmission).
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Scope } from '../../auth/scope';
+import { isDatabaseUnavailable } from '../../db/outage';
 import { GatewayError } from '../../errors';
 import type { Logger } from '../../logger';
 import { isTerminal, type HostedJob } from './fine-tuning.model';
@@ -58,6 +64,10 @@ export class JobMonitor {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> = Promise.resolve();
   private stopped = true;
+  /** The database was out of reach at the last attempt (logged once per outage). */
+  private paused = false;
+  /** Hand-backs the database refused during an outage, by job id: written first when it returns. */
+  private readonly unreleased = new Map<string, { scope: Scope; next: Release }>();
 
   constructor(
     private readonly parts: JobMonitorParts,
@@ -77,12 +87,29 @@ export class JobMonitor {
     this.logger.debug({ owner: this.owner, pollMs: this.options.pollMs, leaseMs: this.options.leaseMs }, 'job monitor started');
   }
 
-  /** Stops claiming work and waits for the steps in flight; their leases are released as usual. */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming work and waits for the steps in flight, whose leases are released as usual. Steps
+   * still running after `graceMs` are left to finish on their own, but their jobs are handed back at
+   * once (due now), so another replica picks them up without waiting for the leases to expire.
+   */
+  async stop(graceMs = Number.POSITIVE_INFINITY): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    await this.running;
+    let timer: NodeJS.Timeout | undefined;
+    const overdue = new Promise<true>((resolve) => {
+      if (Number.isFinite(graceMs)) timer = setTimeout(() => resolve(true), graceMs);
+    });
+    const late = await Promise.race([this.running.then(() => false), overdue]);
+    clearTimeout(timer);
+    if (!late) return;
+    try {
+      const count = await this.parts.leases.handBackAll(this.owner);
+      this.logger.warn({ jobs: count, graceMs }, 'job steps still running at shutdown; their jobs were handed back');
+    } catch (err) {
+      // The leases then expire as after a crash.
+      this.logger.error({ err }, 'could not hand back the jobs of steps still running at shutdown');
+    }
   }
 
   private schedule(delayMs: number): void {
@@ -98,13 +125,36 @@ export class JobMonitor {
   async tick(): Promise<number> {
     let claimed: HostedJob[];
     try {
+      await this.releasePending();
       claimed = await this.parts.leases.claimDue(this.owner, this.options.leaseMs, this.batchSize);
     } catch (err) {
-      this.logger.error({ err }, 'job monitor could not claim jobs');
+      if (isDatabaseUnavailable(err)) this.pause(err);
+      else this.logger.error({ err }, 'job monitor could not claim jobs');
       return 0;
     }
+    this.resume();
     await Promise.all(claimed.map((job) => this.process(job)));
     return claimed.length;
+  }
+
+  private pause(err: unknown): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.logger.warn({ err }, 'database unavailable: job monitor paused');
+  }
+
+  private resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.logger.info({ handedBack: this.unreleased.size }, 'database available again: job monitor resumed');
+  }
+
+  /** Writes the hand-backs an outage interrupted; throws (the database is still away) on the first that fails. */
+  private async releasePending(): Promise<void> {
+    for (const [id, { scope, next }] of this.unreleased) {
+      await this.parts.leases.release(scope, id, this.owner, next);
+      this.unreleased.delete(id);
+    }
   }
 
   private async process(job: HostedJob): Promise<void> {
@@ -116,11 +166,19 @@ export class JobMonitor {
       Math.max(10, Math.floor(this.options.leaseMs / 3)),
     );
     heartbeat.unref();
+    let next: Release | undefined;
     try {
-      await leases.release(scope, job.id, this.owner, await this.step(scope, job));
+      // `step` settles every failure of the step itself: only the release can throw here.
+      next = await this.step(scope, job);
+      await leases.release(scope, job.id, this.owner, next);
     } catch (err) {
-      // Only the release itself can end up here; the lease then simply expires.
-      this.logger.error({ err, jobId: job.id }, 'job monitor could not release a job');
+      if (next && isDatabaseUnavailable(err)) {
+        this.unreleased.set(job.id, { scope, next });
+        this.pause(err);
+      } else {
+        // The lease then simply expires.
+        this.logger.error({ err, jobId: job.id }, 'job monitor could not release a job');
+      }
     } finally {
       clearInterval(heartbeat);
     }
@@ -144,6 +202,11 @@ export class JobMonitor {
 
   private async onError(scope: Scope, job: HostedJob, err: unknown): Promise<Release> {
     const pollMs = this.options.pollMs;
+    if (isDatabaseUnavailable(err)) {
+      // Not the job's fault: no failure counted, the step repeats once the database is back.
+      this.pause(err);
+      return { delayMs: pollMs, idlePolls: job.idlePolls, failedAttempts: job.failedAttempts };
+    }
     const failedAttempts = job.failedAttempts + 1;
     const backOff = { delayMs: Math.min(pollMs * 2 ** failedAttempts, pollMs * MAX_RETRY_FACTOR), idlePolls: job.idlePolls, failedAttempts };
     const gaveUp = !job.providerJobId && !job.providerCancelPending && failedAttempts >= MAX_SUBMIT_FAILURES;
