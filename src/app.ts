@@ -10,6 +10,7 @@ import { createAppContext } from './context';
 import { GRAPHQL_MODULES } from './modules/graphql-modules';
 import type { Logger } from './logger';
 import { adminRoutes } from './modules/admin/admin.routes';
+import { consoleBuildDir, consoleRoutes } from './modules/console/console.routes';
 import { clientModeFileRoutes, clientModeJobRoutes } from './modules/client-mode/client-mode.routes';
 import { fileRoutes } from './modules/files/file.routes';
 import { fineTuningRoutes } from './modules/fine-tuning/fine-tuning.routes';
@@ -71,6 +72,7 @@ export async function createApp(config: Config, services: Services, logger: Logg
   v1.use('/prompts/partials', ...jsonBody, partialRoutes(services));
   v1.use('/', ...jsonBody, adminRoutes(services));
   app.use('/v1', v1);
+  app.use('/console', consoleRoutes(consoleBuildDir()));
 
   app.use(notFoundRoute);
   app.use(restErrorHandler(logger));
