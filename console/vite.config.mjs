@@ -1,9 +1,11 @@
 // The console's build: two pages (the console and the GraphQL explorer) served by the gateway at /console.
 // Everything is bundled: the page loads nothing from another origin.
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
-const here = (file) => fileURLToPath(new URL(file, import.meta.url));
+const dir = path.dirname(fileURLToPath(import.meta.url));
+const here = (file) => path.resolve(dir, file);
 
 export default defineConfig({
   root: here('.'),

@@ -126,7 +126,12 @@ interface ChatChunk {
  * POST /v1/chat/completions with `stream: true`: reads the server-sent events (`data: {chunk}` …
  * `data: [DONE]`) and hands each piece of the answer to `onDelta` as it arrives.
  */
-export async function streamChat(body: Record<string, unknown>, headers: Record<string, string>, onDelta: (text: string) => void, signal: AbortSignal): Promise<void> {
+export async function streamChat(
+  body: Record<string, unknown>,
+  headers: Record<string, string>,
+  onDelta: (text: string) => void,
+  signal: AbortSignal,
+): Promise<void> {
   const res = await fetch('/v1/chat/completions', {
     method: 'POST',
     headers: keyHeaders({ ...headers, 'content-type': 'application/json', accept: 'text/event-stream' }),

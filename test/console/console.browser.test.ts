@@ -209,7 +209,11 @@ async function expectText(locator: ReturnType<Page['locator']>, pattern: RegExp,
   const deadline = Date.now() + timeout;
   let last = '';
   for (;;) {
-    last = (await locator.first().textContent({ timeout }).catch(() => '')) ?? '';
+    last =
+      (await locator
+        .first()
+        .textContent({ timeout })
+        .catch(() => '')) ?? '';
     if (pattern.test(last.trim())) return;
     if (Date.now() > deadline) throw new Error(`expected text matching ${pattern}, last saw ${JSON.stringify(last)}`);
     await new Promise((r) => setTimeout(r, 100));

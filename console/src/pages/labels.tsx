@@ -48,7 +48,14 @@ function CreateLabelForm({ onCreated }: { onCreated: () => Promise<void> }) {
     <form class="panel grid-form" onSubmit={submit}>
       <h2>New label</h2>
       <label for="label-name">Name</label>
-      <input id="label-name" required pattern="[A-Za-z0-9_\-]+" value={name} onInput={(e) => setName(e.currentTarget.value)} aria-describedby="label-name-help" />
+      <input
+        id="label-name"
+        required
+        pattern="[A-Za-z0-9_\-]+"
+        value={name}
+        onInput={(e) => setName(e.currentTarget.value)}
+        aria-describedby="label-name-help"
+      />
       <p id="label-name-help" class="hint">
         Letters, digits, <code>_</code> and <code>-</code>.
       </p>

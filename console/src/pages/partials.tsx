@@ -77,15 +77,32 @@ function PartialDetail({ partial, onChanged }: { partial: PromptPartial; onChang
     <>
       <h2>{partial.name}</h2>
       <p class="muted">
-        Use it in a message as <code>{`{{>${partial.slug}}}`}</code>. Default version: <strong data-testid="default-version">{partial.defaultVersion.version}</strong>
+        Use it in a message as <code>{`{{>${partial.slug}}}`}</code>. Default version:{' '}
+        <strong data-testid="default-version">{partial.defaultVersion.version}</strong>
       </p>
       {status && <p role="status">{status}</p>}
       <ErrorNote error={error} />
       <div class="compare">
-        <VersionColumn side="left" versions={versions} selected={byNumber(left)} defaultVersion={partial.defaultVersion.version} onSelect={setLeft} onMakeDefault={makeDefault} />
-        <VersionColumn side="right" versions={versions} selected={byNumber(right)} defaultVersion={partial.defaultVersion.version} onSelect={setRight} onMakeDefault={makeDefault} />
+        <VersionColumn
+          side="left"
+          versions={versions}
+          selected={byNumber(left)}
+          defaultVersion={partial.defaultVersion.version}
+          onSelect={setLeft}
+          onMakeDefault={makeDefault}
+        />
+        <VersionColumn
+          side="right"
+          versions={versions}
+          selected={byNumber(right)}
+          defaultVersion={partial.defaultVersion.version}
+          onSelect={setRight}
+          onMakeDefault={makeDefault}
+        />
       </div>
-      <h3>Changes from version {left} to version {right}</h3>
+      <h3>
+        Changes from version {left} to version {right}
+      </h3>
       <pre class="diff" aria-label={`Line changes from version ${left} to version ${right}`}>
         {diff.map((line, i) => (
           <div key={i} class={`diff-${line.kind}`}>

@@ -95,7 +95,8 @@ export function PlaygroundPage({ model: initialModel }: { model?: string }) {
             <input type="radio" name="source" checked={source === 'hosted'} onChange={() => setSource('hosted')} /> A fine-tuned model of this workspace
           </label>
           <label class="inline">
-            <input type="radio" name="source" checked={source === 'provider'} onChange={() => setSource('provider')} /> A provider's model through an integration
+            <input type="radio" name="source" checked={source === 'provider'} onChange={() => setSource('provider')} /> A provider's model through an
+            integration
           </label>
           {source === 'hosted' ? (
             <div class="grid-form">
