@@ -65,8 +65,9 @@ describe('the console in Chromium', () => {
     await page.getByLabel('API key').fill('gw_wrong_key_0123456789abcdef');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expectText(page.getByRole('alert'), /API key/i);
+    // Keyboard only: Enter in the key field submits the form.
     await page.getByLabel('API key').fill(gw.key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByLabel('API key').press('Enter');
     await page.getByRole('heading', { name: 'Fine-tuning jobs' }).waitFor();
     expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([gw.key]);
     expect(await page.evaluate(() => JSON.stringify(localStorage))).not.toContain(gw.key);
@@ -162,9 +163,16 @@ describe('the console in Chromium', () => {
 
   it('fits a phone width and opens the bundled GraphQL explorer', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const route of ['jobs', 'files', 'playground']) {
+    for (const route of ['jobs', 'files', 'partials', 'labels', 'playground']) {
       await goTo(route);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      // Every form control has an accessible name (a label element or aria-label).
+      const unlabelled = await page.evaluate(() =>
+        [...document.querySelectorAll('input, select, textarea')]
+          .filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute('aria-label'))
+          .map((el) => el.outerHTML),
+      );
+      expect(unlabelled).toEqual([]);
     }
     await screenshot(page, '08-phone-playground');
     await page.setViewportSize({ width: 1280, height: 800 });
