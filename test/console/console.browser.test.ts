@@ -121,6 +121,18 @@ describe('the console in Chromium', () => {
     await expectText(page.locator('tbody tr').first(), /succeeded.*openai/s);
   }, 60_000);
 
+  it('cancels a job from its page while it runs', async () => {
+    // The provider takes its time to receive the dataset: the job stays in validating_files meanwhile.
+    fake.delayNext('POST', '/v1/files', 4000);
+    await goTo('jobs');
+    await page.getByRole('button', { name: 'Start job' }).click();
+    await page.getByRole('heading', { name: 'Fine-tuning job' }).waitFor();
+    await page.getByRole('button', { name: 'Cancel job' }).click();
+    await expectText(page.getByTestId('job-status'), /cancelled/);
+    await expect(page.getByRole('button', { name: 'Cancel job' }).count()).resolves.toBe(0);
+    await screenshot(page, '05-job-cancelled');
+  }, 30_000);
+
   it('streams a chat answer of the tuned model in the playground, with a partial previewed', async () => {
     await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'tone', string: 'Be brief.' } });
     const models = await api(gw, 'GET', '/v1/models');
@@ -131,7 +143,7 @@ describe('the console in Chromium', () => {
     await expectText(page.getByLabel('Preview of message 1'), /Be brief\. What is a gateway\?/);
     await page.getByRole('button', { name: 'Send' }).click();
     await expectText(page.getByTestId('answer'), new RegExp(`Answer from ${escape(tuned)}: Be brief\\. What is a gateway\\?`));
-    await screenshot(page, '05-playground');
+    await screenshot(page, '06-playground');
   });
 
   it('compares two partial versions and makes the newer one default', async () => {
@@ -144,7 +156,7 @@ describe('the console in Chromium', () => {
     await page.getByRole('button', { name: 'Make version 2 default' }).click();
     await expectText(page.getByTestId('default-version'), /^2$/);
     expect((await api(gw, 'GET', `/v1/prompts/partials/${created.body.slug}`)).body.version).toBe(2);
-    await screenshot(page, '06-partials');
+    await screenshot(page, '07-partials');
   });
 
   it('creates a label and edits its colour', async () => {
@@ -158,7 +170,7 @@ describe('the console in Chromium', () => {
       const list = await api(gw, 'GET', '/v1/labels?search=reviewed');
       return list.body.data[0]?.color_code;
     }, '#0055aa');
-    await screenshot(page, '07-labels');
+    await screenshot(page, '08-labels');
   });
 
   it('fits a phone width and opens the bundled GraphQL explorer', async () => {
@@ -174,14 +186,14 @@ describe('the console in Chromium', () => {
       );
       expect(unlabelled).toEqual([]);
     }
-    await screenshot(page, '08-phone-playground');
+    await screenshot(page, '09-phone-playground');
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.goto(`${gw.url}/console/explorer.html`);
     // GraphiQL loads its editors lazily: run the query once the query editor is up.
     await expectText(page.locator('.graphiql-query-editor .CodeMirror-code'), /fineTuningJobs\(limit: 10\)/);
     await page.locator('.graphiql-execute-button').click();
     await expectText(page.locator('.graphiql-response'), /"fineTuningJobs"/);
-    await screenshot(page, '09-explorer');
+    await screenshot(page, '10-explorer');
   });
 
   it('never put the key in a URL or a log line, and asked no other origin for anything', () => {
