@@ -141,9 +141,29 @@ describe('the console in Chromium', () => {
     await page.getByLabel('Model', { exact: true }).selectOption(tuned);
     await page.getByLabel('Text of message 1').fill('{{>tone}} What is a gateway?');
     await expectText(page.getByLabel('Preview of message 1'), /Be brief\. What is a gateway\?/);
+    // Chunks 80 ms apart: the answer must show up piece by piece, not at once.
+    fake.setStreamDelay(80);
+    const seen = new Set<string>();
+    const watching = watchText(page.getByTestId('answer'), seen);
     await page.getByRole('button', { name: 'Send' }).click();
     await expectText(page.getByTestId('answer'), new RegExp(`Answer from ${escape(tuned)}: Be brief\\. What is a gateway\\?`));
+    watching.stop();
+    fake.setStreamDelay(0);
+    const final = `Answer from ${tuned}: Be brief. What is a gateway?`;
+    const partial = [...seen].filter((text) => text !== '' && text !== final);
+    expect(partial.length).toBeGreaterThan(1);
+    for (const text of partial) expect(final.startsWith(text)).toBe(true);
     await screenshot(page, '06-playground');
+  });
+
+  it("chats with a provider's model through an integration (client mode) in the playground", async () => {
+    await goTo('playground');
+    await page.getByLabel("A provider's model through an integration").check();
+    await page.getByLabel('Integration', { exact: true }).selectOption('my-openai');
+    await page.getByLabel("Provider's model id").fill('gpt-4o-mini');
+    await page.getByLabel('Text of message 1').fill('Hello there');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expectText(page.getByTestId('answer'), /^Answer from gpt-4o-mini: Hello there$/);
   });
 
   it('compares two partial versions and makes the newer one default', async () => {
@@ -221,6 +241,22 @@ describe('the console in Chromium', () => {
     expect(firstLoadMs).toBeLessThanOrEqual(1000);
   });
 });
+
+/** Records every distinct text the element shows until stopped (sampling every 10 ms). */
+function watchText(locator: ReturnType<Page['locator']>, seen: Set<string>): { stop(): void } {
+  let running = true;
+  void (async () => {
+    while (running) {
+      seen.add(((await locator.textContent().catch(() => null)) ?? '').trim());
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  return {
+    stop: () => {
+      running = false;
+    },
+  };
+}
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
