@@ -200,7 +200,7 @@ describe('the console in Chromium', () => {
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
       // Every form control has an accessible name (a label element or aria-label).
       const unlabelled = await page.evaluate(() =>
-        [...document.querySelectorAll('input, select, textarea')]
+        Array.from(document.querySelectorAll('input, select, textarea'))
           .filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute('aria-label'))
           .map((el) => el.outerHTML),
       );
