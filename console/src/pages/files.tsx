@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, rest, uploadFile } from '../api';
+import { lineErrors } from '../dataset-errors';
 import { ErrorNote, Page, formatTime, messageOf, useLoad } from '../ui';
 
 interface FileRow {
@@ -11,11 +12,6 @@ interface FileRow {
 }
 
 const formatBytes = (n: number) => (n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 ** 2).toFixed(1)} MB`);
-
-/** `line 3: reason; line 7: reason (and 2 more lines with errors)` → one entry per line. */
-export function lineErrors(message: string): string[] {
-  return [...message.matchAll(/line \d+: .*?(?=; line \d+: |$)/g)].map((m) => m[0]);
-}
 
 export function FilesPage() {
   const files = useLoad(async () => (await rest<{ data: FileRow[] }>('GET', '/files?limit=100')).data, []);
