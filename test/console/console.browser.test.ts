@@ -1,10 +1,10 @@
 /**
- * The console in a real browser (Debian's Chromium through playwright-core) against a real gateway on
- * the embedded database whose provider is the fake OpenAI server: sign in, upload a dataset (a refused
- * one first), start a hosted job and watch it succeed with its loss curve drawn, chat with the tuned
- * model in the playground (streamed), make a partial version default, edit a label's colour. Requests
- * to any other origin are refused and recorded: the page must work offline. Screenshots go to
- * test/console/screenshots/ (git-ignored).
+ * The console in a real browser (Debian's Chromium through playwright-core) against a real gateway in
+ * production mode on the embedded database, whose provider is the fake OpenAI server: sign in, upload a
+ * dataset (a refused one first), start a hosted job and watch it succeed with its loss curve drawn,
+ * cancel another, chat in the playground (streamed), make a partial version default, edit a label's
+ * colour. Requests to any other origin are refused and recorded: the page must work offline.
+ * Screenshots go to test/console/screenshots/ (git-ignored).
  */
 import { gzipSync } from 'node:zlib';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -33,7 +33,13 @@ beforeAll(async () => {
   browser = await launchChromium();
   fake = await startFakeOpenAI({ apiKey: SECRET });
   data = await tempDir('gw-console-');
-  gw = await startHostedGateway({ fake, database: await createTestDatabase(), dataDir: data.dir, key: newKey(), env: { GATEWAY_JOB_POLL_MS: '100' } });
+  gw = await startHostedGateway({
+    fake,
+    database: await createTestDatabase(),
+    dataDir: data.dir,
+    key: newKey(),
+    env: { GATEWAY_JOB_POLL_MS: '100', NODE_ENV: 'production' },
+  });
   await createIntegration(gw, 'my-openai', SECRET);
   context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   await context.route('**/*', (route) => {
