@@ -76,7 +76,6 @@ function UploadForm({ onUploaded }: { onUploaded: () => Promise<void> }) {
       setProgress(null);
     }
   };
-  const lines = error instanceof ApiError ? lineErrors(error.message) : [];
   return (
     <form class="panel grid-form" onSubmit={submit}>
       <h2>Upload</h2>
@@ -96,21 +95,27 @@ function UploadForm({ onUploaded }: { onUploaded: () => Promise<void> }) {
         </>
       )}
       {done && <p role="status">{done}</p>}
-      {error !== null && (
-        <div class="error" role="alert">
-          <p>{lines.length > 0 ? 'The dataset was refused:' : messageOf(error)}</p>
-          {lines.length > 0 && (
-            <ul class="line-errors">
-              {lines.map((line) => (
-                <li key={line}>{line}</li>
-              ))}
-            </ul>
-          )}
-        </div>
-      )}
+      {error !== null && <UploadError error={error} />}
       <button type="submit" disabled={!file || progress !== null}>
         Upload
       </button>
     </form>
+  );
+}
+
+/** A refused dataset lists its bad lines; any other failure shows its message. */
+function UploadError({ error }: { error: unknown }) {
+  const lines = error instanceof ApiError ? lineErrors(error.message) : [];
+  return (
+    <div class="error" role="alert">
+      <p>{lines.length > 0 ? 'The dataset was refused:' : messageOf(error)}</p>
+      {lines.length > 0 && (
+        <ul class="line-errors">
+          {lines.map((line) => (
+            <li key={line}>{line}</li>
+          ))}
+        </ul>
+      )}
+    </div>
   );
 }

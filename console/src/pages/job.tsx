@@ -58,28 +58,7 @@ export function JobPage({ id }: { id: string }) {
       <ErrorNote error={job.error} />
       {data && (
         <>
-          <dl class="facts">
-            <dt>Id</dt>
-            <dd>{data.id}</dd>
-            <dt>Status</dt>
-            <dd aria-live="polite" data-testid="job-status">
-              <Status status={data.status} />
-            </dd>
-            <dt>Provider</dt>
-            <dd>
-              {data.provider} ({data.integration})
-            </dd>
-            <dt>Base model</dt>
-            <dd>{data.model}</dd>
-            <dt>Fine-tuned model</dt>
-            <dd>{data.fineTunedModel ? <a href={href('playground', data.fineTunedModel)}>{data.fineTunedModel}</a> : '—'}</dd>
-            <dt>Trained tokens</dt>
-            <dd>{data.trainedTokens ?? '—'}</dd>
-            <dt>Created</dt>
-            <dd>{formatTime(data.createdAt)}</dd>
-            <dt>Finished</dt>
-            <dd>{formatTime(data.finishedAt)}</dd>
-          </dl>
+          <JobFacts job={data} />
           {data.error && (
             <p class="error" role="alert">
               {data.error.code}: {data.error.message}
@@ -106,5 +85,32 @@ export function JobPage({ id }: { id: string }) {
         </>
       )}
     </Page>
+  );
+}
+
+function JobFacts({ job }: { job: JobDetail }) {
+  return (
+    <dl class="facts">
+      <dt>Id</dt>
+      <dd>{job.id}</dd>
+      <dt>Status</dt>
+      <dd aria-live="polite" data-testid="job-status">
+        <Status status={job.status} />
+      </dd>
+      <dt>Provider</dt>
+      <dd>
+        {job.provider} ({job.integration})
+      </dd>
+      <dt>Base model</dt>
+      <dd>{job.model}</dd>
+      <dt>Fine-tuned model</dt>
+      <dd>{job.fineTunedModel ? <a href={href('playground', job.fineTunedModel)}>{job.fineTunedModel}</a> : '—'}</dd>
+      <dt>Trained tokens</dt>
+      <dd>{job.trainedTokens ?? '—'}</dd>
+      <dt>Created</dt>
+      <dd>{formatTime(job.createdAt)}</dd>
+      <dt>Finished</dt>
+      <dd>{formatTime(job.finishedAt)}</dd>
+    </dl>
   );
 }

@@ -78,6 +78,15 @@ async function loadChoices(): Promise<Choices> {
   return { files: files.data, integrations: integrations.data };
 }
 
+/** The gateway's extension of OpenAI's create body: `gateway_options` names the integration running the job. */
+const createHostedJob = (model: string, trainingFile: string | undefined, integration: string | undefined, suffix: string) =>
+  rest<{ id: string }>('POST', '/fine_tuning/jobs', {
+    model,
+    training_file: trainingFile,
+    ...(suffix ? { suffix } : {}),
+    gateway_options: { 'x-gateway-provider': `@${integration}` },
+  });
+
 /** A hosted job: the gateway uploads the dataset to the integration's provider and follows the job. */
 function NewJobForm() {
   const choices = useLoad(loadChoices, []);
@@ -94,12 +103,7 @@ function NewJobForm() {
     setBusy(true);
     setError(null);
     try {
-      const job = await rest<{ id: string }>('POST', '/fine_tuning/jobs', {
-        model,
-        training_file: file || files[0]?.id,
-        ...(suffix ? { suffix } : {}),
-        gateway_options: { 'x-gateway-provider': `@${integration || integrations[0]?.slug}` },
-      });
+      const job = await createHostedJob(model, file || files[0]?.id, integration || integrations[0]?.slug, suffix);
       navigate('jobs', job.id);
     } catch (err) {
       setError(err);
@@ -111,11 +115,7 @@ function NewJobForm() {
     <details class="panel" open={files.length > 0 && integrations.length > 0}>
       <summary>Start a hosted job</summary>
       <ErrorNote error={choices.error} />
-      {choices.data && (files.length === 0 || integrations.length === 0) && (
-        <p>
-          A hosted job needs a <a href={href('files')}>fine-tune dataset</a> and a stored integration (<code>POST /v1/integrations</code>).
-        </p>
-      )}
+      {choices.data && (files.length === 0 || integrations.length === 0) && <Prerequisites />}
       <form class="grid-form" onSubmit={submit}>
         <label for="job-model">Base model</label>
         <input id="job-model" required value={model} onInput={(e) => setModel(e.currentTarget.value)} />
@@ -145,3 +145,9 @@ function NewJobForm() {
     </details>
   );
 }
+
+const Prerequisites = () => (
+  <p>
+    A hosted job needs a <a href={href('files')}>fine-tune dataset</a> and a stored integration (<code>POST /v1/integrations</code>).
+  </p>
+);

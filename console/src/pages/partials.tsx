@@ -62,7 +62,6 @@ function PartialDetail({ partial, onChanged }: { partial: PromptPartial; onChang
   const [status, setStatus] = useState<string | null>(null);
   useEffect(() => setStatus(null), [partial.defaultVersion.version]);
   const byNumber = (n: number) => versions.find((v) => v.version === n) ?? versions[0];
-  const diff = useMemo(() => diffLines(byNumber(left).string, byNumber(right).string), [left, right, versions]);
   const makeDefault = async (version: number) => {
     setError(null);
     try {
@@ -100,18 +99,7 @@ function PartialDetail({ partial, onChanged }: { partial: PromptPartial; onChang
           onMakeDefault={makeDefault}
         />
       </div>
-      <h3>
-        Changes from version {left} to version {right}
-      </h3>
-      <pre class="diff" aria-label={`Line changes from version ${left} to version ${right}`}>
-        {diff.map((line, i) => (
-          <div key={i} class={`diff-${line.kind}`}>
-            <span aria-hidden="true">{line.kind === 'added' ? '+ ' : line.kind === 'removed' ? '- ' : '  '}</span>
-            {line.kind !== 'same' && <span class="visually-hidden">{line.kind}: </span>}
-            {line.text}
-          </div>
-        ))}
-      </pre>
+      <DiffView left={byNumber(left)} right={byNumber(right)} />
       <NewVersionForm partial={partial} text={versions[0].string} onSaved={onChanged} />
     </>
   );
@@ -181,5 +169,25 @@ function NewVersionForm({ partial, text, onSaved }: { partial: PromptPartial; te
         Save version
       </button>
     </form>
+  );
+}
+
+function DiffView({ left, right }: { left: Version; right: Version }) {
+  const diff = useMemo(() => diffLines(left.string, right.string), [left, right]);
+  return (
+    <>
+      <h3>
+        Changes from version {left.version} to version {right.version}
+      </h3>
+      <pre class="diff" aria-label={`Line changes from version ${left.version} to version ${right.version}`}>
+        {diff.map((line, i) => (
+          <div key={i} class={`diff-${line.kind}`}>
+            <span aria-hidden="true">{line.kind === 'added' ? '+ ' : line.kind === 'removed' ? '- ' : '  '}</span>
+            {line.kind !== 'same' && <span class="visually-hidden">{line.kind}: </span>}
+            {line.text}
+          </div>
+        ))}
+      </pre>
+    </>
   );
 }

@@ -48,36 +48,45 @@ function usePartialTexts(messages: Message[]) {
       clearTimeout(timer);
     };
   }, [key]);
-  return { texts, missing: missing.filter((slug) => slugs.includes(slug)), hasReferences: slugs.length > 0 };
+  return { texts, missing: missing.filter((slug) => slugs.includes(slug)) };
+}
+
+interface Target {
+  source: Source;
+  /** A fine-tuned model (hosted source). */
+  model: string;
+  /** An integration slug and the provider's model id (provider source, client mode). */
+  integration: string;
+  providerModel: string;
+}
+
+type Choices = Awaited<ReturnType<typeof loadChoices>>;
+
+/** The model and the headers a chat call takes for the chosen target ('' when nothing can be chosen yet). */
+function resolveTarget(target: Target, choices: Choices | undefined): { model: string; headers: Record<string, string> } {
+  if (target.source === 'hosted') return { model: target.model || choices?.models[0] || '', headers: {} };
+  const slug = target.integration || choices?.integrations[0]?.slug;
+  return { model: slug ? target.providerModel : '', headers: slug ? { 'x-gateway-provider': `@${slug}` } : {} };
 }
 
 export function PlaygroundPage({ model: initialModel }: { model?: string }) {
   const choices = useLoad(loadChoices, []);
-  const [source, setSource] = useState<Source>('hosted');
-  const [model, setModel] = useState(initialModel ?? '');
-  const [integration, setIntegration] = useState('');
-  const [providerModel, setProviderModel] = useState('gpt-4o-mini');
+  const [target, setTarget] = useState<Target>({ source: 'hosted', model: initialModel ?? '', integration: '', providerModel: 'gpt-4o-mini' });
   const [messages, setMessages] = useState<Message[]>([{ role: 'user', content: '' }]);
   const [answer, setAnswer] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [streaming, setStreaming] = useState(false);
   const abort = useRef<AbortController | null>(null);
-  const partials = usePartialTexts(messages);
-  const models = choices.data?.models ?? [];
-  const integrations = choices.data?.integrations ?? [];
-  const chosenModel = source === 'hosted' ? model || models[0] : providerModel;
-  const chosenIntegration = integration || integrations[0]?.slug;
+  const chosen = resolveTarget(target, choices.data);
 
-  const update = (index: number, change: Partial<Message>) => setMessages((all) => all.map((m, i) => (i === index ? { ...m, ...change } : m)));
   const send = async (event: Event) => {
     event.preventDefault();
     setAnswer('');
     setError(null);
     setStreaming(true);
     abort.current = new AbortController();
-    const headers: Record<string, string> = source === 'provider' && chosenIntegration ? { 'x-gateway-provider': `@${chosenIntegration}` } : {};
     try {
-      await streamChat({ model: chosenModel, messages }, headers, (text) => setAnswer((a) => a + text), abort.current.signal);
+      await streamChat({ model: chosen.model, messages }, chosen.headers, (text) => setAnswer((a) => a + text), abort.current.signal);
     } catch (err) {
       if (!(err instanceof DOMException && err.name === 'AbortError')) setError(err);
     } finally {
@@ -89,81 +98,10 @@ export function PlaygroundPage({ model: initialModel }: { model?: string }) {
     <Page title="Playground">
       <ErrorNote error={choices.error} />
       <form class="playground" onSubmit={send}>
-        <fieldset class="panel">
-          <legend>Model</legend>
-          <label class="inline">
-            <input type="radio" name="source" checked={source === 'hosted'} onChange={() => setSource('hosted')} /> A fine-tuned model of this workspace
-          </label>
-          <label class="inline">
-            <input type="radio" name="source" checked={source === 'provider'} onChange={() => setSource('provider')} /> A provider's model through an
-            integration
-          </label>
-          {source === 'hosted' ? (
-            <div class="grid-form">
-              <label for="pg-model">Model</label>
-              <select id="pg-model" value={chosenModel} onChange={(e) => setModel(e.currentTarget.value)}>
-                {[...new Set([...(initialModel ? [initialModel] : []), ...models])].map((id) => (
-                  <option key={id} value={id}>
-                    {id}
-                  </option>
-                ))}
-              </select>
-              {choices.data && models.length === 0 && <p class="hint">No fine-tuned model yet: a succeeded job adds one.</p>}
-            </div>
-          ) : (
-            <div class="grid-form">
-              <label for="pg-integration">Integration</label>
-              <select id="pg-integration" value={chosenIntegration} onChange={(e) => setIntegration(e.currentTarget.value)}>
-                {integrations.map((i) => (
-                  <option key={i.slug} value={i.slug}>
-                    @{i.slug} ({i.provider})
-                  </option>
-                ))}
-              </select>
-              <label for="pg-provider-model">Provider's model id</label>
-              <input id="pg-provider-model" value={providerModel} onInput={(e) => setProviderModel(e.currentTarget.value)} />
-            </div>
-          )}
-        </fieldset>
-        <fieldset class="panel">
-          <legend>Messages</legend>
-          <p class="hint">
-            Write <code>{'{{>slug}}'}</code> to insert a prompt partial's default version; the preview shows the text the model will get.
-          </p>
-          {messages.map((message, i) => (
-            <div class="message" key={i}>
-              <label for={`role-${i}`}>Role of message {i + 1}</label>
-              <select id={`role-${i}`} value={message.role} onChange={(e) => update(i, { role: e.currentTarget.value as Message['role'] })}>
-                <option value="system">system</option>
-                <option value="user">user</option>
-                <option value="assistant">assistant</option>
-              </select>
-              <label for={`content-${i}`}>Text of message {i + 1}</label>
-              <textarea id={`content-${i}`} rows={3} required value={message.content} onInput={(e) => update(i, { content: e.currentTarget.value })} />
-              {partialSlugs(message.content).length > 0 && (
-                <div class="preview" aria-label={`Preview of message ${i + 1}`}>
-                  <span class="muted">Preview</span>
-                  <pre>{expandPartials(message.content, partials.texts)}</pre>
-                </div>
-              )}
-              {messages.length > 1 && (
-                <button type="button" class="secondary" onClick={() => setMessages((all) => all.filter((_, j) => j !== i))}>
-                  Remove message {i + 1}
-                </button>
-              )}
-            </div>
-          ))}
-          {partials.missing.length > 0 && (
-            <p class="error" role="alert">
-              Unknown partial: {partials.missing.join(', ')}
-            </p>
-          )}
-          <button type="button" class="secondary" onClick={() => setMessages((all) => [...all, { role: 'user', content: '' }])}>
-            Add message
-          </button>
-        </fieldset>
+        <ModelPicker target={target} onChange={(change) => setTarget((t) => ({ ...t, ...change }))} choices={choices.data} extraModel={initialModel} />
+        <MessagesEditor messages={messages} setMessages={setMessages} />
         <div class="actions">
-          <button type="submit" disabled={streaming || !chosenModel}>
+          <button type="submit" disabled={streaming || !chosen.model}>
             Send
           </button>
           {streaming && (
@@ -179,5 +117,102 @@ export function PlaygroundPage({ model: initialModel }: { model?: string }) {
         {answer}
       </output>
     </Page>
+  );
+}
+
+interface PickerProps {
+  target: Target;
+  onChange: (change: Partial<Target>) => void;
+  choices: Choices | undefined;
+  /** A model named in the page's address (a job page's link), listed even before /v1/models has it. */
+  extraModel: string | undefined;
+}
+
+function ModelPicker({ target, onChange, choices, extraModel }: PickerProps) {
+  const models = [...new Set([...(extraModel ? [extraModel] : []), ...(choices?.models ?? [])])];
+  const integrations = choices?.integrations ?? [];
+  const chosen = resolveTarget(target, choices);
+  return (
+    <fieldset class="panel">
+      <legend>Model</legend>
+      <label class="inline">
+        <input type="radio" name="source" checked={target.source === 'hosted'} onChange={() => onChange({ source: 'hosted' })} /> A fine-tuned model of this
+        workspace
+      </label>
+      <label class="inline">
+        <input type="radio" name="source" checked={target.source === 'provider'} onChange={() => onChange({ source: 'provider' })} /> A provider's model through
+        an integration
+      </label>
+      {target.source === 'hosted' ? (
+        <div class="grid-form">
+          <label for="pg-model">Model</label>
+          <select id="pg-model" value={chosen.model} onChange={(e) => onChange({ model: e.currentTarget.value })}>
+            {models.map((id) => (
+              <option key={id} value={id}>
+                {id}
+              </option>
+            ))}
+          </select>
+          {choices && models.length === 0 && <p class="hint">No fine-tuned model yet: a succeeded job adds one.</p>}
+        </div>
+      ) : (
+        <div class="grid-form">
+          <label for="pg-integration">Integration</label>
+          <select id="pg-integration" value={target.integration || integrations[0]?.slug} onChange={(e) => onChange({ integration: e.currentTarget.value })}>
+            {integrations.map((i) => (
+              <option key={i.slug} value={i.slug}>
+                @{i.slug} ({i.provider})
+              </option>
+            ))}
+          </select>
+          <label for="pg-provider-model">Provider's model id</label>
+          <input id="pg-provider-model" value={target.providerModel} onInput={(e) => onChange({ providerModel: e.currentTarget.value })} />
+        </div>
+      )}
+    </fieldset>
+  );
+}
+
+function MessagesEditor({ messages, setMessages }: { messages: Message[]; setMessages: (update: (all: Message[]) => Message[]) => void }) {
+  const partials = usePartialTexts(messages);
+  const update = (index: number, change: Partial<Message>) => setMessages((all) => all.map((m, i) => (i === index ? { ...m, ...change } : m)));
+  return (
+    <fieldset class="panel">
+      <legend>Messages</legend>
+      <p class="hint">
+        Write <code>{'{{>slug}}'}</code> to insert a prompt partial's default version; the preview shows the text the model will get.
+      </p>
+      {messages.map((message, i) => (
+        <div class="message" key={i}>
+          <label for={`role-${i}`}>Role of message {i + 1}</label>
+          <select id={`role-${i}`} value={message.role} onChange={(e) => update(i, { role: e.currentTarget.value as Message['role'] })}>
+            <option value="system">system</option>
+            <option value="user">user</option>
+            <option value="assistant">assistant</option>
+          </select>
+          <label for={`content-${i}`}>Text of message {i + 1}</label>
+          <textarea id={`content-${i}`} rows={3} required value={message.content} onInput={(e) => update(i, { content: e.currentTarget.value })} />
+          {partialSlugs(message.content).length > 0 && (
+            <div class="preview" aria-label={`Preview of message ${i + 1}`}>
+              <span class="muted">Preview</span>
+              <pre>{expandPartials(message.content, partials.texts)}</pre>
+            </div>
+          )}
+          {messages.length > 1 && (
+            <button type="button" class="secondary" onClick={() => setMessages((all) => all.filter((_, j) => j !== i))}>
+              Remove message {i + 1}
+            </button>
+          )}
+        </div>
+      ))}
+      {partials.missing.length > 0 && (
+        <p class="error" role="alert">
+          Unknown partial: {partials.missing.join(', ')}
+        </p>
+      )}
+      <button type="button" class="secondary" onClick={() => setMessages((all) => [...all, { role: 'user', content: '' }])}>
+        Add message
+      </button>
+    </fieldset>
   );
 }
