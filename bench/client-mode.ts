@@ -13,7 +13,6 @@
  * Options (environment): BENCH_SECONDS (per scenario, default 3), BENCH_UPLOAD_MB (sizes, default
  * `256,512`), BENCH_CONCURRENCY (default `1,50`).
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -21,6 +20,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { child } from './children';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const UPLOAD_MB = (process.env.BENCH_UPLOAD_MB ?? '256,512').split(',').map(Number);
@@ -30,16 +30,6 @@ interface Target {
   port: number;
   path: string;
   headers: Record<string, string>;
-}
-
-/** Runs `entry` (a compiled script next to this one) as a child process and waits for the port it reports. */
-async function child(entry: string, env: Record<string, string>): Promise<{ proc: ChildProcess; port: number }> {
-  const proc = fork(path.join(__dirname, entry), [], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    proc.once('message', (message: unknown) => (typeof message === 'number' ? resolve(message) : reject(new Error(String(message)))));
-    proc.once('exit', (code) => reject(new Error(`${entry} exited with ${code}`)));
-  });
-  return { proc, port };
 }
 
 /** `concurrency` keep-alive connections issuing `target` for SECONDS; requests per second and p50 latency. */

@@ -1,4 +1,4 @@
-/** A child of bench/client-mode.ts: a gateway on the embedded database (or DATABASE_URL), its port reported to the parent. */
+/** A child of bench/client-mode.ts and bench/chat.ts: a gateway on the embedded database (or DATABASE_URL), its port reported to the parent. */
 import 'reflect-metadata';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/logger';

@@ -10,12 +10,14 @@ import { createAppContext } from './context';
 import { GRAPHQL_MODULES } from './modules/graphql-modules';
 import type { Logger } from './logger';
 import { adminRoutes } from './modules/admin/admin.routes';
+import { chatRoutes } from './modules/chat/chat.routes';
 import { consoleBuildDir, consoleRoutes } from './modules/console/console.routes';
 import { clientModeFileRoutes, clientModeJobRoutes } from './modules/client-mode/client-mode.routes';
 import { fileRoutes } from './modules/files/file.routes';
 import { fineTuningRoutes } from './modules/fine-tuning/fine-tuning.routes';
 import { integrationRoutes } from './modules/integrations/integration.routes';
 import { labelRoutes } from './modules/labels/label.routes';
+import { modelRoutes } from './modules/models/model.routes';
 import { partialRoutes } from './modules/partials/partial.routes';
 import type { Services } from './services';
 
@@ -70,6 +72,8 @@ export async function createApp(config: Config, services: Services, logger: Logg
   v1.use('/files', clientModeFileRoutes(services), fileRoutes(services));
   v1.use('/fine_tuning/jobs', ...jsonBody, clientModeJobRoutes(services), fineTuningRoutes(services));
   v1.use('/prompts/partials', ...jsonBody, partialRoutes(services));
+  v1.use('/chat', ...jsonBody, chatRoutes(services, logger));
+  v1.use('/models', modelRoutes(services));
   v1.use('/', ...jsonBody, adminRoutes(services));
   app.use('/v1', v1);
   app.use('/console', consoleRoutes(consoleBuildDir()));

@@ -4,6 +4,7 @@ import type { Logger } from './logger';
 import { loadMasterKey, SecretBox } from './crypto/secret-box';
 import { ApiKeyRepository } from './modules/api-keys/api-key.repository';
 import { ApiKeyService } from './modules/api-keys/api-key.service';
+import { ChatService } from './modules/chat/chat.service';
 import { ClientModeService } from './modules/client-mode/client-mode.service';
 import { FileRepository } from './modules/files/file.repository';
 import { FileService } from './modules/files/file.service';
@@ -15,6 +16,8 @@ import { IntegrationRepository } from './modules/integrations/integration.reposi
 import { IntegrationService } from './modules/integrations/integration.service';
 import { LabelRepository } from './modules/labels/label.repository';
 import { LabelService } from './modules/labels/label.service';
+import { ModelRepository } from './modules/models/model.repository';
+import { ModelService } from './modules/models/model.service';
 import { OrganisationRepository } from './modules/organisations/organisation.repository';
 import { OrganisationService } from './modules/organisations/organisation.service';
 import { PartialRepository } from './modules/partials/partial.repository';
@@ -42,6 +45,8 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const jobCancellation = new JobCancellation(fineTuningJobs, jobLeases, logger);
   const fineTuning = new FineTuningService(fineTuningJobs, files, integrations, providers, jobCancellation);
   const clientMode = new ClientModeService(integrations, providers);
+  const models = new ModelService(new ModelRepository(prisma));
+  const chat = new ChatService(models, partials, integrations, providers, clientMode, config.providerTimeoutMs);
   return {
     db,
     workspaces,
@@ -57,6 +62,8 @@ export function createServices(db: Database, config: Config, logger: Logger) {
     jobCancellation,
     fineTuning,
     clientMode,
+    models,
+    chat,
   };
 }
 

@@ -107,23 +107,29 @@ export function measureOperation(
   fragments: (name: string) => FragmentDefinitionNode | undefined | null,
   limits: QueryLimits,
 ): OperationMeasure {
-  const oversizedPages: OperationMeasure['oversizedPages'] = [];
-  const memo = new Map<string, SetMeasure>();
-  const visiting = new Set<string>();
-
-  /** Reports a literal page size above the cap (a variable is checked by the service). */
-  const checkPageSize = (node: FieldNode): void => {
-    for (const arg of node.arguments ?? []) {
-      if (PAGE_SIZE_ARGUMENTS.has(arg.name.value) && arg.value.kind === Kind.INT && Number(arg.value.value) > limits.maxPageSize) {
-        oversizedPages.push({ node, argument: arg.name.value, value: Number(arg.value.value) });
-      }
-    }
+  const measurer = new OperationMeasurer(schema, fragments, limits);
+  const root = schema.getRootType(operation.operation);
+  const measured = root ? measurer.measureSet(operation.selectionSet, root) : ZERO;
+  return {
+    ...measured,
+    directives: measured.directives + (operation.directives?.length ?? 0),
+    oversizedPages: measurer.oversizedPages,
   };
+}
 
-  const fieldDef = (parent: GraphQLCompositeType, name: string): GraphQLField<unknown, unknown> | undefined =>
-    isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[name] : undefined;
+/** One walk over an operation; fragments are measured once each (memo) and cycles are left to graphql-js. */
+class OperationMeasurer {
+  readonly oversizedPages: OperationMeasure['oversizedPages'] = [];
+  private readonly memo = new Map<string, SetMeasure>();
+  private readonly visiting = new Set<string>();
 
-  const measureSet = (set: SelectionSetNode, parent: GraphQLCompositeType): SetMeasure => {
+  constructor(
+    private readonly schema: GraphQLSchema,
+    private readonly fragments: (name: string) => FragmentDefinitionNode | undefined | null,
+    private readonly limits: QueryLimits,
+  ) {}
+
+  measureSet(set: SelectionSetNode, parent: GraphQLCompositeType): SetMeasure {
     const total = { ...ZERO };
     const add = (m: SetMeasure, extraDepth = 0) => {
       total.depth = Math.max(total.depth, m.depth + extraDepth);
@@ -133,43 +139,52 @@ export function measureOperation(
     for (const selection of set.selections) {
       total.directives += selection.directives?.length ?? 0;
       if (selection.kind === Kind.FIELD) {
-        const name = selection.name.value;
         if (selection.alias) total.aliases += 1;
-        if (name.startsWith('__')) continue;
-        const def = fieldDef(parent, name);
-        if (!def) continue; // Unknown fields are reported by graphql-js's own rules.
-        checkPageSize(selection);
-        const named = getNamedType(def.type);
-        add(selection.selectionSet && isCompositeType(named) ? measureSet(selection.selectionSet, named) : ZERO, 1);
+        const field = this.measureField(selection, parent);
+        if (field) add(field, 1);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        const condition = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
-        if (condition && isCompositeType(condition)) add(measureSet(selection.selectionSet, condition));
+        const condition = selection.typeCondition ? this.schema.getType(selection.typeCondition.name.value) : parent;
+        if (condition && isCompositeType(condition)) add(this.measureSet(selection.selectionSet, condition));
       } else {
-        const name = selection.name.value;
-        let measured = memo.get(name);
-        if (!measured) {
-          const fragment = fragments(name);
-          const condition = fragment ? schema.getType(fragment.typeCondition.name.value) : undefined;
-          if (!fragment || !condition || !isCompositeType(condition) || visiting.has(name)) continue; // Reported by graphql-js.
-          visiting.add(name);
-          measured = { ...measureSet(fragment.selectionSet, condition) };
-          measured.directives += fragment.directives?.length ?? 0;
-          visiting.delete(name);
-          memo.set(name, measured);
-        }
-        add(measured);
+        add(this.measureSpread(selection.name.value));
       }
     }
     return total;
-  };
+  }
 
-  const root = schema.getRootType(operation.operation);
-  const measured = root ? measureSet(operation.selectionSet, root) : ZERO;
-  return {
-    ...measured,
-    directives: measured.directives + (operation.directives?.length ?? 0),
-    oversizedPages,
-  };
+  /** Undefined for fields that add no depth: introspection, and unknown fields (graphql-js reports those). */
+  private measureField(node: FieldNode, parent: GraphQLCompositeType): SetMeasure | undefined {
+    const name = node.name.value;
+    if (name.startsWith('__')) return undefined;
+    const def: GraphQLField<unknown, unknown> | undefined = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[name] : undefined;
+    if (!def) return undefined;
+    this.checkPageSize(node);
+    const named = getNamedType(def.type);
+    return node.selectionSet && isCompositeType(named) ? this.measureSet(node.selectionSet, named) : ZERO;
+  }
+
+  private measureSpread(name: string): SetMeasure {
+    const known = this.memo.get(name);
+    if (known) return known;
+    const fragment = this.fragments(name);
+    const condition = fragment ? this.schema.getType(fragment.typeCondition.name.value) : undefined;
+    if (!fragment || !condition || !isCompositeType(condition) || this.visiting.has(name)) return ZERO; // Reported by graphql-js.
+    this.visiting.add(name);
+    const measured = { ...this.measureSet(fragment.selectionSet, condition) };
+    measured.directives += fragment.directives?.length ?? 0;
+    this.visiting.delete(name);
+    this.memo.set(name, measured);
+    return measured;
+  }
+
+  /** Reports a literal page size above the cap (a variable is checked by the service). */
+  private checkPageSize(node: FieldNode): void {
+    for (const arg of node.arguments ?? []) {
+      if (PAGE_SIZE_ARGUMENTS.has(arg.name.value) && arg.value.kind === Kind.INT && Number(arg.value.value) > this.limits.maxPageSize) {
+        this.oversizedPages.push({ node, argument: arg.name.value, value: Number(arg.value.value) });
+      }
+    }
+  }
 }
 
 /** The validation rule: refuses operations over the depth, alias, directive or page size limits. */

@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
-import { chatCompletion, fakeAnswer, parseChatRequest, streamChatCompletion } from './chat';
+import { chatCompletion, chatCompletionChunks, fakeAnswer, parseChatRequest, streamChatCompletion, writeEvents } from './chat';
 import { cursorPage, FakeHttpError, readJsonObject, readMultipart, startFakeServer, type FakeReply, type RecordedRequest } from './kit';
 
 export interface FakeFile {
@@ -120,6 +120,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
   const stepsPerPoll = opts.stepsPerPoll ?? 1;
   const chatModels = new Set(opts.chatModels ?? OPENAI_CHAT_MODELS);
   let streamDelayMs = opts.streamDelayMs ?? 0;
+  let streamFailure: { afterChunks: number; message: string } | null = null;
   const state = {
     files: new Map<string, FakeFile>(),
     jobs: new Map<string, FakeJob>(),
@@ -242,7 +243,14 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     state.chatRequests.push({ model, body: request.body, headers: req.headers });
     const answer = fakeAnswer(model, request.messages);
     if (!request.stream) return { status: 200, body: chatCompletion(model, answer) };
-    await streamChatCompletion(res, model, answer, { delayMs: streamDelayMs, includeUsage: request.includeUsage, onAbandoned: () => state.abandonedStreams++ });
+    const options = { delayMs: streamDelayMs, includeUsage: request.includeUsage, onAbandoned: () => state.abandonedStreams++ };
+    const failure = streamFailure;
+    streamFailure = null;
+    if (!failure) return streamChatCompletion(res, model, answer, options);
+    // OpenAI reports a failure inside an open stream as an event holding its error object.
+    const error = { error: { message: failure.message, type: 'server_error', param: null, code: null } };
+    const events = [...chatCompletionChunks(model, answer).slice(0, failure.afterChunks), error].map((e) => JSON.stringify(e));
+    await writeEvents(res, events, options);
   }
 
   function createJob(body: Record<string, unknown>): FakeJob {
@@ -380,6 +388,10 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     /** Pause between streamed chat chunks from now on. */
     setStreamDelay(ms: number) {
       streamDelayMs = ms;
+    },
+    /** The next streamed answer sends `afterChunks` chunks, then an error event with `message` (no `[DONE]`). */
+    failNextStream(afterChunks: number, message = 'The server had an error while processing your request.') {
+      streamFailure = { afterChunks, message };
     },
     close: server.close,
   };

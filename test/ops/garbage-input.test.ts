@@ -97,6 +97,9 @@ const ROUTES: Route[] = [
     ],
   },
   { method: 'GET', path: `/v1/fine_tuning/jobs/${ID}/checkpoints`, query: 'strict', badQueries: [['limit=0', 'limit']] },
+  { method: 'POST', path: '/v1/chat/completions', body: 'json', wrongShape: [{ model: 'm', messages: 'hi' }, 'messages'], query: 'strict' },
+  { method: 'GET', path: '/v1/models', query: 'strict' },
+  { method: 'GET', path: '/v1/models/some-model', query: 'strict' },
   // Administration routes read no query string.
   { method: 'POST', path: '/v1/admin/workspaces', body: 'json', wrongShape: [{ name: null }, 'name'] },
   { method: 'POST', path: '/v1/api-keys', body: 'json', wrongShape: [{ name: 7 }, 'name'] },

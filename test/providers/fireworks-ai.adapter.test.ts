@@ -320,7 +320,11 @@ describe('fireworks-ai chat', () => {
     const chunks: ChatChunk[] = [];
     for await (const chunk of answer.chunks) chunks.push(chunk);
     expect(chunks.flatMap((c) => (c.type === 'delta' ? [c.content] : [])).join('')).toBe(`Answer from ${BASE_NAME}: Say hi`);
-    expect(chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    // The adapter asks for usage (stream_options.include_usage): it follows the finish reason.
+    expect(chunks.slice(-2)).toEqual([
+      { type: 'finish', finishReason: 'stop' },
+      { type: 'usage', usage: expect.objectContaining({ totalTokens: expect.any(Number) }) },
+    ]);
   });
 
   it('closes the provider stream when the consumer stops reading', async () => {

@@ -328,7 +328,11 @@ describe('together-ai chat', () => {
     const text = chunks.flatMap((c) => (c.type === 'delta' ? [c.content] : [])).join('');
     expect(text).toBe(`Answer from ${BASE}: Say hi`);
     expect(chunks.filter((c) => c.type === 'delta').length).toBeGreaterThan(2);
-    expect(chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    // The adapter asks for usage (stream_options.include_usage): it follows the finish reason.
+    expect(chunks.slice(-2)).toEqual([
+      { type: 'finish', finishReason: 'stop' },
+      { type: 'usage', usage: expect.objectContaining({ totalTokens: expect.any(Number) }) },
+    ]);
   });
 
   it('ends the provider stream when the caller aborts', async () => {

@@ -13,7 +13,7 @@ import { PROVIDER_HEADER, type RequestHeaders } from './client-mode.service';
 /** Only requests naming a provider are client mode; the others go on to the hosted routes. */
 const onlyClientMode: RequestHandler = (req, _res, next) => next(req.headers[PROVIDER_HEADER] === undefined ? 'router' : undefined);
 
-const headersOf = (req: Request): RequestHeaders => flatHeaders(req.headers);
+export const headersOf = (req: Request): RequestHeaders => flatHeaders(req.headers);
 
 /** Node's headers with repeated ones joined, as providers' settings are single values. */
 function flatHeaders(headers: IncomingHttpHeaders): Record<string, string | undefined> {

@@ -3,7 +3,7 @@ import type { PrismaClient } from '../../db/database';
 import { inScope, scopeSql } from '../../db/scope';
 import { Prisma } from '../../generated/prisma/client';
 import { isUuid } from '../../validation/parse';
-import type { EventLevel, HostedJob, JobCheckpoint, JobEvent, JobMethod, ProviderOptions } from './fine-tuning.model';
+import type { EventLevel, HostedJob, JobCheckpoint, JobEvent } from './fine-tuning.model';
 import { jsonOrNull, toCheckpoint, toEvent, toJob, toRowUpdate, type JobUpdate } from './fine-tuning.rows';
 
 /** An event to record; `providerEventId` deduplicates copies of a provider's events. */
@@ -31,21 +31,23 @@ export interface JobChange {
   checkpoints?: CheckpointDraft[];
 }
 
-export interface NewJob {
-  model: string;
-  providerModel: string | null;
-  provider: HostedJob['provider'];
-  integrationSlug: string;
-  trainingFileId: string;
-  validationFileId: string | null;
-  suffix: string | null;
-  seed: number;
-  method: JobMethod;
-  legacyHyperparameters: boolean;
-  metadata: Record<string, string> | null;
-  gatewayOptions: Record<string, string>;
-  providerOptions: ProviderOptions;
-}
+/** What a creation stores; everything else starts from the job's initial state. */
+export type NewJob = Pick<
+  HostedJob,
+  | 'model'
+  | 'providerModel'
+  | 'provider'
+  | 'integrationSlug'
+  | 'trainingFileId'
+  | 'validationFileId'
+  | 'suffix'
+  | 'seed'
+  | 'method'
+  | 'legacyHyperparameters'
+  | 'metadata'
+  | 'gatewayOptions'
+  | 'providerOptions'
+>;
 
 export interface RowPage<T> {
   rows: T[];

@@ -58,6 +58,13 @@ export class PartialRepository {
     return this.prisma.promptPartial.findFirst({ where: { ...inScope(scope), ...byRef(ref) }, include: { defaultVersion: true } });
   }
 
+  /** The default version's text of the scope's partials with these slugs, in one statement (a join). */
+  defaultTextsBySlug(scope: Scope, slugs: readonly string[]): Promise<{ slug: string; text: string }[]> {
+    return this.prisma.$queryRaw<{ slug: string; text: string }[]>`
+      SELECT p.slug, v.string AS text FROM prompt_partials p JOIN prompt_partial_versions v ON v.id = p.default_version_id
+      WHERE p.organisation_id = ${scope.organisationId}::uuid AND p.workspace_id = ${scope.workspaceId}::uuid AND p.slug = ANY(${[...slugs]}::text[])`;
+  }
+
   /**
    * Locks the partial's row until the transaction ends (SELECT … FOR UPDATE), so writers of one
    * partial take turns; returns its id, or null when the scope has no such partial.

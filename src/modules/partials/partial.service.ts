@@ -173,6 +173,12 @@ export class PartialService {
     return valid.length ? this.partials.versionsByIds(scope, valid) : [];
   }
 
+  /** The default version's text of each partial named by slug, in one statement (unknown slugs are absent). */
+  async defaultTexts(scope: Scope, slugs: readonly string[]): Promise<Map<string, string>> {
+    if (!slugs.length) return new Map();
+    return new Map((await this.partials.defaultTextsBySlug(scope, slugs)).map((p) => [p.slug, p.text]));
+  }
+
   async collectionsByIds(scope: Scope, ids: readonly string[]): Promise<Collection[]> {
     const valid = ids.filter(isUuid);
     return valid.length ? this.partials.collectionsByIds(scope, valid) : [];

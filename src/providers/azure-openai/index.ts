@@ -4,9 +4,11 @@
  * hyperparameters top-level (no `method`) and no `metadata`; files are `pending` until Azure has
  * processed them, so hosted jobs wait for that before creating the job.
  */
+import { GatewayError } from '../../errors';
 import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../openai-compatible';
+import { compatibleChat } from '../openai-compatible/connection';
 import { defineSettings, PATTERNS } from '../settings';
-import type { ProviderModule } from '../types';
+import type { ChatAnswer, ChatRequest, ProviderModule } from '../types';
 
 const settings = defineSettings({
   apiKey: { header: 'authorization', bearer: true, key: 'api_key', secret: true, required: true, maxLength: 512 },
@@ -33,10 +35,30 @@ const settings = defineSettings({
   },
 });
 
+interface AzureConnection extends OpenAICompatibleConnection {
+  /** The deployment chat completions go to (`x-gateway-azure-deployment-id`). */
+  deploymentId: string | undefined;
+}
+
+const DEPLOYMENT_HEADER = 'x-gateway-azure-deployment-id';
+
+/**
+ * Azure answers chat only on a deployment of the model (`model` in the body is ignored there): without
+ * one named, the caller learns what to provision instead of getting Azure's 404.
+ */
+function chat(conn: AzureConnection, request: ChatRequest): Promise<ChatAnswer> {
+  if (!conn.deploymentId) {
+    const message = `Azure OpenAI serves ${request.model} only on a deployment: deploy it on the resource and name the deployment in ${DEPLOYMENT_HEADER}`;
+    return Promise.reject(new GatewayError('invalid_request', message, { param: DEPLOYMENT_HEADER, code: 'deployment_required' }));
+  }
+  // The deployment id matched the path-id pattern; encoding keeps it one path segment all the same.
+  return compatibleChat(conn, `/deployments/${encodeURIComponent(conn.deploymentId)}/chat/completions`, request);
+}
+
 /** `method` (and `metadata`) on create arrived with the 2025 preview API versions. */
 const takesMethod = (apiVersion: string) => apiVersion >= '2025-03-01';
 
-export const azureOpenAIProvider: ProviderModule<typeof settings, OpenAICompatibleConnection> = {
+export const azureOpenAIProvider: ProviderModule<typeof settings, AzureConnection> = {
   name: 'azure-openai',
   title: 'Azure OpenAI',
   settings,
@@ -51,8 +73,9 @@ export const azureOpenAIProvider: ProviderModule<typeof settings, OpenAICompatib
     http: env.http,
     methodOnCreate: takesMethod(s.apiVersion),
     metadataOnCreate: false,
+    deploymentId: s.deploymentId,
   }),
-  operations: openAICompatibleOperations,
+  operations: { ...openAICompatibleOperations, chat },
   hosting: {
     fileState: (file) => (file.status === 'processed' ? 'ready' : file.status === 'error' || file.status === 'deleted' ? 'failed' : 'pending'),
   },

@@ -9,7 +9,8 @@
 import { GatewayError } from '../../errors';
 import { chatCompletions } from '../openai-compatible/chat';
 import type { ChatAnswer, ChatRequest } from '../types';
-import { apiUrl, TITLE, type FireworksConnection } from './connection';
+import { apiUrl } from '../api';
+import { TITLE, type FireworksConnection } from './connection';
 
 export const DEPLOYMENT_HEADER = 'x-gateway-fireworks-deployment';
 

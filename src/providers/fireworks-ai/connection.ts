@@ -5,55 +5,22 @@
  * resources `accounts/{account}/{collection}/{id}`: the gateway shows the short id for resources of
  * the caller's account and takes either form back.
  */
-import type { Readable } from 'node:stream';
-import { providerFetch, type HttpPolicy } from '../http';
+import { apiRequest, type ApiEndpoint, type ApiRequest } from '../api';
 
 export const TITLE = 'Fireworks AI';
 
-export interface FireworksConnection {
+export interface FireworksConnection extends ApiEndpoint {
   /** The API origin, e.g. `https://api.fireworks.ai`. */
   baseUrl: string;
   /** The account id (validated: lower-case letters, digits and "-"). */
   account: string;
   /** The deployment that serves the account's fine-tuned models, when the caller named one. */
   deployment: string | undefined;
-  headers: Readonly<Record<string, string>>;
-  /** Credential values that must never appear in an error message. */
-  secrets: readonly string[];
-  http: HttpPolicy;
 }
 
-export interface ControlRequest {
-  method: 'GET' | 'POST' | 'DELETE';
-  /** Below `/v1/accounts/{account}`, e.g. `/datasets`. */
-  path: string;
-  query?: Record<string, string | number | undefined>;
-  json?: unknown;
-  body?: Readable;
-  headers?: Record<string, string>;
-  idempotent?: boolean;
-  upload?: boolean;
-}
-
-export const apiUrl = (conn: FireworksConnection, path: string) => conn.baseUrl.replace(/\/+$/, '') + path;
-
-/** A control-plane call under the caller's account. */
-export function controlRequest<T>(conn: FireworksConnection, req: ControlRequest): Promise<T> {
-  const url = new URL(apiUrl(conn, `/v1/accounts/${conn.account}${req.path}`));
-  for (const [key, value] of Object.entries(req.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
-  return providerFetch<T>({
-    provider: TITLE,
-    method: req.method,
-    url: url.toString(),
-    headers: { ...conn.headers, ...req.headers },
-    json: req.json,
-    body: req.body,
-    idempotent: req.idempotent,
-    upload: req.upload,
-    redact: conn.secrets,
-    policy: conn.http,
-  });
-}
+/** A control-plane call under the caller's account (`path` below `/v1/accounts/{account}`). */
+export const controlRequest = <T>(conn: FireworksConnection, req: ApiRequest): Promise<T> =>
+  apiRequest<T>(conn, { ...req, path: `/v1/accounts/${conn.account}${req.path}` });
 
 /** `accounts/{account}/{collection}/{id}` of the caller's account. */
 export const resourceName = (conn: FireworksConnection, collection: string, id: string) => `accounts/${conn.account}/${collection}/${id}`;

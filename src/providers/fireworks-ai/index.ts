@@ -30,6 +30,7 @@ export const fireworksProvider: ProviderModule<typeof settings, FireworksConnect
   settings,
   endpoints: { api: { env: 'GATEWAY_FIREWORKS_BASE_URL', default: 'https://api.fireworks.ai' } },
   connect: (s, env) => ({
+    title: TITLE,
     baseUrl: env.baseUrls.api,
     account: s.accountId,
     deployment: s.deployment,

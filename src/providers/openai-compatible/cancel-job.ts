@@ -3,9 +3,10 @@
  * (at worst the repeat gets a 400 "already cancelled"), so retrying a lost answer is safe.
  */
 import type { ProviderJob } from '../types';
-import { compatibleRequest, jobPath, type OpenAICompatibleConnection } from './connection';
+import { apiRequest } from '../api';
+import { jobPath, type OpenAICompatibleConnection } from './connection';
 import { toJob, type OpenAIJob } from './mappers';
 
 export async function cancelJob(conn: OpenAICompatibleConnection, id: string): Promise<ProviderJob> {
-  return toJob(await compatibleRequest<OpenAIJob>(conn, { method: 'POST', path: jobPath(id, '/cancel'), idempotent: true }));
+  return toJob(await apiRequest<OpenAIJob>(conn, { method: 'POST', path: jobPath(id, '/cancel'), idempotent: true }));
 }

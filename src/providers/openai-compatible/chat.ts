@@ -4,6 +4,7 @@
  * read as server-sent events and each chunk is yielded as it arrives; the caller's abort signal ends
  * the provider call, and so does a consumer that stops reading.
  */
+import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { GatewayError } from '../../errors';
@@ -74,7 +75,9 @@ export async function chatCompletions(endpoint: ChatEndpoint, request: ChatReque
   const first = await events.next();
   if (first.done) throw new GatewayError('provider', `${endpoint.title} ended the stream before its first chunk`, { status: 502 });
   const head = first.value;
-  return { stream: true, id: head.id ?? '', model: head.model ?? request.model, created: head.created ?? nowSeconds(), chunks: toChunks(head, events) };
+  // `||`: Azure opens its streams with a chunk whose id and model are empty (its prompt filter results).
+  const id = head.id || `chatcmpl-${randomUUID()}`;
+  return { stream: true, id, model: head.model || request.model, created: head.created || nowSeconds(), chunks: toChunks(head, events) };
 }
 
 function chatBody(request: ChatRequest): Record<string, unknown> {
@@ -82,6 +85,8 @@ function chatBody(request: ChatRequest): Record<string, unknown> {
     model: request.model,
     messages: request.messages.map(({ role, content, name }) => (name === undefined ? { role, content } : { role, content, name })),
     stream: request.stream,
+    // Usage comes only when asked for: always ask, so a streamed answer can report it.
+    stream_options: request.stream ? { include_usage: true } : undefined,
     max_tokens: request.maxTokens,
     temperature: request.temperature,
     top_p: request.topP,
@@ -141,10 +146,19 @@ async function* toChunks(head: WireCompletion, rest: AsyncIterator<WireCompletio
   if (usage) yield { type: 'usage', usage };
 }
 
-/** The JSON chunks of a server-sent event stream, up to `[DONE]`. */
+/**
+ * The JSON chunks of a server-sent event stream, up to `[DONE]`. The body is still read to its end
+ * (providers close it right after `[DONE]`): a body left unread would cost the keep-alive connection,
+ * and opening a new one is most of what a short streamed call takes.
+ */
 async function* wireChunks(stream: Readable, title: string): AsyncGenerator<WireCompletion> {
+  let done = false;
   for await (const data of eventData(stream, title)) {
-    if (data === '[DONE]') return;
+    if (done) continue;
+    if (data === '[DONE]') {
+      done = true;
+      continue;
+    }
     let chunk: WireCompletion;
     try {
       chunk = parseCompletion(JSON.parse(data), title);

@@ -1,8 +1,9 @@
 /** POST /fine_tuning/jobs. Never retried: a repeat after a lost response would start a second job. */
 import type { CreateJobInput, ProviderJob } from '../types';
-import { compatibleRequest, type OpenAICompatibleConnection } from './connection';
+import { apiRequest } from '../api';
+import { type OpenAICompatibleConnection } from './connection';
 import { toCreateJobBody, toJob, type OpenAIJob } from './mappers';
 
 export async function createJob(conn: OpenAICompatibleConnection, input: CreateJobInput): Promise<ProviderJob> {
-  return toJob(await compatibleRequest<OpenAIJob>(conn, { method: 'POST', path: '/fine_tuning/jobs', json: toCreateJobBody(input, conn) }));
+  return toJob(await apiRequest<OpenAIJob>(conn, { method: 'POST', path: '/fine_tuning/jobs', json: toCreateJobBody(input, conn) }));
 }

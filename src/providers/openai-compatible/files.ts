@@ -1,22 +1,23 @@
 /** GET /files, GET /files/{id}, GET /files/{id}/content, DELETE /files/{id}. */
 import type { FileListInput, ProviderContent, ProviderFile, ProviderPage } from '../types';
-import { compatibleDownload, compatibleRequest, filePath, type OpenAICompatibleConnection } from './connection';
+import { apiRequest, apiDownload } from '../api';
+import { filePath, type OpenAICompatibleConnection } from './connection';
 import { toFile, toPage, type OpenAIFile, type OpenAIList } from './mappers';
 
 export async function listFiles(conn: OpenAICompatibleConnection, page: FileListInput): Promise<ProviderPage<ProviderFile>> {
   const query = { purpose: page.purpose, order: page.order, after: page.after, limit: page.limit };
-  return toPage(await compatibleRequest<OpenAIList<OpenAIFile>>(conn, { method: 'GET', path: '/files', query }), toFile);
+  return toPage(await apiRequest<OpenAIList<OpenAIFile>>(conn, { method: 'GET', path: '/files', query }), toFile);
 }
 
 export async function getFile(conn: OpenAICompatibleConnection, id: string): Promise<ProviderFile> {
-  return toFile(await compatibleRequest<OpenAIFile>(conn, { method: 'GET', path: filePath(id) }));
+  return toFile(await apiRequest<OpenAIFile>(conn, { method: 'GET', path: filePath(id) }));
 }
 
 export function fileContent(conn: OpenAICompatibleConnection, id: string): Promise<ProviderContent> {
-  return compatibleDownload(conn, filePath(id, '/content'));
+  return apiDownload(conn, filePath(id, '/content'));
 }
 
 /** Idempotent: a repeat after a lost answer at worst gets a 404. */
 export async function deleteFile(conn: OpenAICompatibleConnection, id: string): Promise<void> {
-  await compatibleRequest<unknown>(conn, { method: 'DELETE', path: filePath(id), idempotent: true });
+  await apiRequest<unknown>(conn, { method: 'DELETE', path: filePath(id), idempotent: true });
 }

@@ -1,8 +1,9 @@
 /** GET /fine_tuning/jobs/{id}. */
 import type { ProviderJob } from '../types';
-import { compatibleRequest, jobPath, type OpenAICompatibleConnection } from './connection';
+import { apiRequest } from '../api';
+import { jobPath, type OpenAICompatibleConnection } from './connection';
 import { toJob, type OpenAIJob } from './mappers';
 
 export async function getJob(conn: OpenAICompatibleConnection, id: string): Promise<ProviderJob> {
-  return toJob(await compatibleRequest<OpenAIJob>(conn, { method: 'GET', path: jobPath(id) }));
+  return toJob(await apiRequest<OpenAIJob>(conn, { method: 'GET', path: jobPath(id) }));
 }

@@ -1,11 +1,12 @@
 /** GET /fine_tuning/jobs/{id}/checkpoints, newest first. */
 import type { PageInput, ProviderCheckpoint, ProviderPage } from '../types';
-import { compatibleRequest, jobPath, pageQuery, type OpenAICompatibleConnection } from './connection';
+import { apiRequest } from '../api';
+import { jobPath, pageQuery, type OpenAICompatibleConnection } from './connection';
 import { toCheckpoint, toPage, type OpenAICheckpoint, type OpenAIList } from './mappers';
 
 export async function listCheckpoints(conn: OpenAICompatibleConnection, id: string, page: PageInput): Promise<ProviderPage<ProviderCheckpoint>> {
   return toPage(
-    await compatibleRequest<OpenAIList<OpenAICheckpoint>>(conn, { method: 'GET', path: jobPath(id, '/checkpoints'), query: pageQuery(page) }),
+    await apiRequest<OpenAIList<OpenAICheckpoint>>(conn, { method: 'GET', path: jobPath(id, '/checkpoints'), query: pageQuery(page) }),
     toCheckpoint,
   );
 }

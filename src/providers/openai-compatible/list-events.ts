@@ -1,8 +1,9 @@
 /** GET /fine_tuning/jobs/{id}/events, newest first. */
 import type { PageInput, ProviderEvent, ProviderPage } from '../types';
-import { compatibleRequest, jobPath, pageQuery, type OpenAICompatibleConnection } from './connection';
+import { apiRequest } from '../api';
+import { jobPath, pageQuery, type OpenAICompatibleConnection } from './connection';
 import { toEvent, toPage, type OpenAIEvent, type OpenAIList } from './mappers';
 
 export async function listEvents(conn: OpenAICompatibleConnection, id: string, page: PageInput): Promise<ProviderPage<ProviderEvent>> {
-  return toPage(await compatibleRequest<OpenAIList<OpenAIEvent>>(conn, { method: 'GET', path: jobPath(id, '/events'), query: pageQuery(page) }), toEvent);
+  return toPage(await apiRequest<OpenAIList<OpenAIEvent>>(conn, { method: 'GET', path: jobPath(id, '/events'), query: pageQuery(page) }), toEvent);
 }

@@ -1,8 +1,9 @@
 /** GET /fine_tuning/jobs, newest first, cursor-paged by job id. */
 import type { PageInput, ProviderJob, ProviderPage } from '../types';
-import { compatibleRequest, pageQuery, type OpenAICompatibleConnection } from './connection';
+import { apiRequest } from '../api';
+import { pageQuery, type OpenAICompatibleConnection } from './connection';
 import { toJob, toPage, type OpenAIJob, type OpenAIList } from './mappers';
 
 export async function listJobs(conn: OpenAICompatibleConnection, page: PageInput): Promise<ProviderPage<ProviderJob>> {
-  return toPage(await compatibleRequest<OpenAIList<OpenAIJob>>(conn, { method: 'GET', path: '/fine_tuning/jobs', query: pageQuery(page) }), toJob);
+  return toPage(await apiRequest<OpenAIList<OpenAIJob>>(conn, { method: 'GET', path: '/fine_tuning/jobs', query: pageQuery(page) }), toJob);
 }

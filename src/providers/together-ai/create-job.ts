@@ -7,11 +7,12 @@
 import { invalidField } from '../../errors';
 import { refuseUnsupported } from '../job-input';
 import type { CreateJobInput, ProviderJob } from '../types';
-import { TITLE, togetherRequest, type TogetherConnection } from './connection';
+import { apiRequest } from '../api';
+import { TITLE, type TogetherConnection } from './connection';
 import { toJob, type TogetherJob } from './mappers';
 
 export async function createJob(conn: TogetherConnection, input: CreateJobInput): Promise<ProviderJob> {
-  return toJob(await togetherRequest<TogetherJob>(conn, { method: 'POST', path: '/fine-tunes', json: toCreateBody(input) }));
+  return toJob(await apiRequest<TogetherJob>(conn, { method: 'POST', path: '/fine-tunes', json: toCreateBody(input) }));
 }
 
 export function toCreateBody(input: CreateJobInput): Record<string, unknown> {

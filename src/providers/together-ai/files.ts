@@ -6,7 +6,8 @@
 import { sendMultipart } from '../multipart';
 import { pageOf } from '../paging';
 import type { FileListInput, ProviderContent, ProviderFile, ProviderPage, UploadInput } from '../types';
-import { filePath, togetherDownload, togetherRequest, type TogetherConnection, type TogetherList } from './connection';
+import { apiDownload, apiRequest } from '../api';
+import { filePath, type TogetherConnection, type TogetherList } from './connection';
 import { toFile, type TogetherFile } from './mappers';
 
 const FILE_TYPES = ['jsonl', 'parquet', 'csv'];
@@ -20,7 +21,7 @@ export async function uploadFile(conn: TogetherConnection, input: UploadInput): 
       file: { field: 'file', filename: input.filename, bytes: input.bytes, open: input.open },
       after: typeof purpose === 'string' ? undefined : purpose.then((late) => ({ purpose: late })),
     },
-    (body, headers) => togetherRequest<TogetherFile>(conn, { method: 'POST', path: '/files/upload', body, headers, upload: true }),
+    (body, headers) => apiRequest<TogetherFile>(conn, { method: 'POST', path: '/files/upload', body, headers, upload: true }),
   );
   return toFile(uploaded);
 }
@@ -32,7 +33,7 @@ function fileType(filename: string): string {
 }
 
 export async function listFiles(conn: TogetherConnection, page: FileListInput): Promise<ProviderPage<ProviderFile>> {
-  const list = await togetherRequest<TogetherList<TogetherFile>>(conn, { method: 'GET', path: '/files' });
+  const list = await apiRequest<TogetherList<TogetherFile>>(conn, { method: 'GET', path: '/files' });
   const files = (list.data ?? []).filter((f) => page.purpose === undefined || f.purpose === page.purpose).map(toFile);
   // Newest first unless asked otherwise; files of the same second keep Together's (upload) order, reversed for newest first.
   const ordered = page.order === 'asc' ? files.sort((a, b) => a.createdAt - b.createdAt) : files.reverse().sort((a, b) => b.createdAt - a.createdAt);
@@ -40,14 +41,14 @@ export async function listFiles(conn: TogetherConnection, page: FileListInput): 
 }
 
 export async function getFile(conn: TogetherConnection, id: string): Promise<ProviderFile> {
-  return toFile(await togetherRequest<TogetherFile>(conn, { method: 'GET', path: filePath(id) }));
+  return toFile(await apiRequest<TogetherFile>(conn, { method: 'GET', path: filePath(id) }));
 }
 
 export function fileContent(conn: TogetherConnection, id: string): Promise<ProviderContent> {
-  return togetherDownload(conn, filePath(id, '/content'));
+  return apiDownload(conn, filePath(id, '/content'));
 }
 
 /** Idempotent: a repeat after a lost answer at worst gets a 404. */
 export async function deleteFile(conn: TogetherConnection, id: string): Promise<void> {
-  await togetherRequest<unknown>(conn, { method: 'DELETE', path: filePath(id), idempotent: true });
+  await apiRequest<unknown>(conn, { method: 'DELETE', path: filePath(id), idempotent: true });
 }

@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { GatewayError } from '../../errors';
 import { pageOf } from '../paging';
 import type { EventLevel, PageInput, ProviderCheckpoint, ProviderEvent, ProviderPage } from '../types';
-import { jobPath, togetherRequest, type TogetherConnection, type TogetherList } from './connection';
+import { apiRequest } from '../api';
+import { jobPath, type TogetherConnection, type TogetherList } from './connection';
 import { unixSeconds, type TogetherEvent } from './mappers';
 
 interface TogetherCheckpoint {
@@ -23,7 +24,7 @@ type Metrics = Record<string, number>;
 
 export async function listEvents(conn: TogetherConnection, id: string, page: PageInput): Promise<ProviderPage<ProviderEvent>> {
   const [events, metrics] = await Promise.all([
-    togetherRequest<TogetherList<TogetherEvent>>(conn, { method: 'GET', path: jobPath(id, '/events') }),
+    apiRequest<TogetherList<TogetherEvent>>(conn, { method: 'GET', path: jobPath(id, '/events') }),
     stepMetrics(conn, id),
   ]);
   return pageOf(withMetrics(events.data ?? [], metrics).reverse(), page);
@@ -31,7 +32,7 @@ export async function listEvents(conn: TogetherConnection, id: string, page: Pag
 
 export async function listCheckpoints(conn: TogetherConnection, id: string, page: PageInput): Promise<ProviderPage<ProviderCheckpoint>> {
   const [checkpoints, metrics] = await Promise.all([
-    togetherRequest<TogetherList<TogetherCheckpoint>>(conn, { method: 'GET', path: jobPath(id, '/checkpoints') }),
+    apiRequest<TogetherList<TogetherCheckpoint>>(conn, { method: 'GET', path: jobPath(id, '/checkpoints') }),
     stepMetrics(conn, id),
   ]);
   const mapped = (checkpoints.data ?? []).map((c) => toCheckpoint(id, c, metrics.get(c.step) ?? {}));
@@ -43,7 +44,7 @@ export async function listCheckpoints(conn: TogetherConnection, id: string, page
 
 /** The training metrics by global step; a job that logged none (or predates the endpoint) has none. */
 async function stepMetrics(conn: TogetherConnection, id: string): Promise<Map<number, Metrics>> {
-  const answer = await togetherRequest<{ metrics?: Metrics[] | null }>(conn, { method: 'GET', path: jobPath(id, '/metrics') }).catch((err: unknown) => {
+  const answer = await apiRequest<{ metrics?: Metrics[] | null }>(conn, { method: 'GET', path: jobPath(id, '/metrics') }).catch((err: unknown) => {
     if (err instanceof GatewayError && err.status === 404) return { metrics: [] };
     throw err;
   });

@@ -7,7 +7,8 @@
 import { chatCompletions } from '../openai-compatible/chat';
 import { defineSettings } from '../settings';
 import type { ProviderModule } from '../types';
-import { TITLE, urlOf, type TogetherConnection } from './connection';
+import { apiUrl } from '../api';
+import { TITLE, type TogetherConnection } from './connection';
 import { createJob } from './create-job';
 import { deleteFile, fileContent, getFile, listFiles, uploadFile } from './files';
 import { listCheckpoints, listEvents } from './history';
@@ -22,7 +23,7 @@ export const togetherProvider: ProviderModule<typeof settings, TogetherConnectio
   title: TITLE,
   settings,
   endpoints: { api: { env: 'GATEWAY_TOGETHER_BASE_URL', default: 'https://api.together.xyz/v1' } },
-  connect: (s, env) => ({ baseUrl: env.baseUrls.api, headers: { authorization: `Bearer ${s.apiKey}` }, secrets: [s.apiKey], http: env.http }),
+  connect: (s, env) => ({ title: TITLE, baseUrl: env.baseUrls.api, headers: { authorization: `Bearer ${s.apiKey}` }, secrets: [s.apiKey], http: env.http }),
   operations: {
     uploadFile,
     listFiles,
@@ -36,7 +37,7 @@ export const togetherProvider: ProviderModule<typeof settings, TogetherConnectio
     listEvents,
     listCheckpoints,
     chat: (conn, request) =>
-      chatCompletions({ title: TITLE, url: urlOf(conn, '/chat/completions'), headers: conn.headers, secrets: conn.secrets, http: conn.http }, request),
+      chatCompletions({ title: TITLE, url: apiUrl(conn, '/chat/completions'), headers: conn.headers, secrets: conn.secrets, http: conn.http }, request),
   },
   hosting: {
     fileState: (file) => (file.status === 'processed' ? 'ready' : file.status === 'error' ? 'failed' : 'pending'),

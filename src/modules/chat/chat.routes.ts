@@ -1,0 +1,79 @@
+import { Router, type Response } from 'express';
+import { GatewayError, MASKED_INTERNAL, errorBody } from '../../errors';
+import { restPath } from '../../http/case';
+import { lazyTenantRequest } from '../../http/rest';
+import type { Logger } from '../../logger';
+import type { ChatAnswer } from '../../providers/types';
+import type { Services } from '../../services';
+import { headersOf } from '../client-mode/client-mode.routes';
+import { roleChunkJson, toChunkJson, toCompletionJson } from './chat.mapper';
+
+type Streamed = Extract<ChatAnswer, { stream: true }>;
+
+/** `/v1/chat/completions`: OpenAI's request and answer; `stream: true` as server-sent events. */
+export function chatRoutes(services: Services, logger: Logger): Router {
+  const router = Router();
+
+  router.post('/completions', async (req, res) => {
+    // The caller going away (before the answer is complete) ends the provider call.
+    const cancel = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) cancel.abort();
+    });
+    const { scope, body } = await lazyTenantRequest(services, req, res);
+    const { answer, includeUsage } = await services.chat.complete(scope, headersOf(req), body, cancel.signal);
+    if (!answer.stream) {
+      res.status(200).json(toCompletionJson(answer.completion));
+      return;
+    }
+    await streamAnswer(res, answer, includeUsage, logger);
+  });
+
+  return router;
+}
+
+/**
+ * Writes each chunk as the provider produces it (`data: {chunk}`), then `data: [DONE]`. Once the
+ * head is sent a failure can no longer be a status: it ends the stream with an error event in the
+ * error shape (OpenAI's SDKs raise it). A client that left stops the loop, which closes the
+ * provider's stream.
+ */
+async function streamAnswer(res: Response, answer: Streamed, includeUsage: boolean, logger: Logger): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  try {
+    await send(res, roleChunkJson(answer));
+    for await (const chunk of answer.chunks) {
+      if (res.destroyed) return;
+      const json = toChunkJson(answer, chunk, includeUsage);
+      if (json) await send(res, json);
+    }
+    res.end('data: [DONE]\n\n');
+  } catch (err) {
+    if (res.destroyed) return;
+    if (!(err instanceof GatewayError)) logger.error({ err }, 'chat stream failed');
+    res.end(`data: ${JSON.stringify(errorBody(err instanceof GatewayError ? err : MASKED_INTERNAL, restPath))}\n\n`);
+  }
+}
+
+/**
+ * One event; waits while the client's socket is full (or until it closes) so a slow reader holds the
+ * provider back. The events of one provider read (often several) leave in one write: the socket is
+ * corked until the event loop has run the promise jobs that turn them into events, which delays
+ * none of them past that loop turn.
+ */
+function send(res: Response, json: unknown): Promise<void> | void {
+  if (!res.writableCorked) {
+    res.cork();
+    setImmediate(() => res.uncork());
+  }
+  if (res.write(`data: ${JSON.stringify(json)}\n\n`)) return;
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}

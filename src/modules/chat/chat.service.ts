@@ -1,0 +1,98 @@
+/**
+ * Chat completions with a fine-tuned model (api.md §9). Provider mode (no `x-gateway-provider`):
+ * `model` names a succeeded hosted job of the workspace, and the call goes to that job's provider
+ * with its integration's credentials, the job's settings and any non-secret settings of the request
+ * (a deployment to call, say). Client mode: the provider and credentials the request names, as for
+ * files and jobs. Either way prompt partials are expanded first, with one lookup for all of them.
+ */
+import type { LazyScope } from '../../auth/scope';
+import { badRequest } from '../../errors';
+import type { ProviderClient, ProviderRegistry } from '../../providers/registry';
+import type { ChatAnswer, ChatMessage } from '../../providers/types';
+import { parseInput, type Input } from '../../validation/parse';
+import { PROVIDER_HEADER, type ClientModeService, type RequestHeaders } from '../client-mode/client-mode.service';
+import type { HostedJob } from '../fine-tuning/fine-tuning.model';
+import type { IntegrationSource } from '../fine-tuning/fine-tuning.service';
+import type { ModelService } from '../models/model.service';
+import type { PartialService } from '../partials/partial.service';
+import { chatCompletionSchema, type ChatCompletionData, type ChatCompletionInput } from './chat.schemas';
+import { expandPartials, partialSlugs } from './partial-expansion';
+import { StallGuard } from './stall-guard';
+
+export interface ChatReply {
+  answer: ChatAnswer;
+  /** `stream_options.include_usage`: a streamed answer ends with a usage chunk. */
+  includeUsage: boolean;
+}
+
+export class ChatService {
+  constructor(
+    private readonly models: ModelService,
+    private readonly partials: Pick<PartialService, 'defaultTexts'>,
+    private readonly integrations: IntegrationSource,
+    private readonly providers: ProviderRegistry,
+    private readonly clientMode: ClientModeService,
+    /** How long a provider may send nothing (before its answer, or between two chunks of a stream). */
+    private readonly stallTimeoutMs: number,
+  ) {}
+
+  /**
+   * Answers the request; `signal` is aborted when the caller goes away, and ends the provider call.
+   * `settings` are the request's headers (REST) or their GraphQL equivalent.
+   */
+  async complete(scope: LazyScope, settings: RequestHeaders, input: Input<ChatCompletionInput>, signal: AbortSignal): Promise<ChatReply> {
+    const data = parseInput(chatCompletionSchema, input);
+    const messages = await this.expand(scope, data.messages.map(toMessage));
+    const { provider, model } = await this.route(scope, settings, data.model);
+    const guard = new StallGuard(this.stallTimeoutMs, signal);
+    const call = provider.chat({
+      model,
+      messages,
+      stream: data.stream ?? false,
+      maxTokens: data.maxCompletionTokens ?? data.maxTokens ?? undefined,
+      temperature: data.temperature ?? undefined,
+      topP: data.topP ?? undefined,
+      stop: typeof data.stop === 'string' ? [data.stop] : (data.stop ?? undefined),
+      seed: data.seed ?? undefined,
+      signal: guard.signal,
+    });
+    const answer = await guard.answer(call, provider.title);
+    // The caller sees the model it asked for, not the endpoint or deployment that served it.
+    const named = answer.stream ? { ...answer, model: data.model } : { ...answer, completion: { ...answer.completion, model: data.model } };
+    return { answer: named, includeUsage: data.streamOptions?.includeUsage ?? false };
+  }
+
+  private async expand(scope: LazyScope, messages: ChatMessage[]): Promise<ChatMessage[]> {
+    const slugs = partialSlugs(messages);
+    if (!slugs.length) return messages;
+    return expandPartials(messages, await this.partials.defaultTexts(await scope(), slugs));
+  }
+
+  /** The provider to call and the model to ask it for. */
+  private async route(scope: LazyScope, settings: RequestHeaders, model: string): Promise<{ provider: ProviderClient; model: string }> {
+    if (settings[PROVIDER_HEADER] !== undefined) return { provider: await this.clientMode.provider(scope, settings), model };
+    const job = await this.models.servingJob(await scope(), model);
+    return { provider: await this.jobProvider(scope, job, settings), model: job.servingModel ?? job.fineTunedModel ?? model };
+  }
+
+  /** The job's provider with its integration's credentials; the job's settings, then the request's (non-secret) ones, on top. */
+  private async jobProvider(scope: LazyScope, job: HostedJob, settings: RequestHeaders): Promise<ProviderClient> {
+    const integration = await this.integrations.resolve(await scope(), `@${job.integrationSlug}`, 'model');
+    if (integration.provider !== job.provider) {
+      throw badRequest(
+        `Integration @${job.integrationSlug} that trained this model is now for ${integration.provider}, not ${job.provider}`,
+        'model',
+        'integration_changed',
+      );
+    }
+    const overrides = { field: 'headers' as const, values: { ...job.gatewayOptions, ...settings } };
+    return this.providers.client(job.provider, { kind: 'integration', ...integration, overrides });
+  }
+}
+
+/** A message as providers take it: OpenAI's text parts joined. */
+const toMessage = (m: ChatCompletionData['messages'][number]): ChatMessage => ({
+  role: m.role,
+  content: typeof m.content === 'string' ? m.content : m.content.map((part) => part.text).join(''),
+  ...(m.name === undefined ? {} : { name: m.name }),
+});

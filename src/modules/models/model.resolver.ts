@@ -1,0 +1,29 @@
+import { Ctx, FieldResolver, Query, Resolver, Root } from 'type-graphql';
+import type { Scope } from '../../auth/scope';
+import type { AppContext } from '../../context';
+import { listCost } from '../../graphql/cost';
+import { WorkspaceScope } from '../../graphql/scope';
+import { FineTuningJobType } from '../fine-tuning/fine-tuning.types';
+import { toModelType } from './model.mapper';
+import { servedModelOf } from './model.model';
+import { ModelType } from './model.types';
+
+@Resolver(() => ModelType)
+export class ModelResolver {
+  @Query(() => [ModelType], { description: "The workspace's fine-tuned models, newest job first.", complexity: listCost(null, 50) })
+  async models(@Ctx() ctx: AppContext, @WorkspaceScope() scope: Scope) {
+    return (await ctx.services.models.list(scope)).map(toModelType);
+  }
+}
+
+/** `FineTuningJob.resultModel`: read off the job itself, no query. */
+@Resolver(() => FineTuningJobType)
+export class FineTuningJobModelResolver {
+  @FieldResolver(() => ModelType, { nullable: true, description: 'The model this job produced, once it has succeeded (see chatCompletion).' })
+  resultModel(@Root() job: FineTuningJobType) {
+    const model = servedModelOf(job);
+    return model ? toModelType(model) : null;
+  }
+}
+
+export const modelsGraphQL = { resolvers: [ModelResolver, FineTuningJobModelResolver] };

@@ -1,0 +1,71 @@
+/**
+ * The REST plumbing the HTTP-API providers share (OpenAI-compatible, Fireworks AI, Together AI): an
+ * endpoint (API root, auth headers, fixed query, credentials to redact, HTTP policy) and requests below
+ * it handed to providerFetch / providerDownload. Each provider's connection is such an endpoint, so
+ * its operations only name a path and a body.
+ */
+import type { Readable } from 'node:stream';
+import { providerDownload, providerFetch, type HttpPolicy } from './http';
+import type { ProviderContent } from './types';
+
+export interface ApiEndpoint {
+  /** Names the provider in error messages. */
+  title: string;
+  /** The API root, e.g. `https://api.openai.com/v1`. */
+  baseUrl: string;
+  /** Auth and scoping headers (`authorization`, `api-key`, `openai-project`, …). */
+  headers: Readonly<Record<string, string>>;
+  /** Query parameters every call carries (Azure's `api-version`). */
+  query?: Readonly<Record<string, string>>;
+  /** Credential values that must never appear in an error message. */
+  secrets: readonly string[];
+  http: HttpPolicy;
+}
+
+export interface ApiRequest {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Below the API root, e.g. `/fine_tuning/jobs`. */
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  json?: unknown;
+  body?: Readable;
+  headers?: Record<string, string>;
+  idempotent?: boolean;
+  upload?: boolean;
+}
+
+/** The URL of `path` below the endpoint's root, with the request's and the endpoint's query parameters. */
+export function apiUrl(endpoint: ApiEndpoint, path: string, query: ApiRequest['query'] = {}): string {
+  const url = new URL(endpoint.baseUrl.replace(/\/+$/, '') + path);
+  for (const [key, value] of Object.entries({ ...query, ...endpoint.query })) {
+    if (value !== undefined) url.searchParams.set(key, String(value));
+  }
+  return url.toString();
+}
+
+export function apiRequest<T>(endpoint: ApiEndpoint, req: ApiRequest): Promise<T> {
+  return providerFetch<T>({
+    provider: endpoint.title,
+    method: req.method,
+    url: apiUrl(endpoint, req.path, req.query),
+    headers: { ...endpoint.headers, ...req.headers },
+    json: req.json,
+    body: req.body,
+    idempotent: req.idempotent,
+    upload: req.upload,
+    redact: endpoint.secrets,
+    policy: endpoint.http,
+  });
+}
+
+/** A GET whose answer is streamed back (file content), never buffered. */
+export function apiDownload(endpoint: ApiEndpoint, path: string): Promise<ProviderContent> {
+  return providerDownload({
+    provider: endpoint.title,
+    method: 'GET',
+    url: apiUrl(endpoint, path),
+    headers: { ...endpoint.headers },
+    redact: endpoint.secrets,
+    policy: endpoint.http,
+  });
+}
