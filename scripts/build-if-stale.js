@@ -8,7 +8,18 @@ const path = require('node:path');
 
 const root = path.join(__dirname, '..');
 const built = path.join(root, 'dist', 'src', 'main.js');
-const SOURCES = ['src', 'bench', 'prisma/schema.prisma', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
+const SOURCES = [
+  'src',
+  'bench',
+  'console/src',
+  'console/index.html',
+  'console/explorer.html',
+  'console/vite.config.mjs',
+  'prisma/schema.prisma',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'package-lock.json',
+];
 
 /** The newest modification time under `p` (generated Prisma client excluded: it follows the schema). */
 function newest(p) {

@@ -14,6 +14,7 @@ import { GRAPHQL_MODULES } from './modules/graphql-modules';
 import type { Logger } from './logger';
 import { adminRoutes } from './modules/admin/admin.routes';
 import { chatRoutes } from './modules/chat/chat.routes';
+import { consoleBuildDir, consoleRoutes } from './modules/console/console.routes';
 import { clientModeFileRoutes, clientModeJobRoutes } from './modules/client-mode/client-mode.routes';
 import { fileRoutes } from './modules/files/file.routes';
 import { fineTuningRoutes } from './modules/fine-tuning/fine-tuning.routes';
@@ -111,6 +112,7 @@ export async function createApp(config: Config, services: Services, logger: Logg
   v1.use('/models', modelRoutes(services));
   v1.use('/', ...jsonBody, adminRoutes(services));
   app.use('/v1', v1);
+  app.use('/console', consoleRoutes(consoleBuildDir()));
 
   app.use(notFoundRoute);
   app.use(restErrorHandler(logger));

@@ -1,0 +1,164 @@
+/**
+ * Every call of the console goes through the gateway's public faces (/v1 and /graphql) with the API key
+ * the user pasted. The key lives in session storage only: never in the URL, never logged, gone when
+ * the tab closes.
+ */
+const KEY_STORAGE = 'gateway-console.api-key';
+const KEY_HEADER = 'x-gateway-api-key';
+
+export const storedKey = (): string | null => sessionStorage.getItem(KEY_STORAGE);
+export const storeKey = (key: string) => sessionStorage.setItem(KEY_STORAGE, key);
+export const forgetKey = () => sessionStorage.removeItem(KEY_STORAGE);
+
+/** The gateway's error shape (`{error: {message, type, param, code}}`), or a transport failure. */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/** Listeners told when the key stops working (revoked, wrong): the app returns to sign-in. */
+const unauthorisedListeners = new Set<() => void>();
+export function onUnauthorised(listener: () => void): () => void {
+  unauthorisedListeners.add(listener);
+  return () => unauthorisedListeners.delete(listener);
+}
+
+function keyHeaders(extra: Record<string, string> = {}): Record<string, string> {
+  const key = storedKey();
+  return key ? { ...extra, [KEY_HEADER]: key } : extra;
+}
+
+interface ErrorBody {
+  error?: { message?: string; code?: string | null };
+}
+
+function errorOf(status: number, body: unknown): ApiError {
+  const error = (body as ErrorBody | null)?.error;
+  if (status === 401) unauthorisedListeners.forEach((listener) => listener());
+  return new ApiError(error?.message ?? `The gateway answered ${status}`, status, error?.code ?? null);
+}
+
+async function parse(res: Response): Promise<unknown> {
+  const text = await res.text();
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** A JSON call to the REST face. */
+export async function rest<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const res = await fetch(`/v1${path}`, {
+    method,
+    headers: keyHeaders(body === undefined ? headers : { ...headers, 'content-type': 'application/json' }),
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const parsed = await parse(res);
+  if (!res.ok) throw errorOf(res.status, parsed);
+  return parsed as T;
+}
+
+interface GraphQLAnswer<T> {
+  data?: T;
+  errors?: { message: string; extensions?: { code?: string } }[];
+}
+
+/** An operation on the GraphQL face; its first error becomes an ApiError. */
+export async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const res = await fetch('/graphql', {
+    method: 'POST',
+    headers: keyHeaders({ 'content-type': 'application/json' }),
+    body: JSON.stringify({ query, variables }),
+  });
+  const answer = (await parse(res)) as GraphQLAnswer<T> | undefined;
+  const first = answer?.errors?.[0];
+  if (first) {
+    const code = first.extensions?.code ?? null;
+    if (code === 'UNAUTHENTICATED') unauthorisedListeners.forEach((listener) => listener());
+    throw new ApiError(first.message, res.status, code);
+  }
+  if (!res.ok || !answer?.data) throw errorOf(res.status, answer);
+  return answer.data;
+}
+
+/**
+ * A multipart upload to POST /v1/files through XMLHttpRequest, the one browser API that reports upload
+ * progress (fetch does not).
+ */
+export function uploadFile<T>(file: File, purpose: string, onProgress: (fraction: number) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', '/v1/files');
+    for (const [name, value] of Object.entries(keyHeaders())) xhr.setRequestHeader(name, value);
+    xhr.upload.onprogress = (event) => {
+      if (event.lengthComputable) onProgress(event.loaded / event.total);
+    };
+    xhr.onerror = () => reject(new ApiError('The upload failed: the gateway could not be reached', 0));
+    xhr.onload = () => {
+      let body: unknown;
+      try {
+        body = JSON.parse(xhr.responseText);
+      } catch {
+        body = undefined;
+      }
+      if (xhr.status >= 200 && xhr.status < 300) resolve(body as T);
+      else reject(errorOf(xhr.status, body));
+    };
+    const form = new FormData();
+    form.append('purpose', purpose);
+    form.append('file', file);
+    xhr.send(form);
+  });
+}
+
+interface ChatChunk {
+  choices?: { delta?: { content?: string | null } }[];
+}
+
+/**
+ * POST /v1/chat/completions with `stream: true`: reads the server-sent events (`data: {chunk}` …
+ * `data: [DONE]`) and hands each piece of the answer to `onDelta` as it arrives.
+ */
+export async function streamChat(
+  body: Record<string, unknown>,
+  headers: Record<string, string>,
+  onDelta: (text: string) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const res = await fetch('/v1/chat/completions', {
+    method: 'POST',
+    headers: keyHeaders({ ...headers, 'content-type': 'application/json', accept: 'text/event-stream' }),
+    body: JSON.stringify({ ...body, stream: true }),
+    signal,
+  });
+  if (!res.ok || !res.body) throw errorOf(res.status, await parse(res));
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    const events = buffer.split(/\r?\n\r?\n/);
+    buffer = events.pop() ?? '';
+    for (const event of events) {
+      const data = event
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trim())
+        .join('\n');
+      if (data === '[DONE]') return;
+      if (!data) continue;
+      const chunk = JSON.parse(data) as ChatChunk & ErrorBody;
+      if (chunk.error) throw new ApiError(chunk.error.message ?? 'The provider failed', 502, chunk.error.code ?? null);
+      const text = chunk.choices?.[0]?.delta?.content;
+      if (text) onDelta(text);
+    }
+  }
+}

@@ -1,0 +1,88 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from './api';
+
+export const messageOf = (err: unknown) => (err instanceof ApiError || err instanceof Error ? err.message : String(err));
+
+/** An error announced to screen readers as it appears. */
+export function ErrorNote({ error }: { error: unknown }) {
+  if (!error) return null;
+  return (
+    <p class="error" role="alert">
+      {messageOf(error)}
+    </p>
+  );
+}
+
+export function Status({ status }: { status: string }) {
+  const value = status.toLowerCase();
+  return <span class={`status status-${value}`}>{value.replace('_', ' ')}</span>;
+}
+
+/** Unix seconds (files, jobs) or ISO strings (labels, partials, GraphQL) as local time. */
+export function formatTime(value: number | string | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  const date = typeof value === 'number' ? new Date(value * 1000) : new Date(value);
+  return date.toLocaleString();
+}
+
+export function Page({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    document.title = `${title} · Gateway console`;
+    // Keyboard and screen-reader users land on the new page's heading after navigating.
+    heading.current?.focus();
+  }, [title]);
+  return (
+    <section aria-labelledby="page-title">
+      <header class="page-header">
+        <h1 id="page-title" tabIndex={-1} ref={heading}>
+          {title}
+        </h1>
+        {actions}
+      </header>
+      {children}
+    </section>
+  );
+}
+
+interface Loaded<T> {
+  data: T | undefined;
+  error: unknown;
+  reload: () => Promise<void>;
+}
+
+interface Poll<T> {
+  ms: number;
+  /** Polling goes on while this holds for the latest data (a running job). */
+  while: (data: T) => boolean;
+}
+
+/** Loads `load()` now, again on `reload()`, and every `poll.ms` while `poll.while(data)` holds. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[], poll?: Poll<T>): Loaded<T> {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState<unknown>(null);
+  // Bumped after every attempt, so a failed poll schedules the next one too.
+  const [attempts, setAttempts] = useState(0);
+  const pollRef = useRef(poll);
+  pollRef.current = poll;
+  const reload = useCallback(async () => {
+    try {
+      setData(await load());
+      setError(null);
+    } catch (err) {
+      setError(err);
+    }
+    setAttempts((n) => n + 1);
+  }, deps);
+  useEffect(() => {
+    void reload();
+  }, [reload]);
+  useEffect(() => {
+    const current = pollRef.current;
+    if (!current || data === undefined || !current.while(data)) return;
+    const timer = setTimeout(() => void reload(), current.ms);
+    return () => clearTimeout(timer);
+  }, [attempts, reload]);
+  return { data, error, reload };
+}

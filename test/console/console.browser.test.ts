@@ -1,0 +1,293 @@
+/**
+ * The console in a real browser (Debian's Chromium through playwright-core) against a real gateway in
+ * production mode on the embedded database, whose provider is the fake OpenAI server: sign in, upload a
+ * dataset (a refused one first), start a hosted job and watch it succeed with its loss curve drawn,
+ * cancel another, chat in the playground (streamed), make a partial version default, edit a label's
+ * colour. Requests to any other origin are refused and recorded: the page must work offline.
+ * Screenshots go to test/console/screenshots/ (git-ignored).
+ */
+import { gzipSync } from 'node:zlib';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import { api } from '../support/gateway';
+import { createIntegration, createTestDatabase, dataset, newKey, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
+import { CONSOLE_DIST, SCREENSHOTS, ensureConsoleBuilt, launchChromium, screenshot } from './browser';
+
+const SECRET = 'sk-fake-console-provider-key';
+
+let fake: FakeOpenAI;
+let gw: HostedGateway;
+let data: { dir: string; remove(): Promise<void> };
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+/** Requests the page tried to send anywhere but the gateway. */
+const foreignRequests: string[] = [];
+/** Everything the page logged (must never hold the key). */
+const consoleLines: string[] = [];
+
+beforeAll(async () => {
+  ensureConsoleBuilt();
+  browser = await launchChromium();
+  fake = await startFakeOpenAI({ apiKey: SECRET });
+  data = await tempDir('gw-console-');
+  gw = await startHostedGateway({
+    fake,
+    database: await createTestDatabase(),
+    dataDir: data.dir,
+    key: newKey(),
+    env: { GATEWAY_JOB_POLL_MS: '100', NODE_ENV: 'production' },
+  });
+  await createIntegration(gw, 'my-openai', SECRET);
+  context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith(gw.url)) return route.continue();
+    foreignRequests.push(url);
+    return route.abort();
+  });
+  page = await context.newPage();
+  page.on('console', (message) => void consoleLines.push(message.text()));
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+  await gw?.database.drop();
+  await fake?.close();
+  await data?.remove();
+});
+
+const goTo = async (route: string) => {
+  await page.goto(`${gw.url}/console/#/${route}`);
+  await page.getByRole('heading', { level: 1 }).waitFor();
+};
+
+describe('the console in Chromium', () => {
+  it('loads with no other origin, refuses a wrong key and signs in with a pasted key', async () => {
+    await page.goto(`${gw.url}/console`);
+    await page.getByLabel('API key').fill('gw_wrong_key_0123456789abcdef');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expectText(page.getByRole('alert'), /API key/i);
+    // Keyboard only: Enter in the key field submits the form.
+    await page.getByLabel('API key').fill(gw.key);
+    await page.getByLabel('API key').press('Enter');
+    await page.getByRole('heading', { name: 'Fine-tuning jobs' }).waitFor();
+    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([gw.key]);
+    expect(await page.evaluate(() => JSON.stringify(localStorage))).not.toContain(gw.key);
+    await screenshot(page, '01-jobs-empty');
+  });
+
+  it('shows the line errors of a refused dataset, then uploads a good one with a progress bar', async () => {
+    await goTo('files');
+    const bad = 'not json\n' + dataset(11).split('\n').slice(1).join('\n') + '{"messages": [{"role": "user", "content": "no answer"}]}\n';
+    await page.getByLabel('File', { exact: true }).setInputFiles({ name: 'bad.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(bad) });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    const errors = page.locator('.line-errors li');
+    await errors.first().waitFor();
+    const lines = await errors.allTextContents();
+    expect(lines[0]).toMatch(/^line 1: /);
+    expect(lines.some((l) => l.startsWith('line 12: '))).toBe(true);
+    await screenshot(page, '02-files-refused');
+
+    await page.getByLabel('File', { exact: true }).setInputFiles({ name: 'train.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(dataset(40)) });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await expectText(page.getByRole('status'), /Uploaded train\.jsonl as /);
+    await page.getByRole('cell', { name: 'train.jsonl' }).waitFor();
+    await screenshot(page, '03-files-uploaded');
+  });
+
+  it('starts a hosted job and follows it to succeeded with the loss curve drawn', async () => {
+    await goTo('jobs');
+    const trainingFile = await page.locator('#job-file option', { hasText: 'train.jsonl' }).getAttribute('value');
+    await page.getByLabel('Training file').selectOption(trainingFile ?? '');
+    await page.getByLabel('Suffix (optional)').fill('console');
+    await page.getByRole('button', { name: 'Start job' }).click();
+    await page.getByRole('heading', { name: 'Fine-tuning job' }).waitFor();
+    await expectText(page.getByTestId('job-status'), /succeeded/, 30_000);
+    // The fake reports checkpoints at steps 10, 20 and 30 with falling loss.
+    const chart = page.locator('.chart-box');
+    await chart.locator('canvas').waitFor();
+    expect(await chart.getAttribute('data-points')).toBe('3');
+    const drawn = await chart.locator('canvas').evaluate((canvas: HTMLCanvasElement) => {
+      const pixels = canvas.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height).data ?? [];
+      let coloured = 0;
+      for (let i = 0; i < pixels.length; i += 4) if (pixels[i + 3] > 0 && pixels[i + 2] > pixels[i] + 60) coloured++;
+      return coloured;
+    });
+    expect(drawn).toBeGreaterThan(50); // blue pixels of the curve
+    expect(await page.locator('.loss-table tbody tr').allTextContents()).toEqual(['100.9', '200.65', '300.4']);
+    await expect(page.locator('.timeline li').allTextContents()).resolves.toEqual(
+      expect.arrayContaining([expect.stringContaining('The job has successfully completed')]),
+    );
+    await screenshot(page, '04-job-succeeded');
+    await goTo('jobs');
+    await expectText(page.locator('tbody tr').first(), /succeeded.*openai/s);
+  }, 60_000);
+
+  it('cancels a job from its page while it runs', async () => {
+    // The provider takes its time to receive the dataset: the job stays in validating_files meanwhile.
+    fake.delayNext('POST', '/v1/files', 4000);
+    await goTo('jobs');
+    await page.getByRole('button', { name: 'Start job' }).click();
+    await page.getByRole('heading', { name: 'Fine-tuning job' }).waitFor();
+    await page.getByRole('button', { name: 'Cancel job' }).click();
+    await expectText(page.getByTestId('job-status'), /cancelled/);
+    await expect(page.getByRole('button', { name: 'Cancel job' }).count()).resolves.toBe(0);
+    await screenshot(page, '05-job-cancelled');
+  }, 30_000);
+
+  it('streams a chat answer of the tuned model in the playground, with a partial previewed', async () => {
+    await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'tone', string: 'Be brief.' } });
+    const models = await api(gw, 'GET', '/v1/models');
+    const tuned: string = models.body.data[0].id;
+    await goTo('playground');
+    await page.getByLabel('Model', { exact: true }).selectOption(tuned);
+    await page.getByLabel('Text of message 1').fill('{{>tone}} What is a gateway?');
+    await expectText(page.getByLabel('Preview of message 1'), /Be brief\. What is a gateway\?/);
+    // Chunks 80 ms apart: the answer must show up piece by piece, not at once.
+    fake.setStreamDelay(80);
+    const seen = new Set<string>();
+    const watching = watchText(page.getByTestId('answer'), seen);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expectText(page.getByTestId('answer'), new RegExp(`Answer from ${escape(tuned)}: Be brief\\. What is a gateway\\?`));
+    watching.stop();
+    fake.setStreamDelay(0);
+    const final = `Answer from ${tuned}: Be brief. What is a gateway?`;
+    const partial = [...seen].filter((text) => text !== '' && text !== final);
+    expect(partial.length).toBeGreaterThan(1);
+    for (const text of partial) expect(final.startsWith(text)).toBe(true);
+    await screenshot(page, '06-playground');
+  });
+
+  it("chats with a provider's model through an integration (client mode) in the playground", async () => {
+    await goTo('playground');
+    await page.getByLabel("A provider's model through an integration").check();
+    await page.getByLabel('Integration', { exact: true }).selectOption('my-openai');
+    await page.getByLabel("Provider's model id").fill('gpt-4o-mini');
+    await page.getByLabel('Text of message 1').fill('Hello there');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expectText(page.getByTestId('answer'), /^Answer from gpt-4o-mini: Hello there$/);
+  });
+
+  it('compares two partial versions and makes the newer one default', async () => {
+    const created = await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'greeting', string: 'Hello.\nBe polite.' } });
+    await api(gw, 'PUT', `/v1/prompts/partials/${created.body.slug}`, { body: { string: 'Hello.\nBe very polite.' } });
+    await goTo(`partials/${created.body.slug}`);
+    await expectText(page.getByTestId('default-version'), /^1$/);
+    await expectText(page.locator('.diff-removed'), /Be polite\./);
+    await expectText(page.locator('.diff-added'), /Be very polite\./);
+    await page.getByRole('button', { name: 'Make version 2 default' }).click();
+    await expectText(page.getByTestId('default-version'), /^2$/);
+    expect((await api(gw, 'GET', `/v1/prompts/partials/${created.body.slug}`)).body.version).toBe(2);
+    await screenshot(page, '07-partials');
+  });
+
+  it('creates a label and edits its colour', async () => {
+    await goTo('labels');
+    await page.getByLabel('Name', { exact: true }).fill('reviewed');
+    await page.getByLabel('Colour', { exact: true }).fill('#aa3300');
+    await page.getByRole('button', { name: 'Create label' }).click();
+    await page.getByLabel('Colour of reviewed').fill('#0055aa');
+    await page.getByRole('button', { name: 'Save colour of reviewed' }).click();
+    await expectEventually(async () => {
+      const list = await api(gw, 'GET', '/v1/labels?search=reviewed');
+      return list.body.data[0]?.color_code;
+    }, '#0055aa');
+    await screenshot(page, '08-labels');
+  });
+
+  it('fits a phone width and opens the bundled GraphQL explorer', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const route of ['jobs', 'files', 'partials', 'labels', 'playground']) {
+      await goTo(route);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      // Every form control has an accessible name (a label element or aria-label).
+      const unlabelled = await page.evaluate(() =>
+        Array.from(document.querySelectorAll('input, select, textarea'))
+          .filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute('aria-label'))
+          .map((el) => el.outerHTML),
+      );
+      expect(unlabelled).toEqual([]);
+    }
+    await screenshot(page, '09-phone-playground');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${gw.url}/console/explorer.html`);
+    // GraphiQL loads its editors lazily: run the query once the query editor is up.
+    await expectText(page.locator('.graphiql-query-editor .CodeMirror-code'), /fineTuningJobs\(limit: 10\)/);
+    await page.locator('.graphiql-execute-button').click();
+    await expectText(page.locator('.graphiql-response'), /"fineTuningJobs"/);
+    await screenshot(page, '10-explorer');
+  });
+
+  it('never put the key in a URL or a log line, and asked no other origin for anything', () => {
+    expect(foreignRequests).toEqual([]);
+    expect(page.url()).not.toContain(gw.key);
+    expect(consoleLines.join('\n')).not.toContain(gw.key);
+    expect(gw.logs.join('\n')).not.toContain(gw.key);
+  });
+
+  it('meets the size and first-load budgets (≤ 300 KB gzipped, ≤ 1 s)', async () => {
+    const html = readFileSync(join(CONSOLE_DIST, 'index.html'), 'utf8');
+    const assets = [...html.matchAll(/(?:src|href)="\/console\/(assets\/[^"]+)"/g)].map((m) => m[1]);
+    expect(assets.length).toBeGreaterThan(0);
+    const gzipped = assets.reduce((sum, file) => sum + gzipSync(readFileSync(join(CONSOLE_DIST, file))).length, 0);
+    const fresh = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const first = await fresh.newPage();
+    const started = Date.now();
+    await first.goto(`${gw.url}/console`);
+    await first.getByLabel('API key').waitFor();
+    const firstLoadMs = Date.now() - started;
+    await fresh.close();
+    const report = { mainBundleGzipBytes: gzipped, files: assets, firstLoadMs, allAssets: readdirSync(join(CONSOLE_DIST, 'assets')).length };
+    writeFileSync(join(SCREENSHOTS, 'report.json'), JSON.stringify(report, null, 2));
+    expect(gzipped).toBeLessThanOrEqual(300 * 1024);
+    expect(firstLoadMs).toBeLessThanOrEqual(1000);
+  });
+});
+
+/** Records every distinct text the element shows until stopped (sampling every 10 ms). */
+function watchText(locator: ReturnType<Page['locator']>, seen: Set<string>): { stop(): void } {
+  let running = true;
+  void (async () => {
+    while (running) {
+      seen.add(((await locator.textContent().catch(() => null)) ?? '').trim());
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  return {
+    stop: () => {
+      running = false;
+    },
+  };
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Waits until the locator's text matches (web pages update after the action that caused it). */
+async function expectText(locator: ReturnType<Page['locator']>, pattern: RegExp, timeout = 10_000): Promise<void> {
+  const deadline = Date.now() + timeout;
+  let last = '';
+  for (;;) {
+    last =
+      (await locator
+        .first()
+        .textContent({ timeout })
+        .catch(() => '')) ?? '';
+    if (pattern.test(last.trim())) return;
+    if (Date.now() > deadline) throw new Error(`expected text matching ${pattern}, last saw ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function expectEventually<T>(read: () => Promise<T>, expected: T, timeout = 10_000): Promise<void> {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await read();
+    if (value === expected) return;
+    if (Date.now() > deadline) throw new Error(`expected ${String(expected)}, last saw ${String(value)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
