@@ -22,4 +22,6 @@ module.exports = {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60000,
   maxWorkers: 2,
+  // A worker whose heap earlier files have grown is replaced: the memory-measuring tests collect garbage often.
+  workerIdleMemoryLimit: '768MB',
 };

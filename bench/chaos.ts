@@ -18,8 +18,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client } from 'pg';
 import { startTcpProxy, type CutMode } from '../test/support/tcp-proxy';
+import { adminQuery } from './harness';
 
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const MODE = (process.env.BENCH_CHAOS_MODE ?? 'hang') as CutMode;
@@ -89,16 +89,6 @@ function request(port: number, method: string, urlPath: string, headers: Record<
   });
 }
 
-async function adminQuery(sql: string): Promise<void> {
-  const client = new Client({ connectionString: SERVER_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 /** A JSONL dataset of `n` chat examples, uploaded as a fine-tuning file (multipart). */
 async function uploadDataset(port: number, headers: Record<string, string>, n: number): Promise<string> {
   const lines = Array.from({ length: n }, (_, i) =>
@@ -154,7 +144,7 @@ async function main(): Promise<void> {
   const dbName = `gw_chaos_${randomBytes(6).toString('hex')}`;
   const server = new URL(SERVER_URL);
   const dataDir = await mkdtemp(path.join(tmpdir(), 'gw-chaos-'));
-  await adminQuery(`CREATE DATABASE ${dbName}`);
+  await adminQuery(SERVER_URL, `CREATE DATABASE ${dbName}`);
   const proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) });
   const databaseUrl = new URL(SERVER_URL);
   databaseUrl.pathname = `/${dbName}`;
@@ -276,7 +266,7 @@ async function main(): Promise<void> {
     for (const proc of children) proc.kill('SIGTERM');
     await Promise.all(children.map((proc) => new Promise((r) => (proc.exitCode === null ? proc.once('exit', r) : r(null)))));
     await proxy.close();
-    await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await adminQuery(SERVER_URL, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     await rm(dataDir, { recursive: true, force: true });
   }
 }

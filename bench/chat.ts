@@ -16,7 +16,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { child, SECONDS } from './harness';
+import { child, runBench, SECONDS } from './harness';
 
 const WORDS = Number(process.env.BENCH_CHAT_WORDS ?? 50);
 const PROVIDER_KEY = 'sk-bench-0123456789abcdef';
@@ -163,10 +163,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -20,7 +20,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { child, load, SECONDS, type Target } from './harness';
+import { child, load, runBench, SECONDS, type Target } from './harness';
 
 const UPLOAD_MB = (process.env.BENCH_UPLOAD_MB ?? '256,512').split(',').map(Number);
 const PROVIDER_KEY = 'sk-bench-0123456789abcdef';
@@ -133,10 +133,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

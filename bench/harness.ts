@@ -2,6 +2,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
+import { Client } from 'pg';
 
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 
@@ -53,4 +54,26 @@ export async function load(target: Target, concurrency: number, seconds = SECOND
   agent.destroy();
   latencies.sort((a, b) => a - b);
   return { perSecond: latencies.length / elapsed, p50ms: latencies[Math.floor(latencies.length / 2)], requests: latencies.length };
+}
+
+/** One statement on a Postgres server (creating or dropping a scratch database). */
+export async function adminQuery(serverUrl: string, sql: string): Promise<void> {
+  const client = new Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Runs a benchmark's main and exits with its outcome (children and sockets may still hold the loop open). */
+export function runBench(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }

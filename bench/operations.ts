@@ -18,6 +18,7 @@ import { Redis } from 'ioredis';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/logger';
 import { startGateway, type RunningGateway } from '../src/main';
+import { runBench } from './harness';
 
 // s3rver ships no types: the little used here is typed by hand.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -197,10 +198,4 @@ async function main(): Promise<void> {
 }
 
 // The migration engine leaves a timer pending: exit explicitly.
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

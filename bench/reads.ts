@@ -16,22 +16,11 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client } from 'pg';
-import { child, load, SECONDS, type Target } from './harness';
+import { adminQuery, child, load, runBench, SECONDS, type Target } from './harness';
 
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const CONCURRENCY = Number(process.env.BENCH_READ_CONCURRENCY ?? 50);
 const LABEL_FIELDS = 'id name description colorCode organisationId workspaceId isUniversal status createdAt lastUpdatedAt';
-
-async function admin(sql: string): Promise<void> {
-  const client = new Client({ connectionString: SERVER_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** The statements a child has sent so far. */
 function statements(proc: ChildProcess): Promise<number> {
@@ -88,7 +77,7 @@ async function main(): Promise<void> {
   const key = `gw_bench_${randomBytes(16).toString('hex')}`;
   const loadBefore = loadavg()[0];
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.BENCH_CPU_PROF)] : [];
-  await admin(`CREATE DATABASE ${database}`);
+  await adminQuery(SERVER_URL, `CREATE DATABASE ${database}`);
   const children: ChildProcess[] = [];
   try {
     const gatewayEnv = {
@@ -143,14 +132,8 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(children.map(stop));
     await rm(dataDir, { recursive: true, force: true });
-    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await adminQuery(SERVER_URL, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/logger';
 import { startGateway } from '../src/main';
+import { runBench } from './harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -112,10 +113,4 @@ async function main(): Promise<void> {
 }
 
 // The migration engine leaves a timer pending: exit explicitly.
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

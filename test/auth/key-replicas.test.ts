@@ -3,32 +3,14 @@
  * through one is refused by the other on the next request, also while the other's notification
  * connection is down (it stops caching then) and after it has reconnected.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { projectRoot } from '../../src/db/migrations';
+import type { ChildProcess } from 'node:child_process';
 import { LISTENER_APPLICATION_NAME } from '../../src/db/notifications';
 import { adminQuery } from '../support/database';
 import { api, gql, startTestGateway, type TestGateway } from '../support/gateway';
+import { spawnGateway } from '../support/gateway-process';
 
 const POSTGRES = process.env.TEST_DATABASE_URL;
 const LISTENERS = 'application_name = $1 AND datname = current_database()';
-
-/** The gateway as its own OS process (`src/main.ts`), resolving with its URL once it listens. */
-function spawnGateway(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
-    cwd: projectRoot(),
-    env: { ...process.env, NODE_OPTIONS: '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /gateway listening on (http:\/\/[\d.:]+)/.exec(output);
-      if (match) resolve({ child, url: match[1] });
-    });
-    child.once('exit', (code) => reject(new Error(`gateway process exited with ${code} before listening`)));
-  });
-}
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
   const deadline = Date.now() + 15_000;

@@ -8,7 +8,17 @@ import { randomBytes } from 'node:crypto';
 import OpenAI from 'openai';
 import { AZURE_TEST_API_KEY, startFakeAzureOpenAI, type FakeAzureOpenAI } from '../fakes/azure-openai-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { createIntegration, createTestDatabase, eventually, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
+import {
+  createAzureIntegration,
+  createIntegration,
+  createTestDatabase,
+  eventually,
+  newKey,
+  sdk,
+  startHostedGateway,
+  tempDir,
+  type HostedGateway,
+} from '../fine-tuning/harness';
 import { api, createOrganisation } from '../support/gateway';
 import { sseData, streamedText, succeededJob } from './harness';
 
@@ -35,15 +45,7 @@ beforeAll(async () => {
   });
   client = sdk(gw);
   await createIntegration(gw, 'my-openai', SECRET);
-  const integration = await api(gw, 'POST', '/v1/integrations', {
-    body: {
-      slug: 'my-azure',
-      provider: 'azure-openai',
-      credentials: { api_key: AZURE_TEST_API_KEY },
-      options: { 'x-gateway-azure-resource-name': 'fake-aoai' },
-    },
-  });
-  expect(integration.status).toBe(200);
+  await createAzureIntegration(gw, 'my-azure');
   [openaiJob, azureJob] = await Promise.all([succeededJob(client, '@my-openai'), succeededJob(client, '@my-azure')]);
   azure.registerDeployment('ft-deployment', azureJob.model);
   const partial = await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'Support tone', string: 'Be kind and patient.' } });

@@ -7,7 +7,7 @@
 import OpenAI, { toFile } from 'openai';
 import { AZURE_TEST_API_KEY, startFakeAzureOpenAI, type FakeAzureOpenAI } from '../fakes/azure-openai-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { dataset } from '../fine-tuning/harness';
+import { createAzureIntegration, dataset } from '../fine-tuning/harness';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 
 const OPENAI_KEY = 'sk-client-mode-0123456789abcdef';
@@ -198,15 +198,7 @@ describe('client mode with Azure OpenAI', () => {
   });
 
   it('with a stored integration (@slug) and its options', async () => {
-    const created = await api(gw, 'POST', '/v1/integrations', {
-      body: {
-        slug: 'cm-azure',
-        provider: 'azure-openai',
-        credentials: { api_key: AZURE_TEST_API_KEY },
-        options: { 'x-gateway-azure-resource-name': 'fake-aoai' },
-      },
-    });
-    expect(created.status).toBe(200);
+    await createAzureIntegration(gw, 'cm-azure');
     await exerciseEverything(client({ 'x-gateway-provider': '@cm-azure' }), 'pending');
   });
 

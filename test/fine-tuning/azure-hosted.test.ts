@@ -5,10 +5,9 @@
  * `pending → running → succeeded` and records Azure's `fine_tuned_model`.
  */
 import { toFile } from 'openai';
-import { AZURE_TEST_API_KEY, startFakeAzureOpenAI, type FakeAzureOpenAI } from '../fakes/azure-openai-server';
+import { startFakeAzureOpenAI, type FakeAzureOpenAI } from '../fakes/azure-openai-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { api } from '../support/gateway';
-import { createTestDatabase, dataset, eventually, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from './harness';
+import { createAzureIntegration, createTestDatabase, dataset, eventually, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from './harness';
 
 let azure: FakeAzureOpenAI;
 let unusedOpenAI: FakeOpenAI;
@@ -27,15 +26,7 @@ beforeAll(async () => {
     key: newKey(),
     env: { GATEWAY_AZURE_OPENAI_BASE_URL: azure.baseUrlTemplate },
   });
-  const integration = await api(gw, 'POST', '/v1/integrations', {
-    body: {
-      slug: 'my-azure',
-      provider: 'azure-openai',
-      credentials: { api_key: AZURE_TEST_API_KEY },
-      options: { 'x-gateway-azure-resource-name': 'fake-aoai' },
-    },
-  });
-  expect(integration.status).toBe(200);
+  await createAzureIntegration(gw, 'my-azure');
 });
 
 afterAll(async () => {

@@ -4,19 +4,16 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { toFile } from 'openai';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { api } from '../support/gateway';
 import { spawnGateway } from '../support/gateway-process';
 import {
   MASTER_KEY,
   createIntegration,
   createTestDatabase,
-  dataset,
   eventually,
   newKey,
-  sdk,
   startHostedGateway,
+  startHostedJobs,
   tempDir,
   type HostedGateway,
 } from './harness';
@@ -50,15 +47,7 @@ runIfPostgres(POSTGRES ? name : `${name} — skipped: needs Postgres (set TEST_D
     const doomed = { url: spawned.url, key };
 
     await createIntegration(doomed, 'crash-openai', SECRET);
-    const file = await sdk(doomed).files.create({ file: await toFile(Buffer.from(dataset()), 'train.jsonl'), purpose: 'fine-tune' });
-    const ids: string[] = [];
-    for (let i = 0; i < JOBS; i++) {
-      const res = await api(doomed, 'POST', '/v1/fine_tuning/jobs', {
-        body: { model: 'gpt-4o-mini', training_file: file.id, suffix: `crash-${i}`, gateway_options: { 'x-gateway-provider': '@crash-openai' } },
-      });
-      expect(res.status).toBe(200);
-      ids.push(res.body.id);
-    }
+    const ids = await startHostedJobs(doomed, 'crash-openai', JOBS);
 
     // Kill it while it is working: some jobs submitted, not all of them finished.
     await eventually(async () => (fake.state.createJobCalls >= 3 ? true : undefined), 30_000, 5);

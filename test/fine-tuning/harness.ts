@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import 'reflect-metadata';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { startGateway, type RunningGateway } from '../../src/main';
+import { AZURE_TEST_API_KEY } from '../fakes/azure-openai-server';
 import type { FakeOpenAI } from '../fakes/openai-server';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { api } from '../support/gateway';
@@ -101,6 +102,29 @@ export async function createIntegration(gw: { url: string; key: string }, slug: 
   });
   if (res.status !== 200) throw new Error(`integration not created: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
+}
+
+/** A stored Azure OpenAI integration on the fake's `fake-aoai` resource, with the key the fake accepts. */
+export async function createAzureIntegration(gw: { url: string; key: string }, slug: string) {
+  const res = await api(gw, 'POST', '/v1/integrations', {
+    body: { slug, provider: 'azure-openai', credentials: { api_key: AZURE_TEST_API_KEY }, options: { 'x-gateway-azure-resource-name': 'fake-aoai' } },
+  });
+  if (res.status !== 200) throw new Error(`integration not created: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** Uploads one dataset and starts `count` hosted jobs on it through integration `slug`; their ids. */
+export async function startHostedJobs(gw: { url: string; key: string }, slug: string, count: number): Promise<string[]> {
+  const file = await sdk(gw).files.create({ file: await toFile(Buffer.from(dataset()), 'train.jsonl'), purpose: 'fine-tune' });
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const res = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
+      body: { model: 'gpt-4o-mini', training_file: file.id, suffix: `${slug}-${i}`, gateway_options: { 'x-gateway-provider': `@${slug}` } },
+    });
+    if (res.status !== 200) throw new Error(`job not created: ${res.status} ${JSON.stringify(res.body)}`);
+    ids.push(res.body.id);
+  }
+  return ids;
 }
 
 /** Polls until `check` returns a value (not undefined) or the time is up. */

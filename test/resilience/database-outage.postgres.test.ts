@@ -10,16 +10,14 @@
  * (its one failure of this kind, a full disk, is described in docs/resilience.md).
  */
 import { randomBytes } from 'node:crypto';
-import { toFile } from 'openai';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import {
   createIntegration,
   createTestDatabase,
-  dataset,
   eventually,
   newKey,
-  sdk,
   startHostedGateway,
+  startHostedJobs,
   tempDir,
   type HostedGateway,
 } from '../fine-tuning/harness';
@@ -144,15 +142,7 @@ describePostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set T
   });
 
   it('hosted jobs started before a cut all succeed, each created once; the monitor logs the pause and resumption once', async () => {
-    const file = await sdk(gw).files.create({ file: await toFile(Buffer.from(dataset()), 'train.jsonl'), purpose: 'fine-tune' });
-    const ids: string[] = [];
-    for (let i = 0; i < JOBS; i++) {
-      const res = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
-        body: { model: 'gpt-4o-mini', training_file: file.id, suffix: `outage-${i}`, gateway_options: { 'x-gateway-provider': '@outage-openai' } },
-      });
-      expect(res.status).toBe(200);
-      ids.push(res.body.id);
-    }
+    const ids = await startHostedJobs(gw, 'outage-openai', JOBS);
     // Cut while the monitor is mid-way: some jobs submitted, some not.
     await eventually(async () => (fake.state.createJobCalls >= 1 ? true : undefined), 10_000, 5);
     const logsBefore = gw.logs.length;

@@ -1,26 +1,10 @@
-import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { GatewayError } from '../../src/errors';
 import { LocalFileStore } from '../../src/storage/local-file-store';
-
-const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks);
-}
-
-/** A source that yields `chunks`, then fails or vanishes, as a dropped upload does. */
-function brokenSource(chunks: Buffer[], ending: 'error' | 'destroy'): PassThrough {
-  const source = new PassThrough();
-  for (const chunk of chunks) source.write(chunk);
-  setTimeout(() => (ending === 'error' ? source.destroy(new Error('connection reset')) : source.destroy()), 20);
-  return source;
-}
+import { brokenSource, readAll, sha256 } from '../support/streams';
 
 describe('LocalFileStore', () => {
   let base: string;

@@ -1,26 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { GatewayError } from '../../src/errors';
 import { createS3Client, parseS3Location, S3FileStore } from '../../src/storage/s3-file-store';
 import { startLocalS3, type LocalS3 } from '../support/s3rver';
+import { brokenSource, readAll, sha256 } from '../support/streams';
 
-const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 const MiB = 1024 * 1024;
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks);
-}
-
-/** A source that yields `chunks`, then fails or vanishes, as a dropped upload does. */
-function brokenSource(chunks: Buffer[], ending: 'error' | 'destroy'): PassThrough {
-  const source = new PassThrough();
-  for (const chunk of chunks) source.write(chunk);
-  setTimeout(() => (ending === 'error' ? source.destroy(new Error('connection reset')) : source.destroy()), 50);
-  return source;
-}
 
 describe('S3FileStore against s3rver', () => {
   let s3: LocalS3;
@@ -96,9 +82,9 @@ describe('S3FileStore against s3rver', () => {
     ['error', 'connection reset'],
     ['destroy', 'Premature close'],
   ] as const)('leaves no object when the source ends with %s, small or multipart', async (ending, message) => {
-    await expect(store.put('broken', brokenSource([Buffer.alloc(1000, 1)], ending), { maxBytes: 1_000_000 })).rejects.toThrow(message);
+    await expect(store.put('broken', brokenSource([Buffer.alloc(1000, 1)], ending, 50), { maxBytes: 1_000_000 })).rejects.toThrow(message);
     const parts = Array.from({ length: 7 }, (_, i) => Buffer.alloc(MiB, i));
-    await expect(store.put('broken-big', brokenSource(parts, ending), { maxBytes: 20 * MiB })).rejects.toThrow(message);
+    await expect(store.put('broken-big', brokenSource(parts, ending, 50), { maxBytes: 20 * MiB })).rejects.toThrow(message);
     expect(await s3.keys(prefix)).toEqual([]);
   });
 
