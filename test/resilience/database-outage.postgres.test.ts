@@ -56,7 +56,9 @@ describePostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set T
       database: { ...database, databaseUrl: proxy.via(database.databaseUrl!) },
       dataDir: data.dir,
       key: newKey(),
-      env: { GATEWAY_DB_CONNECT_TIMEOUT_MS: '1500', GATEWAY_DB_QUERY_TIMEOUT_MS: '3000' },
+      // Key cache off: every request then looks its key up first, which the resolver test uses to cut the
+      // link between the context's statement and the resolver's.
+      env: { GATEWAY_DB_CONNECT_TIMEOUT_MS: '1500', GATEWAY_DB_QUERY_TIMEOUT_MS: '3000', GATEWAY_KEY_CACHE_SIZE: '0' },
       onQuery: (sql) => onStatement?.(sql),
     });
     await createIntegration(gw, 'outage-openai', SECRET);
