@@ -8,13 +8,13 @@
  *     gateway adds at concurrency 1 (p50 through the gateway − p50 direct);
  *   - uploads of 256 and 512 MB (`POST /v1/files`, multipart, purpose after the file as the OpenAI SDK
  *     sends it), to the fake directly and through the gateway: MB/s, and the growth of the gateway's
- *     peak RSS (VmHWM) over its resident size before the upload.
+ *     peak RSS (VmHWM, reset before each upload) over its resident size before the upload.
  *
  * Options (environment): BENCH_SECONDS (per scenario, default 3), BENCH_UPLOAD_MB (sizes, default
  * `256,512`), BENCH_CONCURRENCY (default `1,50`).
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -71,13 +71,15 @@ async function upload(port: number, headers: Record<string, string>, mb: number)
   return mb / ((performance.now() - started) / 1000);
 }
 
-/** The upload through the gateway: MB/s, and the growth of the gateway's peak RSS over its resident size before. */
+/** The upload through the gateway: MB/s, and the growth of the gateway's peak RSS during it over its resident size before. */
 async function measuredUpload(
   port: number,
   headers: Record<string, string>,
   gatewayPid: number,
   mb: number,
 ): Promise<{ mbPerSecond: number; rssGrowthMb: number }> {
+  // The peak so far may come from the request-rate phase before: reset it (Linux), so the growth is the upload's.
+  writeFileSync(`/proc/${gatewayPid}/clear_refs`, '5');
   const before = memoryOf(gatewayPid).rss;
   const mbPerSecond = await upload(port, headers, mb);
   return { mbPerSecond, rssGrowthMb: (memoryOf(gatewayPid).peak - before) / (1024 * 1024) };
@@ -124,7 +126,7 @@ async function main(): Promise<void> {
         'gateway peak RSS growth MB': Math.round(through.rssGrowthMb),
       });
     }
-    console.log('client-mode upload, POST /v1/files (the growth is measured from a peak that only rises: the largest file last)');
+    console.log("client-mode upload, POST /v1/files (growth: the gateway's peak RSS during each upload over its RSS before it)");
     console.table(uploads);
   } finally {
     fake.proc.kill();

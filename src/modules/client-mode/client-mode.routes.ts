@@ -43,7 +43,6 @@ const providerListJson = <T, J extends { id: string }>(page: ProviderPage<T>, to
   last_id: page.nextAfter,
 });
 
-/** `/v1/files` in client mode: the caller's provider, streamed through both ways. */
 /**
  * A client-mode upload reaches the provider while it streams in, before its SHA-256 (its identity)
  * is known, so it cannot be made idempotent: a key is refused rather than silently not honoured.
@@ -56,6 +55,7 @@ function refuseIdempotencyKey(req: Request): void {
   });
 }
 
+/** `/v1/files` in client mode: the caller's provider, streamed through both ways. */
 export function clientModeFileRoutes(services: Services): Router {
   const router = Router();
   const { clientMode, files } = services;
