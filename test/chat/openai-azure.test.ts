@@ -31,6 +31,7 @@ let data: { dir: string; remove(): Promise<void> };
 let client: OpenAI;
 let openaiJob: { id: string; model: string };
 let azureJob: { id: string; model: string };
+const statements: string[] = [];
 
 beforeAll(async () => {
   fake = await startFakeOpenAI({ apiKey: SECRET });
@@ -42,6 +43,7 @@ beforeAll(async () => {
     dataDir: data.dir,
     key: newKey(),
     env: { GATEWAY_AZURE_OPENAI_BASE_URL: azure.baseUrlTemplate },
+    onQuery: (sql) => void statements.push(sql),
   });
   client = sdk(gw);
   await createIntegration(gw, 'my-openai', SECRET);
@@ -151,6 +153,23 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
       { role: 'system', content: 'Be kind and patient. Answer in {{ language }}.' },
       { role: 'user', content: 'Tone: Be kind and patient.' },
     ]);
+  });
+
+  it('looks up every partial of a request in one statement', async () => {
+    await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'Sign off', string: 'Thanks!' } });
+    statements.length = 0;
+    await client.chat.completions.create({
+      model: openaiJob.model,
+      messages: [
+        { role: 'system', content: '{{>support-tone}}' },
+        { role: 'user', content: 'Hi {{>sign-off}} {{>support-tone}}' },
+      ],
+    });
+    expect(lastOpenAIRequest().body.messages).toEqual([
+      { role: 'system', content: 'Be kind and patient.' },
+      { role: 'user', content: 'Hi Thanks! Be kind and patient.' },
+    ]);
+    expect(statements.filter((sql) => sql.includes('prompt_partials'))).toHaveLength(1);
   });
 
   it('refuses an unknown partial with a 400 naming it, before any provider call', async () => {
