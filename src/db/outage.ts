@@ -4,6 +4,7 @@
  * SQLSTATEs of a server going away. Every transport maps such an error to one GatewayError (503
  * `service_unavailable` with `Retry-After`), and the job monitor pauses on it instead of failing jobs.
  */
+import { z } from 'zod';
 import { GatewayError } from '../errors';
 import { Prisma } from '../generated/prisma/client';
 
@@ -28,23 +29,33 @@ const DISK_FULL = '53100';
 
 type Verdict = 'unreachable' | 'disk_full' | null;
 
-function sqlState(err: unknown): string | undefined {
-  const meta = err instanceof Prisma.PrismaClientKnownRequestError ? err.meta : undefined;
-  const adapter = meta?.driverAdapterError as { cause?: { kind?: string; code?: string; originalCode?: string } } | undefined;
-  return adapter?.cause?.originalCode ?? adapter?.cause?.code;
+/** What the driver adapter puts in a Prisma error's `meta.driverAdapterError` (only the fields read). */
+const adapterError = z.object({
+  cause: z.object({ kind: z.string().optional(), code: z.string().optional(), originalCode: z.string().optional() }).optional(),
+});
+
+/** The fields an error of the driver (or a socket) may carry; read by key, so an Error's own properties count. */
+const errorFields = z.object({ code: z.unknown(), message: z.unknown(), cause: z.unknown() }).partial();
+
+function adapterCause(err: InstanceType<typeof Prisma.PrismaClientKnownRequestError>) {
+  const parsed = adapterError.safeParse(err.meta?.driverAdapterError);
+  return parsed.success ? parsed.data.cause : undefined;
 }
 
 function classify(err: unknown, depth = 0): Verdict {
   if (typeof err !== 'object' || err === null || depth > 4) return null;
   if (err instanceof Prisma.PrismaClientKnownRequestError) {
-    const kind = (err.meta?.driverAdapterError as { cause?: { kind?: string } } | undefined)?.cause?.kind;
-    const state = sqlState(err);
+    const cause = adapterCause(err);
+    const kind = cause?.kind;
+    const state = cause?.originalCode ?? cause?.code;
     if (state === DISK_FULL) return 'disk_full';
     if (PRISMA_CODES.has(err.code) || (kind && ADAPTER_KINDS.has(kind)) || (state && SQLSTATE.test(state))) return 'unreachable';
     return null;
   }
   if (err instanceof Prisma.PrismaClientInitializationError) return 'unreachable';
-  const { code, message, cause } = err as { code?: unknown; message?: unknown; cause?: unknown };
+  const fields = errorFields.safeParse(err);
+  if (!fields.success) return null;
+  const { code, message, cause } = fields.data;
   if (code === DISK_FULL || (typeof message === 'string' && /No space left on device/i.test(message))) return 'disk_full';
   if (typeof code === 'string' && (SOCKET_CODES.has(code) || SQLSTATE.test(code))) return 'unreachable';
   if (typeof message === 'string' && DRIVER_MESSAGES.test(message)) return 'unreachable';
