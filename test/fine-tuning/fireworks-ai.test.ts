@@ -131,8 +131,19 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
     expect(fake.state.jobs.has(`gw-${created.id}`)).toBe(true);
     expect(fake.state.requests.some((r) => r.method === 'DELETE')).toBe(false);
     const reads = () => fake.state.requests.filter((r) => r.path.endsWith(`/gw-${created.id}`)).length;
-    const before = reads();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // A poll already in flight when the cancel landed may still finish (its retries included); none starts after it.
+    const before = await eventually(
+      async () => {
+        const now = reads();
+        await pause(300);
+        return reads() === now ? now : undefined;
+      },
+      10_000,
+      0,
+    );
+    // Longer than the monitor's longest wait between two polls of a followed job here.
+    await pause(1500);
     expect(reads()).toBe(before);
     expect((await client.fineTuning.jobs.retrieve(created.id)).status).toBe('cancelled');
   });
