@@ -131,19 +131,15 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
     expect(fake.state.jobs.has(`gw-${created.id}`)).toBe(true);
     expect(fake.state.requests.some((r) => r.method === 'DELETE')).toBe(false);
     const reads = () => fake.state.requests.filter((r) => r.path.endsWith(`/gw-${created.id}`)).length;
-    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-    // A poll already in flight when the cancel landed may still finish (its retries included); none starts after it.
-    const before = await eventually(
-      async () => {
-        const now = reads();
-        await pause(300);
-        return reads() === now ? now : undefined;
-      },
+    // A poll already in flight when the cancel landed may still finish (its retries included): it holds the
+    // job's lease until then. Once the lease is free, no poll follows.
+    const prisma = gw.gateway.services.db.prisma;
+    await eventually(
+      async () => ((await prisma.fineTuningJob.findUniqueOrThrow({ where: { id: created.id } })).leaseOwner === null ? true : undefined),
       10_000,
-      0,
     );
-    // Longer than the monitor's longest wait between two polls of a followed job here.
-    await pause(1500);
+    const before = reads();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(reads()).toBe(before);
     expect((await client.fineTuning.jobs.retrieve(created.id)).status).toBe('cancelled');
   });
