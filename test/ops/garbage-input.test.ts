@@ -17,7 +17,7 @@ afterAll(() => gw.stop());
 const ID = '3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10';
 
 interface Route {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   /**
    * The body: `json` is parsed and validated, `parsed` goes through the JSON parser but the route
@@ -58,6 +58,8 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/v1/integrations', query: 'strict' },
   { method: 'GET', path: '/v1/integrations/nope', query: 'strict' },
   { method: 'DELETE', path: '/v1/integrations/nope', body: 'parsed', query: 'strict' },
+  { method: 'PUT', path: '/v1/integrations/nope', body: 'json', wrongShape: [{ name: 7 }, 'name'], query: 'strict' },
+  { method: 'PATCH', path: '/v1/integrations/nope', body: 'json', wrongShape: [{ name: ['x'] }, 'name'], query: 'strict' },
   { method: 'POST', path: '/v1/files', body: 'multipart', query: 'strict' },
   {
     method: 'GET',
