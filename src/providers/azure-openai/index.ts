@@ -6,7 +6,7 @@
  */
 import { GatewayError } from '../../errors';
 import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../openai-compatible';
-import { compatibleChat } from '../openai-compatible/connection';
+import { chatCompletions } from '../openai-compatible/chat';
 import { defineSettings, PATTERNS } from '../settings';
 import type { ChatAnswer, ChatRequest, ProviderModule } from '../types';
 
@@ -52,7 +52,7 @@ function chat(conn: AzureConnection, request: ChatRequest): Promise<ChatAnswer> 
     return Promise.reject(new GatewayError('invalid_request', message, { param: DEPLOYMENT_HEADER, code: 'deployment_required' }));
   }
   // The deployment id matched the path-id pattern; encoding keeps it one path segment all the same.
-  return compatibleChat(conn, `/deployments/${encodeURIComponent(conn.deploymentId)}/chat/completions`, request);
+  return chatCompletions(conn, `/deployments/${encodeURIComponent(conn.deploymentId)}/chat/completions`, request);
 }
 
 /** `method` (and `metadata`) on create arrived with the 2025 preview API versions. */

@@ -9,14 +9,12 @@
 import { GatewayError } from '../../errors';
 import { chatCompletions } from '../openai-compatible/chat';
 import type { ChatAnswer, ChatRequest } from '../types';
-import { apiUrl } from '../api';
 import { TITLE, type FireworksConnection } from './connection';
 
 export const DEPLOYMENT_HEADER = 'x-gateway-fireworks-deployment';
 
 export function chat(conn: FireworksConnection, request: ChatRequest): Promise<ChatAnswer> {
-  const endpoint = { title: TITLE, url: apiUrl(conn, '/inference/v1/chat/completions'), headers: conn.headers, secrets: conn.secrets, http: conn.http };
-  return chatCompletions(endpoint, { ...request, model: servedModel(conn, request.model) });
+  return chatCompletions(conn, '/inference/v1/chat/completions', { ...request, model: servedModel(conn, request.model) });
 }
 
 /** The model string Fireworks routes to the deployment that serves `model`. */

@@ -8,20 +8,9 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { GatewayError } from '../../errors';
-import { providerDownload, providerFetch, type HttpPolicy } from '../http';
+import { apiUrl, type ApiEndpoint } from '../api';
+import { providerDownload, providerFetch } from '../http';
 import type { ChatAnswer, ChatChunk, ChatCompletion, ChatRequest, ChatUsage, FinishReason } from '../types';
-
-/** Where a provider answers chat completions, and how to authenticate there. */
-export interface ChatEndpoint {
-  /** Names the provider in error messages. */
-  title: string;
-  /** The chat completions URL itself, e.g. `https://api.together.xyz/v1/chat/completions`. */
-  url: string;
-  headers: Readonly<Record<string, string>>;
-  /** Credential values that must never appear in an error message. */
-  secrets: readonly string[];
-  http: HttpPolicy;
-}
 
 const wireUsage = z.object({ prompt_tokens: z.number().optional(), completion_tokens: z.number().optional(), total_tokens: z.number().optional() });
 
@@ -55,11 +44,12 @@ function parseCompletion(value: unknown, title: string): WireCompletion {
 /** Bounds the bytes buffered while waiting for the end of one event. */
 const MAX_EVENT_BYTES = 1024 * 1024;
 
-export async function chatCompletions(endpoint: ChatEndpoint, request: ChatRequest): Promise<ChatAnswer> {
+/** POST `path` (below the endpoint's API root, e.g. `/chat/completions`) in OpenAI's chat format. */
+export async function chatCompletions(endpoint: ApiEndpoint, path: string, request: ChatRequest): Promise<ChatAnswer> {
   const call = {
     provider: endpoint.title,
     method: 'POST' as const,
-    url: endpoint.url,
+    url: apiUrl(endpoint, path),
     json: chatBody(request),
     redact: endpoint.secrets,
     policy: endpoint.http,

@@ -4,9 +4,8 @@
  * Each provider's module builds this connection from its settings; the operations never see which
  * provider they talk to.
  */
-import { apiUrl, type ApiEndpoint } from '../api';
-import type { ChatAnswer, ChatRequest, PageInput } from '../types';
-import { chatCompletions } from './chat';
+import type { ApiEndpoint } from '../api';
+import type { PageInput } from '../types';
 
 export interface OpenAICompatibleConnection extends ApiEndpoint {
   /** The API root, e.g. `https://api.openai.com/v1` or `https://<resource>.openai.azure.com/openai`. */
@@ -17,11 +16,6 @@ export interface OpenAICompatibleConnection extends ApiEndpoint {
   methodOnCreate: boolean;
   /** Whether create takes `metadata` (the gateway job id travels there, see findJob). */
   metadataOnCreate: boolean;
-}
-
-/** POST `path` (below the base URL) as an OpenAI chat completions call. */
-export function compatibleChat(conn: OpenAICompatibleConnection, path: string, request: ChatRequest): Promise<ChatAnswer> {
-  return chatCompletions({ title: conn.title, url: apiUrl(conn, path), headers: conn.headers, secrets: conn.secrets, http: conn.http }, request);
 }
 
 /** OpenAI's list endpoints all take the same cursor parameters. */

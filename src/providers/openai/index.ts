@@ -1,6 +1,6 @@
 /** OpenAI: the reference API the gateway's files and fine-tuning faces follow. */
 import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../openai-compatible';
-import { compatibleChat } from '../openai-compatible/connection';
+import { chatCompletions } from '../openai-compatible/chat';
 import { defineSettings } from '../settings';
 import type { ProviderModule } from '../types';
 
@@ -41,5 +41,5 @@ export const openaiProvider: ProviderModule<typeof settings, OpenAICompatibleCon
     methodOnCreate: true,
     metadataOnCreate: true,
   }),
-  operations: { ...openAICompatibleOperations, chat: (conn, request) => compatibleChat(conn, '/chat/completions', request) },
+  operations: { ...openAICompatibleOperations, chat: (conn, request) => chatCompletions(conn, '/chat/completions', request) },
 };

@@ -7,7 +7,6 @@
 import { chatCompletions } from '../openai-compatible/chat';
 import { defineSettings } from '../settings';
 import type { ProviderModule } from '../types';
-import { apiUrl } from '../api';
 import { TITLE, type TogetherConnection } from './connection';
 import { createJob } from './create-job';
 import { deleteFile, fileContent, getFile, listFiles, uploadFile } from './files';
@@ -36,8 +35,7 @@ export const togetherProvider: ProviderModule<typeof settings, TogetherConnectio
     cancelJob,
     listEvents,
     listCheckpoints,
-    chat: (conn, request) =>
-      chatCompletions({ title: TITLE, url: apiUrl(conn, '/chat/completions'), headers: conn.headers, secrets: conn.secrets, http: conn.http }, request),
+    chat: (conn, request) => chatCompletions(conn, '/chat/completions', request),
   },
   hosting: {
     fileState: (file) => (file.status === 'processed' ? 'ready' : file.status === 'error' ? 'failed' : 'pending'),
