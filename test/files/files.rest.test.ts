@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import OpenAI, { toFile } from 'openai';
 import { api, createOrganisation, startTestGateway, type TestGateway } from '../support/gateway';
 import { dataset, example, fieldPart, filePart, postMultipart, recordedKeys, sdk, storedNames, tempDataDir, waitFor, BOUNDARY } from './helpers';
+import { sha256 } from '../support/streams';
 
 let gw: TestGateway;
 let data: { dir: string; remove(): Promise<void> };
@@ -18,7 +18,6 @@ afterAll(async () => {
   await data.remove();
 });
 
-const sha256 = (content: string | Buffer) => createHash('sha256').update(content).digest('hex');
 const fileCount = () => gw.gateway.services.db.prisma.file.count();
 
 /** Nothing on disk that the database does not know, and no temporary files. */

@@ -3,12 +3,12 @@
  * receiveMultipartUpload, FileService.stage/commit and the local file store. Every refusal leaves
  * the database and the store exactly as they were.
  */
-import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { MAX_FILENAME_LENGTH } from '../../src/modules/files/file.schemas';
 import { BOUNDARY, dataset, example, fieldPart, filePart, postMultipart, recordedKeys, storedNames, tempDataDir, waitFor } from '../files/helpers';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { sha256 } from '../support/streams';
 
 const MAX_FILE_BYTES = 64 * 1024;
 
@@ -24,8 +24,6 @@ afterAll(async () => {
   await data.remove();
 });
 afterEach(() => jest.restoreAllMocks());
-
-const sha256 = (content: string | Buffer) => createHash('sha256').update(content).digest('hex');
 
 /** The file rows and what the store holds (stored objects and temporary files). */
 async function storeAndDatabase() {

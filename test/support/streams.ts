@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 
-export const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+export const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 
 export async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
