@@ -106,9 +106,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-if (require.main === module) {
+/** `node dist/src/main.js`, or `npm start` (scripts/start.js) once the build is current. */
+export function runFromCommandLine(): void {
   main().catch((err) => {
     console.error(err instanceof Error ? err.message : err);
     process.exit(1);
   });
 }
+
+if (require.main === module) runFromCommandLine();

@@ -1,13 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { PrismaPg } from '@prisma/adapter-pg';
+import type * as PGliteDriver from '@electric-sql/pglite';
+import type * as PgAdapter from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type * as PGliteAdapter from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client';
 import { errnoCode } from '../errors';
 import { migrate, type MigrateOptions, type MigrationOutcome, type RawQuery } from './migrations';
-import { listenPostgres, type NotificationHandlers, type NotificationListener } from './notifications';
+import type * as Notifications from './notifications';
+import type { NotificationHandlers, NotificationListener } from './notifications';
 
 export type { PrismaClient };
 
@@ -42,6 +43,7 @@ export interface Database {
   close(): Promise<void>;
 }
 
+// Each kind of database requires its own driver when opened: the other one's would only slow the start.
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openPglite(options);
 }
@@ -59,6 +61,10 @@ function rawQuery(prisma: PrismaClient): RawQuery {
 }
 
 function openPostgres(url: string, options: DatabaseOptions): Database {
+  /* eslint-disable @typescript-eslint/no-require-imports -- see openDatabase */
+  const { PrismaPg } = require('@prisma/adapter-pg') as typeof PgAdapter;
+  const { listenPostgres } = require('./notifications') as typeof Notifications;
+  /* eslint-enable @typescript-eslint/no-require-imports */
   const timeouts = options.timeouts;
   const pool = timeouts
     ? {
@@ -86,6 +92,10 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
   if (options.pgliteLoadDataDir && !inMemory) throw new Error('pgliteLoadDataDir applies to in-memory databases (memory://) only');
   const releaseLock = inMemory ? () => {} : lockDataDir(options.pgliteDir);
   try {
+    /* eslint-disable @typescript-eslint/no-require-imports -- see openDatabase */
+    const { PGlite } = require('@electric-sql/pglite') as typeof PGliteDriver;
+    const { PrismaPGlite } = require('pglite-prisma-adapter') as typeof PGliteAdapter;
+    /* eslint-enable @typescript-eslint/no-require-imports */
     const loadDataDir = options.pgliteLoadDataDir ? new Blob([new Uint8Array(await fs.promises.readFile(options.pgliteLoadDataDir))]) : undefined;
     const pglite = await PGlite.create(options.pgliteDir, { loadDataDir });
     const adapter = new PrismaPGlite(pglite);

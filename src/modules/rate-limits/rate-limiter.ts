@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type * as IORedis from 'ioredis';
+import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from '../../logger';
 
@@ -40,6 +41,9 @@ export class RateLimiter {
       this.limiter = memory;
       return;
     }
+    // Required here: a gateway counting in its own memory never loads the Redis client.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { Redis } = require('ioredis') as typeof IORedis;
     this.redis = new Redis(options.redisUrl, {
       // A command for a Redis that is down must fail at once (the insurance limiter answers), never queue.
       enableOfflineQueue: false,

@@ -75,9 +75,3 @@ export function connectBedrock(s: SettingValues<BedrockSettings>, env: ProviderE
     failure: (service, err) => awsFailure(err, service, secrets),
   };
 }
-
-export const BEDROCK_ENDPOINTS = {
-  control: { env: 'GATEWAY_BEDROCK_BASE_URL', default: 'https://bedrock.{region}.amazonaws.com' },
-  runtime: { env: 'GATEWAY_BEDROCK_RUNTIME_BASE_URL', default: 'https://bedrock-runtime.{region}.amazonaws.com' },
-  s3: { env: 'GATEWAY_S3_BASE_URL', default: 'https://s3.{region}.amazonaws.com' },
-} as const;

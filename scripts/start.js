@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm start`: rebuilds only when a source is newer than the build (a fresh clone is built once by
-// `npm install`, through `prepare`). Walking the sources costs a few milliseconds; compiling costs
-// seconds, so it happens only when something changed.
+// `npm install`, through `prepare`), then runs the built gateway in this same process (a second Node
+// process would add its own start-up time). Walking the sources costs a few milliseconds; compiling
+// costs seconds, so it happens only when something changed.
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -36,3 +37,5 @@ if (changedAt > builtAt) {
   process.stderr.write(builtAt ? 'Sources changed since the last build: rebuilding…\n' : 'No build yet: building…\n');
   execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
 }
+
+require(built).runFromCommandLine();
