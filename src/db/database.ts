@@ -105,8 +105,12 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
       prisma,
       migrate: (migrateOptions) => migrate(adapter, rawQuery(prisma), migrateOptions),
       listen: async (channel, handlers) => {
-        // One process, one connection: notifications cannot be missed, so the listener never goes down.
-        const unlisten = await pglite.listen(channel, (payload) => handlers.onNotification(payload));
+        // One process, one connection: notifications cannot be missed, so the listener never goes down,
+        // and a payload this process has handled has been handled by every listener.
+        const unlisten = await pglite.listen(channel, (payload) => {
+          handlers.onNotification(payload);
+          if (handlers.isAwaited(payload)) handlers.onDelivered(payload);
+        });
         handlers.onListening(true);
         return { close: () => unlisten() };
       },

@@ -158,17 +158,22 @@ describe('ApiKeyCache', () => {
     expect(cache.get('h9')).toBeUndefined();
   });
 
-  it('tells a change’s author when the change has been announced, or gives up waiting', async () => {
+  it('tells a change’s author when every listening process has applied the change, or gives up waiting', async () => {
     const cache = new ApiKeyCache({ maxEntries: 10, ttlMs: 60_000 }, true);
+    expect(cache.isAwaited('key:key-1')).toBe(false);
     const announced = cache.whenHeard('key:key-1', 60_000);
+    expect(cache.isAwaited('key:key-1')).toBe(true);
     let heard = false;
     void announced.heard.then(() => (heard = true));
-    cache.applyNotification('key:key-2');
+    cache.delivered('key:key-2');
+    // Applied here is not yet applied everywhere.
+    cache.applyNotification('key:key-1');
     await Promise.resolve();
     expect(heard).toBe(false);
-    cache.applyNotification('key:key-1');
+    cache.delivered('key:key-1');
     await announced.heard;
     expect(heard).toBe(true);
+    expect(cache.isAwaited('key:key-1')).toBe(false);
 
     const started = Date.now();
     await cache.whenHeard('key:never', 50).heard;

@@ -87,14 +87,22 @@ export class ApiKeyCache {
     if (kind === 'key' && id) this.invalidateKey(id);
     else if (kind === 'organisation' && id) this.invalidateOrganisation(id);
     else this.drop(() => true);
+  }
+
+  /** Whether a change's author waits for `payload` (see `whenHeard`). */
+  isAwaited(payload: string): boolean {
+    return this.waiters.has(payload);
+  }
+
+  /** Every listening process, this one included, has applied `payload`. */
+  delivered(payload: string): void {
     for (const wake of this.waiters.get(payload) ?? []) wake();
   }
 
   /**
-   * A promise settled when this process hears `payload` (or after `timeoutMs`, or at once when not
-   * listening), taken before the change is made. The database signals every listening replica at the
-   * same commit, so a change answered only once heard here has reached the others too, in practice
-   * before the client's next request does.
+   * A promise settled once every listening process has applied `payload` (or after `timeoutMs`, or at
+   * once when this one is not listening), taken before the change is made: a change answered only
+   * then is in force in every replica from the client's next request on.
    */
   whenHeard(payload: string, timeoutMs: number): { heard: Promise<void>; cancel(): void } {
     if (!this.active) return { heard: Promise.resolve(), cancel: () => {} };

@@ -11,6 +11,8 @@ import { API_KEY_CHANNEL, type ApiKeyCache } from './api-key.cache';
 export function listenForKeyChanges(db: Database, cache: ApiKeyCache, logger: Logger): Promise<NotificationListener> {
   return db.listen(API_KEY_CHANNEL, {
     onNotification: (payload) => cache.applyNotification(payload),
+    isAwaited: (payload) => cache.isAwaited(payload),
+    onDelivered: (payload) => cache.delivered(payload),
     onListening: (listening, err) => {
       const was = cache.isActive;
       cache.setActive(listening);
