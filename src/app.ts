@@ -41,6 +41,8 @@ export interface GatewayApp {
 export async function createApp(config: Config, services: Services, logger: Logger): Promise<GatewayApp> {
   const app = express();
   app.disable('x-powered-by');
+  // No ETag on answers: hashing every body costs each request, and neither face serves conditional GETs.
+  app.set('etag', false);
   app.set('query parser', 'simple');
   const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs } = config.server;
   const httpServer = http.createServer(

@@ -49,8 +49,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 }
 
 function newClient(adapter: SqlMigrationAwareDriverAdapterFactory, onQuery?: (sql: string) => void): PrismaClient {
-  if (!onQuery) return new PrismaClient({ adapter });
-  const client = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
+  // `minimal` (Prisma's default under NODE_ENV=production only): no stack trace captured on every query
+  // to point error messages at the caller's line, a measurable part of each request. Errors are mapped
+  // by their code (src/db/prisma-errors.ts), never by their message.
+  const errorFormat = 'minimal';
+  if (!onQuery) return new PrismaClient({ adapter, errorFormat });
+  const client = new PrismaClient({ adapter, errorFormat, log: [{ emit: 'event', level: 'query' }] });
   client.$on('query', (event) => onQuery(event.query));
   return client;
 }
