@@ -4,6 +4,8 @@
  * run on the same Postgres. Each server runs in its own process, the load generator in this one; the
  * SQL statements each request costs are counted in the servers (every `pg` query) and printed beside
  * each figure. The bare server is measured before and after the gateway, and the ratios use the mean.
+ * Two more servers (bench/prisma-reads.ts) show where the gap comes from: the same read through Prisma
+ * behind a bare `node:http` handler, and behind a bare Express route.
  *
  * Postgres: BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres) is where a
  * scratch database is created and dropped afterwards. Options (environment): BENCH_SECONDS (per
@@ -100,11 +102,22 @@ async function main(): Promise<void> {
       BENCH_WORKSPACE_ID: label.workspace_id,
     });
     children.push(bare.proc);
+    const floorEnv = (floor: string) => ({
+      DATABASE_URL: databaseUrl,
+      BENCH_ORGANISATION_ID: label.organisation_id,
+      BENCH_WORKSPACE_ID: label.workspace_id,
+      BENCH_FLOOR: floor,
+    });
+    const httpPrisma = await child('prisma-reads.js', floorEnv('http'));
+    const expressPrisma = await child('prisma-reads.js', floorEnv('express'));
+    children.push(httpPrisma.proc, expressPrisma.proc);
 
     const graphqlBody = JSON.stringify({ query: `query Label($id: ID!) { label(id: $id) { ${LABEL_FIELDS} } }`, variables: { id } });
     const bareBefore = await measure(bare.proc, { port: bare.port, path: `/labels/${id}`, headers: {} });
     const rest = await measure(gateway.proc, { port: gateway.port, path: `/v1/labels/${id}`, headers });
     const graphql = await measure(gateway.proc, { port: gateway.port, path: '/graphql', method: 'POST', headers, body: graphqlBody });
+    const viaHttp = await measure(httpPrisma.proc, { port: httpPrisma.port, path: `/v1/labels/${id}`, headers: {} });
+    const viaExpress = await measure(expressPrisma.proc, { port: expressPrisma.port, path: `/v1/labels/${id}`, headers: {} });
     const bareAfter = await measure(bare.proc, { port: bare.port, path: `/labels/${id}`, headers: {} });
     const floor = (bareBefore.perSecond + bareAfter.perSecond) / 2;
 
@@ -127,6 +140,8 @@ async function main(): Promise<void> {
       row('bare node:http + pg (before)', bareBefore, ''),
       row('gateway GET /v1/labels/{id}', rest, '>= 0.6x'),
       row('gateway GraphQL label(id)', graphql, '>= 0.5x'),
+      row('node:http + Prisma (no gateway)', viaHttp, ''),
+      row('Express + Prisma (no gateway)', viaExpress, ''),
       row('bare node:http + pg (after)', bareAfter, ''),
     ]);
   } finally {
