@@ -1,7 +1,8 @@
 /**
  * Idempotency-Key on creating POSTs: the first answer replayed with `Idempotent-Replayed: true`,
  * another body refused with 422, concurrent duplicates creating exactly once (the others 409 or a
- * replay), a failed creation releasing the key, keys kept per workspace and expiring after 24 h.
+ * replay), a failed creation releasing the key, a claim its stopped process never answered taken over,
+ * keys kept per workspace and expiring after 24 h.
  */
 import { randomBytes } from 'node:crypto';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
@@ -9,6 +10,7 @@ import { createIntegration, databaseText, dataset, eventually, newKey, startHost
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { api, type ApiResponse } from '../support/gateway';
 import { storedNames } from '../files/helpers';
+import { IDEMPOTENCY_CLAIM_LEASE_MS } from '../../src/modules/idempotency/idempotency.service';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 const idem = (key: string) => ({ 'idempotency-key': key });
@@ -115,6 +117,30 @@ describe('labels', () => {
     const later = await api(gw, 'POST', '/v1/labels?workspace_id=default', { body: { name: 'old-2' }, headers: idem(key) });
     expect(later.status).toBe(200);
     expect(later.headers.get('idempotent-replayed')).toBeNull();
+    expect(await prisma.idempotencyKey.count({ where: { key } })).toBe(1);
+  });
+
+  it('takes over a key whose request never answered (its process stopped) once the claim lease has passed', async () => {
+    const key = newIdemKey();
+    const send = () => api(gw, 'POST', '/v1/labels?workspace_id=default', { body: { name: 'orphaned' }, headers: idem(key) });
+    const first = await send();
+    expect(first.status).toBe(200);
+    const prisma = gw.gateway.services.db.prisma;
+    // What a crash after claiming and before creating leaves: a claim with no answer, and no label.
+    await prisma.label.delete({ where: { id: first.body.id } });
+    const orphan = (ageMs: number) =>
+      prisma.idempotencyKey.updateMany({ where: { key }, data: { status: null, response: null, createdAt: new Date(Date.now() - ageMs) } });
+    await orphan(IDEMPOTENCY_CLAIM_LEASE_MS - 60_000);
+    expect(await send()).toMatchObject({ status: 409, body: { error: { code: 'idempotency_key_in_use' } } });
+
+    await orphan(IDEMPOTENCY_CLAIM_LEASE_MS + 60_000);
+    const retried = await send();
+    expect(retried.status).toBe(200);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+    expect(retried.body.id).not.toBe(first.body.id);
+    expect(await labelCount('orphaned')).toBe(1);
+    // The key now holds the retry's answer.
+    await expectReplay(send, retried);
     expect(await prisma.idempotencyKey.count({ where: { key } })).toBe(1);
   });
 

@@ -24,6 +24,18 @@ export class IdempotencyRepository {
     await this.prisma.idempotencyKey.updateMany({ where: { ...owner, id }, data: { status, response } });
   }
 
+  /**
+   * Claims anew a row still unanswered since before `abandonedBefore`, restarting its clock; false when
+   * another request took it over first or its request answered meanwhile (the conditions settle the race).
+   */
+  async takeOver(owner: IdempotencyOwner, id: string, abandonedBefore: Date, now: Date, expiresAt: Date): Promise<boolean> {
+    const { count } = await this.prisma.idempotencyKey.updateMany({
+      where: { ...owner, id, status: null, createdAt: { lt: abandonedBefore } },
+      data: { createdAt: now, expiresAt },
+    });
+    return count === 1;
+  }
+
   async remove(owner: IdempotencyOwner, id: string): Promise<void> {
     await this.prisma.idempotencyKey.deleteMany({ where: { ...owner, id } });
   }

@@ -10,6 +10,13 @@ export type { IdempotencyOwner };
 /** How long a key holds its first answer. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+/**
+ * How long a claim may stay unanswered before it counts as abandoned: its request died with its
+ * process (a crash, a kill) and will never settle it. Far longer than any creating request runs (the
+ * slowest, an upload, is bounded by GATEWAY_REQUEST_TIMEOUT_MS, 5 minutes by default), so a live
+ * request is never overtaken; a retry after that takes the key over instead of a 409 for 24 hours.
+ */
+export const IDEMPOTENCY_CLAIM_LEASE_MS = 15 * 60 * 1000;
 
 /** A key this request now holds: `complete` records its answer, `release` frees the key for a retry. */
 export interface IdempotencyClaim {
@@ -37,7 +44,8 @@ export function fingerprintOf(parts: readonly string[]): string {
  * Stripe-style idempotency keys for creating requests. The first request claims the key by inserting
  * its row (the unique constraint settles races between concurrent duplicates: exactly one insert wins),
  * runs, and records its answer; later requests with the key replay that answer, or get 409 while it
- * still runs and 422 if they are a different request. A failed creation releases the key.
+ * still runs and 422 if they are a different request. A failed creation releases the key; a claim
+ * left unanswered by a process that stopped is taken over after IDEMPOTENCY_CLAIM_LEASE_MS.
  */
 export class IdempotencyService {
   constructor(
@@ -50,7 +58,7 @@ export class IdempotencyService {
     const now = new Date();
     await this.keys.removeExpired(owner.organisationId, now);
     try {
-      const row = await this.keys.insert(owner, key, fingerprint, new Date(now.getTime() + IDEMPOTENCY_TTL_MS));
+      const row = await this.keys.insert(owner, key, fingerprint, expiresAt(now));
       return { kind: 'claimed', owner, id: row.id, key };
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
@@ -65,7 +73,14 @@ export class IdempotencyService {
         status: 422,
       });
     }
-    if (existing.status === null || existing.response === null) throw inProgress(key);
+    if (existing.status === null || existing.response === null) {
+      const abandonedBefore = new Date(now.getTime() - IDEMPOTENCY_CLAIM_LEASE_MS);
+      if (existing.createdAt < abandonedBefore && (await this.keys.takeOver(owner, existing.id, abandonedBefore, now, expiresAt(now)))) {
+        this.logger.warn({ idempotencyKeyId: existing.id }, 'took over an idempotency key whose request never answered (its process stopped)');
+        return { kind: 'claimed', owner, id: existing.id, key };
+      }
+      throw inProgress(key);
+    }
     return { kind: 'replay', status: existing.status, body: JSON.parse(this.secrets.open(existing.response, sealContext(owner, key))) };
   }
 
@@ -96,6 +111,8 @@ export class IdempotencyService {
     }
   }
 }
+
+const expiresAt = (now: Date) => new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
 
 /** Binds a sealed answer to its owner and key, so a row copied elsewhere does not open. */
 const sealContext = (owner: IdempotencyOwner, key: string) => `idempotency:${owner.organisationId}:${owner.scope}:${key}`;
