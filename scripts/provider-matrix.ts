@@ -5,7 +5,8 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { OPERATIONS, PROVIDERS } from '../src/providers/registry';
+import { PROVIDERS } from '../src/providers/registry';
+import { OPERATIONS } from '../src/providers/types';
 import type { OperationName } from '../src/providers/types';
 
 const LABELS: Record<OperationName, string> = {

@@ -36,22 +36,6 @@ export const PROVIDERS: readonly ProviderModule[] = [
   togetherProvider,
 ];
 
-/** Every operation of the contract, in the order of the README's support matrix. */
-export const OPERATIONS: readonly OperationName[] = [
-  'uploadFile',
-  'listFiles',
-  'getFile',
-  'fileContent',
-  'deleteFile',
-  'createJob',
-  'getJob',
-  'listJobs',
-  'cancelJob',
-  'listEvents',
-  'listCheckpoints',
-  'chat',
-];
-
 export type ProviderCallObserver = (provider: ProviderName, operation: OperationName, errorStatus: number | null) => void;
 
 export class ProviderRegistry {

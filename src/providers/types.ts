@@ -243,6 +243,22 @@ export interface ProviderOperations<C> {
 
 export type OperationName = keyof ProviderOperations<unknown>;
 
+/** Every operation of the contract but `findJob` (provider mode's own), in the order of the README's support matrix. */
+export const OPERATIONS: readonly OperationName[] = [
+  'uploadFile',
+  'listFiles',
+  'getFile',
+  'fileContent',
+  'deleteFile',
+  'createJob',
+  'getJob',
+  'listJobs',
+  'cancelJob',
+  'listEvents',
+  'listCheckpoints',
+  'chat',
+];
+
 /** What a provider module gets from the server: base URLs (configuration only) and HTTP policy. */
 export interface ProviderEnvironment {
   /** The module's endpoints, from `GATEWAY_*_BASE_URL` variables or their defaults (may hold `{placeholders}`). */

@@ -7,6 +7,7 @@
  * operations (./implementation.ts) on the first Bedrock call.
  */
 import { deferredProvider } from '../deferred';
+import { OPERATIONS } from '../types';
 import type * as Implementation from './implementation';
 import { bedrockDataset } from './dataset';
 import { BEDROCK_ENDPOINTS } from './endpoints';
@@ -18,21 +19,8 @@ export const bedrockProvider = deferredProvider(
     title: 'Amazon Bedrock',
     settings: bedrockSettings,
     endpoints: BEDROCK_ENDPOINTS,
-    operations: [
-      'uploadFile',
-      'listFiles',
-      'getFile',
-      'fileContent',
-      'deleteFile',
-      'createJob',
-      'getJob',
-      'listJobs',
-      'cancelJob',
-      'listEvents',
-      'listCheckpoints',
-      'findJob',
-      'chat',
-    ],
+    // Every operation of the contract, and provider mode's recovery of an interrupted submission.
+    operations: [...OPERATIONS, 'findJob'],
     dataset: bedrockDataset,
   },
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first Bedrock call (../deferred.ts)
