@@ -20,6 +20,8 @@ let fake: FakeFireworks;
 let gw: TestGateway;
 let client: ReturnType<typeof sdk>;
 let trainingFileId: string;
+/** The first test's succeeded job's output model, which the chat test then talks to. */
+let tunedModel: string | undefined;
 
 beforeAll(async () => {
   fake = await startFakeFireworks({ apiKey: KEY, accountId: ACCOUNT, runningPolls: 3 });
@@ -76,6 +78,7 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
     });
     expect(done).toMatchObject({ status: 'succeeded', fine_tuned_model: remote?.outputModel, training_file: trainingFileId, finished_at: expect.any(Number) });
     expect(done.hyperparameters).toMatchObject({ n_epochs: 2 });
+    tunedModel = done.fine_tuned_model!;
 
     // The dataset arrived byte for byte, in a dataset of the account.
     const datasetId = remote!.dataset.split('/').pop()!;
@@ -99,6 +102,30 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
     expect(checkpoints.data).toEqual([
       expect.objectContaining({ fine_tuned_model_checkpoint: remote?.outputModel, step_number: 2, fine_tuning_job_id: created.id }),
     ]);
+  });
+
+  it('serves the tuned model through chat completions once deployed, naming the deployment to use', async () => {
+    expect(tunedModel).toBeDefined();
+    const model = tunedModel!;
+    const ask = (headers: Record<string, string> = {}) =>
+      api(gw, 'POST', '/v1/chat/completions', { headers, body: { model, messages: [{ role: 'user', content: 'Hello Fireworks' }] } });
+    // A model of an account answers only on a deployment: the gateway says which header names it, before calling Fireworks.
+    const calls = fake.state.chatRequests.length;
+    expect(await ask()).toMatchObject({ status: 400, body: { error: { code: 'deployment_required', param: 'x-gateway-fireworks-deployment' } } });
+    expect(fake.state.chatRequests).toHaveLength(calls);
+
+    fake.deploy(model, `accounts/${ACCOUNT}/deployments/chat-serving`);
+    const answered = await ask({ 'x-gateway-fireworks-deployment': 'chat-serving' });
+    expect(answered.status).toBe(200);
+    expect(answered.body).toMatchObject({
+      object: 'chat.completion',
+      model,
+      choices: [{ message: { content: `Answer from ${model}#accounts/${ACCOUNT}/deployments/chat-serving: Hello Fireworks` } }],
+    });
+    expect(fake.state.chatRequests.at(-1)).toMatchObject({ model: `${model}#accounts/${ACCOUNT}/deployments/chat-serving` });
+
+    // A hostile deployment name is refused before any call.
+    expect((await ask({ 'x-gateway-fireworks-deployment': '../../evil' })).status).toBe(400);
   });
 
   it('fails a job asking for a learning-rate multiplier, naming the field', async () => {

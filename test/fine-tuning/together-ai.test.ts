@@ -18,6 +18,8 @@ let fake: FakeTogether;
 let gw: TestGateway;
 let client: ReturnType<typeof sdk>;
 let trainingFileId: string;
+/** The first test's succeeded job, which the chat test then talks to. */
+let tuned: { id: string; model: string } | undefined;
 
 beforeAll(async () => {
   fake = await startFakeTogether({ apiKey: KEY, userId: 'acme' });
@@ -74,6 +76,7 @@ describe('hosted fine-tuning jobs on Together AI', () => {
       training_file: trainingFileId,
     });
     expect(done.hyperparameters).toMatchObject({ n_epochs: 2, batch_size: 4 });
+    tuned = { id: done.id, model: done.fine_tuned_model! };
 
     const events = (await client.fineTuning.jobs.listEvents(created.id, { limit: 100 })).data;
     const messages = events.map((e) => e.message);
@@ -95,6 +98,24 @@ describe('hosted fine-tuning jobs on Together AI', () => {
     expect(checkpoints.data).toEqual([
       expect.objectContaining({ fine_tuned_model_checkpoint: `${remote.id}:6`, step_number: 6, metrics: expect.objectContaining({ 'train/epoch': 2 }) }),
     ]);
+  });
+
+  it('serves the tuned model through chat completions, streamed or not, with the integration’s credentials', async () => {
+    expect(tuned).toBeDefined();
+    const { model } = tuned!;
+    const completion = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Hello Together' }] });
+    expect(completion).toMatchObject({
+      object: 'chat.completion',
+      model,
+      choices: [{ message: { role: 'assistant', content: `Answer from ${model}: Hello Together` } }],
+    });
+    // Together was called with the model Together named, and the integration's key (the fake checks it).
+    expect(fake.state.chatRequests.at(-1)).toMatchObject({ model, messages: [{ role: 'user', content: 'Hello Together' }] });
+
+    const stream = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Stream it' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe(`Answer from ${model}: Stream it`);
   });
 
   it('cancels at Together: running while Together stops it, then cancelled', async () => {
