@@ -16,6 +16,8 @@ let fake: FakeBedrock;
 let gw: TestGateway;
 let sdk: OpenAI;
 let trainingFileId: string;
+/** The first test's custom model, which the chat test then talks to. */
+let customModel: string | undefined;
 
 beforeAll(async () => {
   // Jobs move only when a test says so (fake.advance): every status the monitor sees is one the test chose.
@@ -115,6 +117,28 @@ describe('hosted Bedrock jobs', () => {
     expect(messages.filter((m) => m === 'Training started')).toHaveLength(1);
     const checkpoints = await sdk.fineTuning.jobs.checkpoints.list(created.id);
     expect(checkpoints.data).toEqual([expect.objectContaining({ fine_tuned_model_checkpoint: remote.outputModelArn, step_number: expect.any(Number) })]);
+    customModel = remote.outputModelArn;
+  });
+
+  it('serves the custom model through chat completions once deployed, with the integration’s credentials', async () => {
+    expect(customModel).toBeDefined();
+    const model = customModel!;
+    const ask = (headers: Record<string, string> = {}) =>
+      api(gw, 'POST', '/v1/chat/completions', { headers, body: { model, messages: [{ role: 'user', content: 'Hello hosted Bedrock' }] } });
+    const calls = fake.state.converseCalls.length;
+    expect(await ask()).toMatchObject({ status: 400, body: { error: { code: 'deployment_required', param: 'x-gateway-aws-bedrock-model' } } });
+    expect(fake.state.converseCalls).toHaveLength(calls);
+
+    const deployment = fake.registerDeployment(model);
+    const answered = await ask({ 'x-gateway-aws-bedrock-model': deployment });
+    expect(answered.status).toBe(200);
+    expect(answered.body).toMatchObject({
+      object: 'chat.completion',
+      model,
+      choices: [{ message: { content: `Answer from ${deployment}: Hello hosted Bedrock` } }],
+    });
+    // Signed with the integration's credentials (the fake checks the SigV4 signature), in the integration's region.
+    expect(fake.state.converseCalls.at(-1)).toMatchObject({ modelId: deployment, stream: false });
   });
 
   it('cancels at Bedrock: running while Bedrock stops it, then cancelled', async () => {
