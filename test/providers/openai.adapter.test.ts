@@ -3,6 +3,8 @@
  * upload, paging, and the providerFetch rules (errors, retries only when safe, timeouts).
  */
 import { createReadStream, promises as fs } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { GatewayError } from '../../src/errors';
@@ -335,6 +337,27 @@ describe('openai adapter', () => {
     const err = await providerError(openai({ http: { retries: 0 } }).getJob('ftjob-x'));
     expect(err.status).toBe(502);
     fake = await startFakeOpenAI({ apiKey: API_KEY }); // afterEach closes it
+  });
+
+  it('follows no redirect: a provider answering 302 to another host is a 502, and that host is never called', async () => {
+    const elsewhere: string[] = [];
+    const target = http.createServer((req, res) => {
+      elsewhere.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
+      res.end('{}');
+    });
+    const redirecting = http.createServer((_req, res) => {
+      const address = target.address() as AddressInfo;
+      res.writeHead(302, { location: `http://127.0.0.1:${address.port}/v1/fine_tuning/jobs` }).end();
+    });
+    await Promise.all([target, redirecting].map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))));
+    try {
+      const registry = new ProviderRegistry({ GATEWAY_OPENAI_BASE_URL: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/v1` }, { retries: 0 });
+      const client = registry.client('openai', { kind: 'headers', headers: { authorization: `Bearer ${API_KEY}` } });
+      expect(await providerError(client.listJobs({}))).toMatchObject({ kind: 'provider', status: 502 });
+      expect(elsewhere).toEqual([]);
+    } finally {
+      await Promise.all([target, redirecting].map((server) => new Promise((resolve) => server.close(resolve))));
+    }
   });
 
   it('refuses a missing key before any request, naming the header', async () => {
