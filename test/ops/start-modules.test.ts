@@ -1,6 +1,7 @@
 /**
  * A start loads what serving needs and nothing more: the AWS SDK (Bedrock, the S3 file store), the
- * Redis client and the other kind of database's driver load on first use. Checked in a process of
+ * HTTP client of provider calls (undici), the Redis client and the other kind of database's driver load
+ * on first use. Checked in a process of
  * its own, whose module cache shows what a start required.
  */
 import { spawn } from 'node:child_process';
@@ -57,12 +58,12 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-it(`starts without the AWS SDK, the Redis client or the unused database driver loaded`, async () => {
+it(`starts without the AWS SDK, undici, the Redis client or the unused database driver loaded`, async () => {
   const loaded = await packagesLoadedByAStart(database, dataDir);
   // What serving needs is there (the list is real)...
   expect(loaded).toEqual(expect.arrayContaining(['express', '@apollo/server', '@prisma/client']));
   // ...and what waits for first use is not.
-  expect(loaded.filter((name) => name.startsWith('@aws-sdk/') || name === 'ioredis')).toEqual([]);
+  expect(loaded.filter((name) => name.startsWith('@aws-sdk/') || name === 'ioredis' || name === 'undici')).toEqual([]);
   if (database.kind === 'pglite') {
     expect(loaded).toContain('@electric-sql/pglite');
     expect(loaded.filter((name) => name === 'pg' || name === '@prisma/adapter-pg')).toEqual([]);
