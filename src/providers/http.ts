@@ -59,6 +59,12 @@ export interface ProviderRequest {
   signal?: AbortSignal;
 }
 
+/**
+ * Sent with every provider call (a caller's own `user-agent` wins): `fetch` sent one, undici's `request`
+ * sends none, and the bot filters in front of some provider APIs refuse requests without one.
+ */
+const USER_AGENT = 'model-gateway';
+
 let undici: typeof Undici | undefined;
 /** undici's `request`, required on the first provider call: loading undici takes a noticeable part of a start. */
 function request(...args: Parameters<typeof Undici.request>): ReturnType<typeof Undici.request> {
@@ -93,7 +99,7 @@ export async function providerDownload(req: Omit<ProviderRequest, 'body' | 'idem
   const policy = { ...DEFAULT_HTTP_POLICY, ...req.policy };
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DOMException('timed out', 'TimeoutError')), policy.timeoutMs);
-  const headers: Record<string, string> = { ...req.headers };
+  const headers: Record<string, string> = { 'user-agent': USER_AGENT, ...req.headers };
   if (req.json !== undefined) headers['content-type'] = 'application/json';
   const body = req.json === undefined ? undefined : JSON.stringify(req.json);
   let response: Awaited<ReturnType<typeof request>>;
@@ -126,7 +132,7 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
 type Outcome = { ok: true; value: unknown } | { ok: false; error: GatewayError; retry: boolean; retryAfterMs?: number };
 
 async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): Promise<Outcome> {
-  const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+  const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept: 'application/json', ...req.headers };
   let body: string | Buffer | Readable | undefined = req.body;
   if (req.json !== undefined) {
     headers['content-type'] = 'application/json';

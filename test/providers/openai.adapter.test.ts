@@ -167,6 +167,17 @@ describe('openai adapter', () => {
     expect(job.resultFiles).toHaveLength(1);
   });
 
+  it('identifies itself with a user-agent on every call', async () => {
+    // A JSON call, a streamed upload and a streamed download.
+    await openai().listJobs({});
+    const { uploaded } = await uploadDataset(3);
+    const content = await openai().fileContent(uploaded.id);
+    content.stream.resume();
+    await new Promise((resolve) => content.stream.once('end', resolve));
+    expect(fake.state.requests.length).toBe(3);
+    expect(fake.state.requests.map((r) => r.headers['user-agent'])).toEqual(['model-gateway', 'model-gateway', 'model-gateway']);
+  });
+
   it('sends no organization or project headers when none are configured', async () => {
     await openai({ headers: { 'x-gateway-openai-organization': undefined, 'x-gateway-openai-project': undefined } }).listJobs({});
     const [req] = requestsTo('GET', '/v1/fine_tuning/jobs');
