@@ -2,6 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Caller, LazyScope, Scope } from '../auth/scope';
 import { isOrganisationKey } from '../auth/scope';
 import { badRequest, forbidden, GatewayError } from '../errors';
+import { lazy } from '../lazy';
 import type { Services } from '../services';
 import type { Untrusted } from '../validation/parse';
 import { fromRest } from './case';
@@ -94,8 +95,7 @@ export async function lazyTenantRequest(services: Services, req: Request, res: R
   if (fromBody !== undefined && typeof fromBody !== 'string')
     throw new GatewayError('invalid_request', 'must be a string', { param: 'workspace_id', aboutField: true, code: 'invalid_request' });
   const workspaceRef = fromQuery ?? fromBody;
-  let resolved: Promise<Scope> | undefined;
-  const scope = () => (resolved ??= services.workspaces.resolveScope(callerOf(res), workspaceRef, organisationRef));
+  const scope = lazy(() => services.workspaces.resolveScope(callerOf(res), workspaceRef, organisationRef));
   if (workspaceRef !== undefined || organisationRef !== undefined) await scope();
   return { scope, query: fromRest(query, 'query'), body: fromRest(body) };
 }

@@ -6,6 +6,7 @@
  * largest part of the gateway's start). `load` requires synchronously: `import()` would hand the
  * module over differently under tsc's CommonJS and under jest.
  */
+import { lazy } from '../lazy';
 import type { SettingValues, SettingsSpec } from './settings';
 import type { OperationName, ProviderEnvironment, ProviderModule } from './types';
 
@@ -29,8 +30,7 @@ export function deferredProvider<T extends SettingsSpec, C>(
   declaration: Declaration<T>,
   load: () => ProviderImplementation<T, C>,
 ): ProviderModule<T, DeferredConnection<T>> {
-  let loaded: ProviderImplementation<T, C> | undefined;
-  const implementation = () => (loaded ??= checked(declaration, load()));
+  const implementation = lazy(() => checked(declaration, load()));
   const operation =
     (name: OperationName): AnyOperation =>
     async (conn, ...args) => {

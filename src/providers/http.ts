@@ -15,6 +15,7 @@ import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import type * as Undici from 'undici';
 import { errnoCode, GatewayError } from '../errors';
+import { lazy } from '../lazy';
 import type { ProviderContent } from './types';
 
 export interface HttpPolicy {
@@ -65,13 +66,10 @@ export interface ProviderRequest {
  */
 const USER_AGENT = 'model-gateway';
 
-let undici: typeof Undici | undefined;
-/** undici's `request`, required on the first provider call: loading undici takes a noticeable part of a start. */
-function request(...args: Parameters<typeof Undici.request>): ReturnType<typeof Undici.request> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- see above
-  undici ??= require('undici') as typeof Undici;
-  return undici.request(...args);
-}
+/** undici, required on the first provider call: loading it takes a noticeable part of a start. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- see above
+const undici = lazy(() => require('undici') as typeof Undici);
+const request = (...args: Parameters<typeof Undici.request>): ReturnType<typeof Undici.request> => undici().request(...args);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

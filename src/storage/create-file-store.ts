@@ -1,4 +1,5 @@
 import type { Config } from '../config';
+import { lazy } from '../lazy';
 import type { FileStore } from './file-store';
 import { LocalFileStore } from './local-file-store';
 import type * as S3 from './s3-file-store';
@@ -17,8 +18,7 @@ export function createFileStore(config: Pick<Config, 'filesDir' | 's3FileStore'>
 
 /** A store made on first use. */
 function deferredFileStore(make: () => FileStore): FileStore {
-  let made: FileStore | undefined;
-  const store = () => (made ??= make());
+  const store = lazy(make);
   return {
     put: async (key, source, opts) => store().put(key, source, opts),
     open: async (key) => store().open(key),

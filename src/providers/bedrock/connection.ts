@@ -10,6 +10,7 @@ import { BedrockClient } from '@aws-sdk/client-bedrock';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { lazy } from '../../lazy';
 import { DEFAULT_HTTP_POLICY } from '../http';
 import type { SettingValues } from '../settings';
 import type { ProviderEnvironment } from '../types';
@@ -41,12 +42,6 @@ const agents = {
   httpAgent: new http.Agent({ keepAlive: true, maxSockets: 50 }),
   httpsAgent: new https.Agent({ keepAlive: true, maxSockets: 50 }),
 };
-
-/** Made once: the first call builds it, later ones reuse it. */
-function lazy<T>(make: () => T): () => T {
-  let made: T | undefined;
-  return () => (made ??= make());
-}
 
 export function connectBedrock(s: SettingValues<BedrockSettings>, env: ProviderEnvironment): BedrockConnection {
   const timeoutMs = env.http.timeoutMs ?? DEFAULT_HTTP_POLICY.timeoutMs;
