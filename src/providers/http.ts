@@ -97,9 +97,7 @@ export async function providerDownload(req: Omit<ProviderRequest, 'body' | 'idem
   const policy = { ...DEFAULT_HTTP_POLICY, ...req.policy };
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DOMException('timed out', 'TimeoutError')), policy.timeoutMs);
-  const headers: Record<string, string> = { 'user-agent': USER_AGENT, ...req.headers };
-  if (req.json !== undefined) headers['content-type'] = 'application/json';
-  const body = req.json === undefined ? undefined : JSON.stringify(req.json);
+  const { headers, body } = outgoing(req);
   let response: Awaited<ReturnType<typeof request>>;
   try {
     response = await request(req.url, { method: req.method, headers, body, signal: withCaller(controller.signal, req.signal) });
@@ -110,7 +108,7 @@ export async function providerDownload(req: Omit<ProviderRequest, 'body' | 'idem
   }
   if (response.statusCode < 200 || response.statusCode >= 300) {
     const text = await response.body.text().catch(() => '');
-    throw httpError(req, response.statusCode, STATUS_CODES[response.statusCode] ?? '', text);
+    throw httpError(req, response.statusCode, text);
   }
   const length = header(response.headers, 'content-length');
   return {
@@ -127,15 +125,18 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** A call's headers (ours first: a caller's own win) and body (a JSON one serialised). */
+function outgoing(req: Pick<ProviderRequest, 'headers' | 'json' | 'body'>, defaults: Record<string, string> = {}) {
+  const headers: Record<string, string> = { 'user-agent': USER_AGENT, ...defaults, ...req.headers };
+  if (req.json === undefined) return { headers, body: req.body };
+  headers['content-type'] = 'application/json';
+  return { headers, body: JSON.stringify(req.json) };
+}
+
 type Outcome = { ok: true; value: unknown } | { ok: false; error: GatewayError; retry: boolean; retryAfterMs?: number };
 
 async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): Promise<Outcome> {
-  const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept: 'application/json', ...req.headers };
-  let body: string | Buffer | Readable | undefined = req.body;
-  if (req.json !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(req.json);
-  }
+  const { headers, body } = outgoing(req, { accept: 'application/json' });
   const signal = withCaller(AbortSignal.timeout(req.upload ? policy.uploadTimeoutMs : policy.timeoutMs), req.signal);
 
   // The body is read inside the same try: the timeout covers the whole exchange, not just headers.
@@ -160,7 +161,7 @@ async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): 
     }
   }
 
-  const error = httpError(req, status, STATUS_CODES[status] ?? '', text);
+  const error = httpError(req, status, text);
   const retry = status === 429 || status >= 500;
   return { ok: false, error, retry, retryAfterMs: parseRetryAfter(header(response.headers, 'retry-after') ?? null) };
 }
@@ -190,8 +191,8 @@ function transportFailure(req: Pick<ProviderRequest, 'provider' | 'signal'>, err
 }
 
 /** Maps a non-2xx answer, reading the common error body shapes: OpenAI's, Google's, OAuth 2's, and bare strings. */
-function httpError(req: Pick<ProviderRequest, 'provider' | 'redact'>, status: number, statusText: string, text: string): GatewayError {
-  let message = statusText || `HTTP ${status}`;
+function httpError(req: Pick<ProviderRequest, 'provider' | 'redact'>, status: number, text: string): GatewayError {
+  let message = STATUS_CODES[status] ?? `HTTP ${status}`;
   let code: string | null = null;
   let param: string | null = null;
   const parsed = jsonObject(text);
