@@ -4,9 +4,10 @@ import type { Config } from './config';
 import { createGraphQLFace } from './graphql/server';
 import { notFoundRoute, requireJsonBody, restErrorHandler } from './http/errors';
 import { corsPolicy } from './http/cors';
+import { refuseDeepJson } from './http/json-depth';
 import { requestLog } from './http/observability';
 import { openApiRoute } from './http/openapi';
-import { apiKeyOf, authenticate } from './http/rest';
+import { authenticate, authenticateRequest } from './http/rest';
 import { buildServedSchema } from './graphql/schema';
 import { createAppContext } from './context';
 import { DATABASE_RETRY_AFTER_SECONDS } from './db/outage';
@@ -23,7 +24,8 @@ import { labelRoutes } from './modules/labels/label.routes';
 import { modelRoutes } from './modules/models/model.routes';
 import { partialRoutes } from './modules/partials/partial.routes';
 import type { Services } from './services';
-import { graphqlRateLimitErrors, identifyCaller, knownCaller, rateLimit } from './modules/rate-limits/rate-limit.middleware';
+import { graphqlRateLimitErrors, identifyCaller, rateLimit } from './modules/rate-limits/rate-limit.middleware';
+import { FailedAuthLimiter } from './modules/rate-limits/failed-auth.limiter';
 import { RateLimiter } from './modules/rate-limits/rate-limiter';
 import { idempotentCreates } from './modules/idempotency/idempotency.middleware';
 
@@ -37,6 +39,12 @@ export interface GatewayApp {
   stop(): Promise<void>;
 }
 
+/** No browser may guess another type than the one an answer declares (a JSON error read as HTML, say). */
+const noSniff: RequestHandler = (_req, res, next) => {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  next();
+};
+
 /** Builds the Express app: both faces over the same services, health and metrics, one error handler. */
 export async function createApp(config: Config, services: Services, logger: Logger): Promise<GatewayApp> {
   const app = express();
@@ -44,6 +52,7 @@ export async function createApp(config: Config, services: Services, logger: Logg
   // No ETag on answers: hashing every body costs each request, and neither face serves conditional GETs.
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.set('trust proxy', config.trustProxy);
   const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs } = config.server;
   const httpServer = http.createServer(
     {
@@ -58,6 +67,7 @@ export async function createApp(config: Config, services: Services, logger: Logg
   const { metrics } = services;
 
   app.use(requestLog(logger, metrics));
+  app.use(noSniff);
   app.use(corsPolicy(config.corsOrigins));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -85,23 +95,24 @@ export async function createApp(config: Config, services: Services, logger: Logg
 
   // Per API key; counted after authentication on both faces (GraphQL looks the key up ahead of its context).
   const limiter = config.rateLimit ? new RateLimiter(config.rateLimit, logger) : null;
-  await limiter?.ready(2000);
+  const failures = new FailedAuthLimiter(config.failedAuth, logger);
+  await Promise.all([limiter?.ready(2000), failures.ready(2000)]);
   const graphql = await createGraphQLFace({
     config,
     logger,
     httpServer,
     schema: await buildServedSchema(GRAPHQL_MODULES),
-    context: async (req) => createAppContext(services, knownCaller(req.res) ?? (await services.apiKeys.authenticate(apiKeyOf(req)))),
+    context: async (req) => createAppContext(services, await authenticateRequest(services, failures, req)),
   });
-  const graphqlLimit = limiter ? [identifyCaller((key) => services.apiKeys.authenticate(key), apiKeyOf), rateLimit(limiter), graphqlRateLimitErrors] : [];
+  const graphqlLimit = limiter ? [identifyCaller((req) => authenticateRequest(services, failures, req)), rateLimit(limiter), graphqlRateLimitErrors] : [];
   app.use('/graphql', ...graphqlLimit, ...graphql.middleware);
   // The contract is public: served before /v1 asks for a key.
   app.get('/v1/openapi.json', openApiRoute());
 
   // Creating POSTs with an Idempotency-Key are claimed or replayed right after their body is parsed.
-  const jsonBody: RequestHandler[] = [requireJsonBody, express.json({ limit: config.jsonLimit, strict: true }), idempotentCreates(services.idempotency)];
+  const jsonBody: RequestHandler[] = [requireJsonBody, express.json({ limit: config.jsonLimit, strict: true, verify: refuseDeepJson(config.jsonMaxDepth) }), idempotentCreates(services.idempotency)];
   const v1 = express.Router();
-  v1.use(authenticate(services));
+  v1.use(authenticate(services, failures));
   if (limiter) v1.use(rateLimit(limiter));
   v1.use('/labels', ...jsonBody, labelRoutes(services));
   v1.use('/integrations', ...jsonBody, integrationRoutes(services));
@@ -126,6 +137,7 @@ export async function createApp(config: Config, services: Services, logger: Logg
       await graphql.stop();
       await new Promise<void>((resolve) => httpServer.close(() => resolve()));
       limiter?.close();
+      failures.close();
     },
   };
 }

@@ -2,6 +2,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { decodeMasterKey, MASTER_KEY_FORMAT_HINT } from './crypto/secret-box';
 import type { QueryLimits } from './graphql/limits';
+import type { MultipartLimits } from './http/multipart-guard';
+import type { FailedAuthOptions } from './modules/rate-limits/failed-auth.limiter';
 import type { RateLimitOptions } from './modules/rate-limits/rate-limiter';
 import type { S3ClientSettings } from './storage/s3-file-store';
 
@@ -23,6 +25,15 @@ const envSchema = z.object({
   GATEWAY_JOB_LEASE_MS: z.coerce.number().int().positive().default(30000),
   GATEWAY_PROVIDER_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   GATEWAY_JSON_LIMIT: z.string().default('1mb'),
+  // Deepest nesting of objects and arrays in a JSON body (src/http/json-depth.ts).
+  GATEWAY_JSON_MAX_DEPTH: z.coerce.number().int().positive().default(64),
+  // Multipart requests (both faces, src/http/multipart-guard.ts): parts, and bytes that are not the file's content.
+  GATEWAY_MULTIPART_MAX_PARTS: z.coerce.number().int().positive().default(8),
+  GATEWAY_MULTIPART_MAX_NON_FILE_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(2 * 1024 * 1024),
   GATEWAY_UPLOAD_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -38,6 +49,11 @@ const envSchema = z.object({
   // Rate limits (src/modules/rate-limits): requests per API key per minute; unset = no limit.
   GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().optional(),
   REDIS_URL: z.string().url().optional(),
+  // Failed authentications (unknown or revoked keys) per client address and over all clients, per minute.
+  GATEWAY_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(30),
+  GATEWAY_AUTH_FAILURES_GLOBAL_PER_MINUTE: z.coerce.number().int().positive().default(300),
+  // Express's `trust proxy` (hops or addresses): which X-Forwarded-For entry is the client's address.
+  GATEWAY_TRUST_PROXY: z.string().optional(),
   GATEWAY_REDIS_KEY_PREFIX: z.string().min(1).default('gateway:rl'),
   // Where uploaded files live: `local` (under DATA_DIR) or `s3://bucket/prefix` (src/storage/s3-file-store.ts).
   GATEWAY_FILE_STORE: z
@@ -92,12 +108,17 @@ export interface Config {
   /** A provider call (or the wait for its first byte) taking longer answers 504. */
   providerTimeoutMs: number;
   jsonLimit: string;
+  jsonMaxDepth: number;
   uploadLimitBytes: number;
+  multipart: MultipartLimits;
   graphqlLimits: QueryLimits;
   /** Null for the local store under `filesDir`. */
   s3FileStore: (S3ClientSettings & { location: string }) | null;
   /** Null when GATEWAY_RATE_LIMIT_PER_MINUTE is unset. */
   rateLimit: RateLimitOptions | null;
+  failedAuth: FailedAuthOptions;
+  /** Express's `trust proxy` setting, parsed; false: the client is the socket's peer. */
+  trustProxy: boolean | number | string;
   keyCache: { maxEntries: number; ttlMs: number };
   /** Origins browsers may call from (`*`: any); empty: no cross-origin access. */
   corsOrigins: string[];
@@ -138,7 +159,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providerEndpoints: endpointOverrides(env),
     providerTimeoutMs: e.GATEWAY_PROVIDER_TIMEOUT_MS,
     jsonLimit: e.GATEWAY_JSON_LIMIT,
+    jsonMaxDepth: e.GATEWAY_JSON_MAX_DEPTH,
     uploadLimitBytes: e.GATEWAY_UPLOAD_LIMIT_BYTES,
+    multipart: { maxParts: e.GATEWAY_MULTIPART_MAX_PARTS, maxNonFileBytes: e.GATEWAY_MULTIPART_MAX_NON_FILE_BYTES },
     graphqlLimits: {
       maxDepth: e.GATEWAY_GRAPHQL_MAX_DEPTH,
       maxAliases: e.GATEWAY_GRAPHQL_MAX_ALIASES,
@@ -162,6 +185,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: e.GATEWAY_RATE_LIMIT_PER_MINUTE
       ? { perMinute: e.GATEWAY_RATE_LIMIT_PER_MINUTE, redisUrl: e.REDIS_URL, keyPrefix: e.GATEWAY_REDIS_KEY_PREFIX }
       : null,
+    failedAuth: {
+      perClientPerMinute: e.GATEWAY_AUTH_FAILURES_PER_MINUTE,
+      globalPerMinute: e.GATEWAY_AUTH_FAILURES_GLOBAL_PER_MINUTE,
+      redisUrl: e.REDIS_URL,
+      keyPrefix: e.GATEWAY_REDIS_KEY_PREFIX,
+    },
+    trustProxy: trustProxyOf(e.GATEWAY_TRUST_PROXY),
     keyCache: { maxEntries: e.GATEWAY_KEY_CACHE_SIZE, ttlMs: e.GATEWAY_KEY_CACHE_TTL_MS },
     corsOrigins: e.GATEWAY_CORS_ORIGINS.split(',')
       .map((o) => o.trim())
@@ -174,6 +204,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     shutdownGraceMs: e.GATEWAY_SHUTDOWN_GRACE_MS,
   };
+}
+
+/** `1` (hops), `true`, or addresses/subnets (`loopback, 10.0.0.0/8`) as Express reads them; unset: none trusted. */
+function trustProxyOf(value: string | undefined): boolean | number | string {
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  return /^\d+$/.test(value) ? Number(value) : value;
 }
 
 /** `GATEWAY_*_URL` variables: provider endpoints. Settings from requests never reach a URL but through these. */

@@ -7,6 +7,7 @@ import { createLogger, type Logger } from './logger';
 import { listenForKeyChanges } from './modules/api-keys/api-key.invalidation';
 import { JobMonitor } from './modules/fine-tuning/job-monitor';
 import { createServices, type Services } from './services';
+import { warnIfShared } from './storage/private-dir';
 
 export interface RunningGateway {
   url: string;
@@ -21,6 +22,7 @@ export type GatewayOptions = Pick<DatabaseOptions, 'onQuery' | 'pgliteLoadDataDi
 
 /** Start: config → database → migrations → first-run bootstrap → app → listen. */
 export async function startGateway(config: Config, logger: Logger, options: GatewayOptions = {}): Promise<RunningGateway> {
+  warnIfShared(config.dataDir, logger);
   const timeouts = { connectMs: config.database.connectTimeoutMs, queryMs: config.database.queryTimeoutMs };
   const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: config.pgliteDir, timeouts, ...options });
   let keyChanges: NotificationListener | undefined;
@@ -28,6 +30,8 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     const { applied, engineRan } = await db.migrate();
     logger.info({ database: db.kind, applied, schemaEngine: engineRan }, applied.length ? 'migrations applied' : 'database schema is current');
     const services = createServices(db, config, logger);
+    // A missing, unreadable or invalid master key stops the start, not the first integration.
+    services.masterKey();
     keyChanges = await listenForKeyChanges(db, services.apiKeys.cache, logger);
     await bootstrap(services, config, logger);
     const gateway = await createApp(config, services, logger);

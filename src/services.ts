@@ -1,7 +1,8 @@
 import type { Config } from './config';
 import type { Database } from './db/database';
 import type { Logger } from './logger';
-import { loadMasterKey, SecretBox } from './crypto/secret-box';
+import { loadMasterKey, SecretBox, type Sealer } from './crypto/secret-box';
+import { lazy } from './lazy';
 import { ApiKeyCache } from './modules/api-keys/api-key.cache';
 import { Metrics } from './http/observability';
 import { ApiKeyRepository } from './modules/api-keys/api-key.repository';
@@ -44,10 +45,13 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   workspaces.onWorkspaceCreated(partials.createDefaultCollection);
   const metrics = new Metrics();
   const providers = new ProviderRegistry(config.providerEndpoints, { timeoutMs: config.providerTimeoutMs }, (...call) => metrics.providerCall(...call));
-  const secrets = new SecretBox(loadMasterKey(config, logger));
+  // Read (or generated into DATA_DIR) on first use: the gateway asks at start (main.ts), the admin CLI never
+  // does, so it writes no master key it has no use for.
+  const masterKey = lazy(() => new SecretBox(loadMasterKey(config, logger)));
+  const secrets: Sealer = { seal: (...args) => masterKey().seal(...args), open: (...args) => masterKey().open(...args) };
   const integrations = new IntegrationService(new IntegrationRepository(prisma), secrets, providers);
   const idempotency = new IdempotencyService(new IdempotencyRepository(prisma), secrets, logger);
-  const files = new FileService(new FileRepository(prisma), createFileStore(config), { maxUploadBytes: config.uploadLimitBytes }, logger);
+  const files = new FileService(new FileRepository(prisma), createFileStore(config), { maxUploadBytes: config.uploadLimitBytes, multipart: config.multipart }, logger);
   const fineTuningJobs = new FineTuningRepository(prisma);
   const jobLeases = new JobLeases(prisma);
   metrics.countJobs(() => jobLeases.countByStatus());
@@ -75,6 +79,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
     chat,
     idempotency,
     metrics,
+    masterKey,
   };
 }
 

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../logger';
 import { asError, errnoCode } from '../errors';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../storage/private-dir';
 
 /**
  * Authenticated encryption of secrets at rest (provider credentials): AES-256-GCM under the
@@ -84,6 +85,9 @@ export class SecretBox {
   }
 }
 
+/** What the services use of a SecretBox. */
+export type Sealer = Pick<SecretBox, 'seal' | 'open'>;
+
 export interface MasterKeySource {
   /** GATEWAY_MASTER_KEY, already checked for format by loadConfig. */
   masterKey: string | undefined;
@@ -137,10 +141,10 @@ function readKeyFile(file: string): Buffer | null {
  * another process got there first (then its key is used), and no reader ever sees a partial file.
  */
 function createKeyFile(file: string): { key: Buffer; generated: boolean } {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
   const key = randomBytes(MASTER_KEY_BYTES);
   const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-  fs.writeFileSync(temp, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  fs.writeFileSync(temp, key.toString('base64') + '\n', { mode: PRIVATE_FILE_MODE, flag: 'wx' });
   try {
     fs.linkSync(temp, file);
     return { key, generated: true };

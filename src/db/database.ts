@@ -6,6 +6,7 @@ import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapt
 import type * as PGliteAdapter from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client';
 import { errnoCode } from '../errors';
+import { ensurePrivateDir } from '../storage/private-dir';
 import { migrate, type MigrateOptions, type MigrationOutcome, type RawQuery } from './migrations';
 import type * as Notifications from './notifications';
 import type { NotificationHandlers, NotificationListener } from './notifications';
@@ -138,7 +139,7 @@ export class DatabaseInUseError extends Error {}
  * gone) is taken over.
  */
 function lockDataDir(dir: string): () => void {
-  fs.mkdirSync(dir, { recursive: true });
+  ensurePrivateDir(dir);
   const lockPath = path.join(path.dirname(dir), `${path.basename(dir)}.lock`);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {

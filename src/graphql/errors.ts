@@ -4,6 +4,7 @@ import { ArgumentValidationError } from 'type-graphql';
 import type { ApolloServerPlugin } from '@apollo/server';
 import { databaseUnavailable } from '../db/outage';
 import { GatewayError, MASKED_INTERNAL } from '../errors';
+import { fromRangeError } from '../http/errors';
 import type { Logger } from '../logger';
 import { graphqlPath } from './field-names';
 import { LIMIT_CODES, QueryLimitError, tokenLimitOf } from './limits';
@@ -112,6 +113,8 @@ function mapError(logger: Logger) {
       if (original.kind === 'internal') logger.error({ err: original }, 'internal error in GraphQL resolver');
       return fromGatewayError(formatted, original);
     }
+    const outOfRange = fromRangeError(original, logger);
+    if (outOfRange) return fromGatewayError(formatted, outOfRange);
     if (original instanceof ArgumentValidationError) {
       return { message: 'Argument validation failed', locations: formatted.locations, path: formatted.path, extensions: { code: 'BAD_USER_INPUT' } };
     }

@@ -9,12 +9,15 @@ import {
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
-import { graphqlUploadExpress } from 'graphql-upload-minimal';
+import { processRequest } from 'graphql-upload-minimal';
+import type { Busboy } from 'busboy';
 import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config';
 import { GatewayError } from '../errors';
 import type { Logger } from '../logger';
 import { databaseUnavailable } from '../db/outage';
+import { jsonTooDeepError, refuseDeepJson, valueTooDeep } from '../http/json-depth';
+import { guardMultipart, type MultipartLimits } from '../http/multipart-guard';
 import { formatGraphQLError, contextGraphQLError, unavailablePlugin } from './errors';
 import { costLimitPlugin, knownOperationTypesRule, queryLimitsRule } from './limits';
 
@@ -87,13 +90,52 @@ export async function createGraphQLFace<C extends object>({
 
   return {
     middleware: [
-      // busboy flags a file on *reaching* maxFileSize: one byte more lets a file of exactly the limit through.
-      graphqlUploadExpress({ maxFileSize: config.uploadLimitBytes + 1, maxFiles: 1 }),
-      express.json({ limit: config.jsonLimit }),
+      graphqlUploads(config),
+      express.json({ limit: config.jsonLimit, verify: refuseDeepJson(config.jsonMaxDepth) }),
       bodyErrors(config, logger),
       expressMiddleware(server, { context }),
     ],
     stop: () => server.stop(),
+  };
+}
+
+/**
+ * GraphQL multipart requests (uploads) through graphql-upload-minimal, as its Express middleware does,
+ * plus the limits a JSON body has: parts and bytes besides the file (multipart-guard.ts) and the
+ * nesting of the `operations` field.
+ */
+function graphqlUploads(config: Config): RequestHandler {
+  // busboy flags a file on *reaching* maxFileSize: one byte more lets a file of exactly the limit through.
+  const options = { maxFileSize: config.uploadLimitBytes + 1, maxFiles: 1 };
+  return (req, res, next) => {
+    if (!req.is('multipart/form-data')) {
+      next();
+      return;
+    }
+    watchParser(req, config.multipart);
+    processRequest(req, res, options).then((body) => {
+      if (valueTooDeep(body, config.jsonMaxDepth)) {
+        next(jsonTooDeepError(config.jsonMaxDepth));
+        return;
+      }
+      req.body = body;
+      next();
+    }, next);
+  };
+}
+
+/**
+ * graphql-upload-minimal makes its busboy parser inside and only hands it to the request's `pipe`:
+ * that one call is where the guard can see it. A failed guard destroys the parser with its error,
+ * which the library answers like its own limits.
+ */
+function watchParser(req: express.Request, limits: MultipartLimits): void {
+  const pipe = req.pipe;
+  req.pipe = function <T extends NodeJS.WritableStream>(this: express.Request, destination: T, options?: { end?: boolean }): T {
+    req.pipe = pipe;
+    const parser = destination as unknown as Busboy;
+    guardMultipart(req, parser, limits, (err) => parser.destroy(err));
+    return pipe.call(this, destination, options) as T;
   };
 }
 

@@ -37,9 +37,20 @@ function withoutSourceExcerpt(message: string | undefined): string {
   return cut.trim() || 'could not parse';
 }
 
+/**
+ * A RangeError met while serving a request comes from what it sent: a value nested deeper than a walk
+ * of it can go (beyond the body parser's depth limit, when that is raised), a date or size out of range.
+ * The caller's mistake, not a 500; logged in case it was not.
+ */
+export function fromRangeError(err: unknown, logger: Pick<Logger, 'warn'>): GatewayError | null {
+  if (!(err instanceof RangeError)) return null;
+  logger.warn({ err }, 'request refused: RangeError while handling its input');
+  return badRequest('The request could not be processed: a value in it is nested too deeply or out of range', null, 'invalid_request');
+}
+
 export function restErrorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
-    let mapped = err instanceof GatewayError ? err : (databaseUnavailable(err) ?? fromBodyParser(err));
+    let mapped = err instanceof GatewayError ? err : (databaseUnavailable(err) ?? fromBodyParser(err) ?? fromRangeError(err, logger));
     // Every request fails alike while the database is away: one debug line each, not an error.
     if (mapped?.kind === 'unavailable') logger.debug({ err, method: req.method, path: req.path }, 'database unavailable');
     if (!mapped) {

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import busboy, { type Busboy, type FieldInfo, type FileInfo } from 'busboy';
 import { asError, badRequest, GatewayError } from '../errors';
 import { fileTooLarge, formatByteSize } from '../storage/file-store';
+import { guardMultipart, type MultipartLimits } from './multipart-guard';
 
 /**
  * Reads a multipart/form-data upload with exactly one file part, streaming the file to a consumer
@@ -29,6 +30,8 @@ export interface UploadedFile {
 
 export interface MultipartUploadOptions<T> {
   maxFileBytes: number;
+  /** Parts and bytes besides the file (multipart-guard.ts). */
+  limits: MultipartLimits;
   /** Names of the text fields the endpoint accepts; any other field is refused. */
   allowedFields: string[];
   /** Name of the file part. Default `file`. */
@@ -125,6 +128,7 @@ class UploadReceiver<T> {
     parser.on('fieldsLimit', () => this.fail(badRequest('Too many form fields')));
     parser.on('error', (err: Error) => this.fail(badRequest(`Malformed multipart body: ${err.message}`)));
     parser.on('close', () => void this.complete());
+    guardMultipart(this.req, parser, this.opts.limits, (err) => this.fail(err));
     return parser;
   }
 

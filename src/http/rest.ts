@@ -3,6 +3,7 @@ import type { Caller, LazyScope, Scope } from '../auth/scope';
 import { isOrganisationKey } from '../auth/scope';
 import { badRequest, forbidden, GatewayError } from '../errors';
 import { lazy } from '../lazy';
+import type { FailedAuthLimiter } from '../modules/rate-limits/failed-auth.limiter';
 import type { Services } from '../services';
 import type { Untrusted } from '../validation/parse';
 import { fromRest } from './case';
@@ -22,11 +23,36 @@ export function apiKeyOf(req: Request): string | undefined {
 }
 
 /** Resolves the API key of every request; 401 in the error shape otherwise. */
-export function authenticate(services: Services): RequestHandler {
+export function authenticate(services: Services, failures: FailedAuthLimiter): RequestHandler {
   return async (req, res, next) => {
-    res.locals.caller = await services.apiKeys.authenticate(apiKeyOf(req));
+    res.locals.caller = await authenticateRequest(services, failures, req);
     next();
   };
+}
+
+/**
+ * The caller of a request, looked up once per request (GraphQL's rate limit and its context both ask).
+ * A key that is not in the cache is looked up only if the client is not refused for failing too often
+ * (429), and a lookup that finds no active key counts as a failure of the client.
+ */
+export function authenticateRequest(services: Services, failures: FailedAuthLimiter, req: Request): Promise<Caller> {
+  const locals = (req.res as Response).locals;
+  locals.authentication ??= lookUpCaller(services, failures, req);
+  return locals.authentication;
+}
+
+async function lookUpCaller(services: Services, failures: FailedAuthLimiter, req: Request): Promise<Caller> {
+  const client = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  let lookedUp = false;
+  try {
+    return await services.apiKeys.authenticate(apiKeyOf(req), () => {
+      failures.refuseIfBlocked(client);
+      lookedUp = true;
+    });
+  } catch (err) {
+    if (lookedUp && err instanceof GatewayError && err.kind === 'unauthenticated') await failures.failed(client);
+    throw err;
+  }
 }
 
 export const callerOf = (res: Response): Caller => res.locals.caller;
@@ -128,6 +154,8 @@ declare global {
     interface Locals {
       /** Set by `authenticate` on every /v1 request. */
       caller: Caller;
+      /** The request's one API key lookup (authenticateRequest). */
+      authentication?: Promise<Caller>;
     }
   }
 }

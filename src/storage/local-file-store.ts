@@ -6,6 +6,7 @@ import { finished } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { badRequest, errnoCode, notFound } from '../errors';
 import { ByteMeter, type FileStore, type PutOptions, type StoredObject } from './file-store';
+import { makePrivate, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-dir';
 
 /**
  * A FileStore on the local disk: one file per key, directly under `root`.
@@ -15,7 +16,10 @@ import { ByteMeter, type FileStore, type PutOptions, type StoredObject } from '.
  * temporary file can never be mistaken for (or collide with) a stored object.
  */
 export class LocalFileStore implements FileStore {
-  constructor(private readonly root: string) {}
+  constructor(private readonly root: string) {
+    // Made private by put() when it makes it; one an earlier version made readable by others, here.
+    makePrivate(root);
+  }
 
   async put(key: string, source: NodeJS.ReadableStream, opts: PutOptions): Promise<StoredObject> {
     const finalPath = this.pathFor(key);
@@ -26,10 +30,10 @@ export class LocalFileStore implements FileStore {
     const tempPath = join(this.root, `.${key}.${randomBytes(8).toString('hex')}.tmp`);
     let out: WriteStream | undefined;
     try {
-      await mkdir(this.root, { recursive: true });
+      await mkdir(this.root, { recursive: true, mode: PRIVATE_DIR_MODE });
       // `wx` refuses to reuse an existing path; `flush` fsyncs before close so a crash right after
       // the rename cannot expose a truncated file under the final name.
-      out = createWriteStream(tempPath, { flags: 'wx', flush: true });
+      out = createWriteStream(tempPath, { flags: 'wx', flush: true, mode: PRIVATE_FILE_MODE });
       await pipeline(meter, out);
       await closed(out);
       await rename(tempPath, finalPath);

@@ -25,12 +25,16 @@ export class ApiKeyService {
     readonly cache: ApiKeyCache,
   ) {}
 
-  /** The caller behind a key; 401 for a missing, unknown or revoked key. Active keys are cached (see ApiKeyCache). */
-  async authenticate(key: string | undefined): Promise<Caller> {
+  /**
+   * The caller behind a key; 401 for a missing, unknown or revoked key. Active keys are cached (see
+   * ApiKeyCache); `beforeLookup` runs when the database must be asked (it may refuse: failed-auth limiter).
+   */
+  async authenticate(key: string | undefined, beforeLookup?: () => void): Promise<Caller> {
     if (!key) throw unauthenticated('Missing API key: send it in the x-gateway-api-key header');
     const hash = hashApiKey(key);
     const cached = this.cache.get(hash);
     if (cached) return cached;
+    beforeLookup?.();
     const token = this.cache.token();
     const row = await this.keys.findActiveScope(hash);
     if (!row) throw unauthenticated('Invalid or revoked API key');

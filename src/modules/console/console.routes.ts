@@ -36,7 +36,6 @@ export function consoleRoutes(dir: string): Router {
   router.use((_req, res, next) => {
     res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
     res.setHeader('Referrer-Policy', 'no-referrer');
-    res.setHeader('X-Content-Type-Options', 'nosniff');
     next();
   });
   if (!existsSync(path.join(dir, 'index.html'))) {

@@ -71,6 +71,7 @@ export function fileRoutes(services: Services): Router {
     }
     const { fields, file: staged } = await receiveMultipartUpload(req, {
       maxFileBytes: files.maxUploadBytes,
+      limits: files.multipartLimits,
       allowedFields: ['purpose', 'workspace_id'],
       onFile: ({ filename, stream }) => files.stage({ filename, stream }),
       onDiscard: (staged) => files.discard(staged),

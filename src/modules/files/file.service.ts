@@ -1,3 +1,4 @@
+import type { MultipartLimits } from '../../http/multipart-guard';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Scope } from '../../auth/scope';
@@ -44,6 +45,8 @@ export interface StageInput {
 export interface FileServiceOptions {
   /** Largest accepted upload (config.uploadLimitBytes); beyond it `payload_too_large` (413). */
   maxUploadBytes: number;
+  /** Parts and non-file bytes of a multipart upload (config.multipart), for the faces that receive them. */
+  multipart: MultipartLimits;
 }
 
 export interface FilePage {
@@ -62,6 +65,10 @@ export class FileService {
 
   get maxUploadBytes(): number {
     return this.options.maxUploadBytes;
+  }
+
+  get multipartLimits(): MultipartLimits {
+    return this.options.multipart;
   }
 
   /** Stores, checks and records an upload; nothing is kept when any step fails. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SecretBox } from '../../crypto/secret-box';
+import type { Sealer } from '../../crypto/secret-box';
 import { isUniqueViolation } from '../../db/prisma-errors';
 import { conflict, GatewayError } from '../../errors';
 import type { Logger } from '../../logger';
@@ -50,7 +50,7 @@ export function fingerprintOf(parts: readonly string[]): string {
 export class IdempotencyService {
   constructor(
     private readonly keys: IdempotencyRepository,
-    private readonly secrets: SecretBox,
+    private readonly secrets: Sealer,
     private readonly logger: Pick<Logger, 'warn'>,
   ) {}
 

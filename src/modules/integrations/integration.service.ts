@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Scope } from '../../auth/scope';
-import { SecretBoxError, type SecretBox } from '../../crypto/secret-box';
+import { SecretBoxError, type Sealer } from '../../crypto/secret-box';
 import { isUniqueViolation } from '../../db/prisma-errors';
 import { conflict, GatewayError, invalidField, notFound, type FieldPath } from '../../errors';
 import type { Integration } from '../../generated/prisma/client';
@@ -38,7 +38,7 @@ const associatedData = (id: string) => `integration:${id}`;
 export class IntegrationService {
   constructor(
     private readonly integrations: IntegrationRepository,
-    private readonly secrets: SecretBox,
+    private readonly secrets: Sealer,
     private readonly providers: ProviderRegistry,
   ) {}
 

@@ -1,4 +1,5 @@
 import type { Scope } from '../../auth/scope';
+import { likeLiteral } from '../../db/like';
 import { inScope } from '../../db/scope';
 import type { PrismaClient } from '../../db/database';
 import type { Tx } from '../../db/prisma-errors';
@@ -19,7 +20,7 @@ export class LabelRepository {
   async page(scope: Scope, filter: { search?: string; skip: number; take: number }): Promise<{ total: number; rows: Label[] }> {
     const where: Prisma.LabelWhereInput = {
       ...inScope(scope),
-      ...(filter.search ? { name: { contains: filter.search, mode: 'insensitive' } } : {}),
+      ...(filter.search ? { name: { contains: likeLiteral(filter.search), mode: 'insensitive' } } : {}),
     };
     const [total, rows] = await Promise.all([
       this.prisma.label.count({ where }),

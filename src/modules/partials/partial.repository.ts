@@ -1,4 +1,5 @@
 import type { Scope } from '../../auth/scope';
+import { likeLiteral } from '../../db/like';
 import { inScope } from '../../db/scope';
 import type { PrismaClient } from '../../db/database';
 import type { Tx } from '../../db/prisma-errors';
@@ -88,7 +89,7 @@ export class PartialRepository {
   /** The slugs of the workspace that are `base` or `base-…`. */
   async slugsLike(scope: Scope, base: string, tx: Tx | PrismaClient = this.prisma): Promise<string[]> {
     const rows = await tx.promptPartial.findMany({
-      where: { ...inScope(scope), OR: [{ slug: base }, { slug: { startsWith: `${base}-` } }] },
+      where: { ...inScope(scope), OR: [{ slug: base }, { slug: { startsWith: likeLiteral(`${base}-`) } }] },
       select: { slug: true },
     });
     return rows.map((r) => r.slug);

@@ -51,23 +51,21 @@ export const graphqlRateLimitErrors: ErrorRequestHandler = (err: unknown, _req, 
 };
 
 /** The caller authentication has put on the response, if it ran and succeeded. */
-export function knownCaller(res: Response | undefined): Caller | undefined {
+function knownCaller(res: Response | undefined): Caller | undefined {
   return res?.locals.caller;
 }
 
 /**
  * For a face that authenticates later (GraphQL, in its context): looks the key up now so the request
- * can be counted, leaving a missing or bad key for the face to refuse in its own shape.
+ * can be counted, leaving a missing or bad key for the face to refuse in its own shape (the lookup is
+ * made once per request: the face gets the same answer).
  */
-export function identifyCaller(authenticate: (key: string | undefined) => Promise<Caller>, keyOf: (req: Request) => string | undefined): RequestHandler {
+export function identifyCaller(authenticate: (req: Request) => Promise<Caller>): RequestHandler {
   return async (req, res, next) => {
-    const key = keyOf(req);
-    if (key) {
-      try {
-        res.locals.caller = await authenticate(key);
-      } catch {
-        // Refused by the face itself, with its own error.
-      }
+    try {
+      res.locals.caller = await authenticate(req);
+    } catch {
+      // Refused by the face itself, with its own error.
     }
     next();
   };
