@@ -46,6 +46,8 @@ const envSchema = z.object({
   GATEWAY_GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().default(5000),
   GATEWAY_GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(10_000),
   GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE: z.coerce.number().int().positive().default(50),
+  // The secret a federation router sends to read `_service { sdl }` (src/graphql/federation.ts); never quoted.
+  GATEWAY_FEDERATION_SECRET: z.string().min(16).optional(),
   // Rate limits (src/modules/rate-limits): requests per API key per minute; unset = no limit.
   GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().optional(),
   REDIS_URL: z.string().url().optional(),
@@ -112,6 +114,8 @@ export interface Config {
   uploadLimitBytes: number;
   multipart: MultipartLimits;
   graphqlLimits: QueryLimits;
+  /** What a router sends in x-gateway-federation-secret to read `_service { sdl }`; unset: open outside production only. */
+  federationSecret: string | undefined;
   /** Null for the local store under `filesDir`. */
   s3FileStore: (S3ClientSettings & { location: string }) | null;
   /** Null when GATEWAY_RATE_LIMIT_PER_MINUTE is unset. */
@@ -171,6 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxPageSize: MAX_PAGE_SIZE,
       defaultListSize: e.GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE,
     },
+    federationSecret: e.GATEWAY_FEDERATION_SECRET,
     s3FileStore:
       e.GATEWAY_FILE_STORE === 'local'
         ? null

@@ -113,7 +113,7 @@ function mapError(logger: Logger) {
       if (original.kind === 'internal') logger.error({ err: original }, 'internal error in GraphQL resolver');
       return fromGatewayError(formatted, original);
     }
-    const outOfRange = fromRangeError(original, logger);
+    const outOfRange = fromRangeError(original instanceof GraphQLError ? original.originalError : original, logger);
     if (outOfRange) return fromGatewayError(formatted, outOfRange);
     if (original instanceof ArgumentValidationError) {
       return { message: 'Argument validation failed', locations: formatted.locations, path: formatted.path, extensions: { code: 'BAD_USER_INPUT' } };

@@ -1,6 +1,8 @@
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { MapperKind, mapSchema, printSchemaWithDirectives } from '@graphql-tools/utils';
-import { assertValidSchema, isObjectType, parse, type GraphQLSchema } from 'graphql';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { ApolloServerPlugin } from '@apollo/server';
+import { assertValidSchema, BREAK, GraphQLError, isObjectType, parse, visit, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { createResolversMap } from 'type-graphql';
 import { schemaEntities } from './entity';
 
@@ -36,4 +38,48 @@ export function toSubgraphSchema(schema: GraphQLSchema): GraphQLSchema {
   // type-graphql built with `skipCheck`: the checks it skipped run here, on the schema that is served.
   assertValidSchema(subgraph);
   return subgraph;
+}
+
+/** The header a federation router sends `GATEWAY_FEDERATION_SECRET` in. */
+export const FEDERATION_SECRET_HEADER = 'x-gateway-federation-secret';
+
+/**
+ * `_service { sdl }` is the whole schema, introspection in all but name: a router composing the
+ * supergraph needs it, nobody else does. With `GATEWAY_FEDERATION_SECRET` set it answers only requests
+ * carrying that secret in `x-gateway-federation-secret` (compared in constant time); without one it
+ * answers everyone outside production (like introspection) and nobody in production. Refused: 403
+ * `FORBIDDEN`, before any resolver runs.
+ */
+export function serviceSdlGate(options: { secret: string | undefined; production: boolean }): ApolloServerPlugin {
+  const secret = options.secret === undefined ? null : digest(options.secret);
+  const asksForSdl = new WeakMap<DocumentNode, boolean>();
+  const allowed = (sent: string | undefined) => (secret === null ? !options.production : sent !== undefined && timingSafeEqual(digest(sent), secret));
+  return {
+    requestDidStart: () =>
+      Promise.resolve({
+        didResolveOperation: ({ document, request }) => {
+          let asks = asksForSdl.get(document);
+          if (asks === undefined) asksForSdl.set(document, (asks = selectsService(document)));
+          if (!asks || allowed(request.http?.headers.get(FEDERATION_SECRET_HEADER))) return Promise.resolve();
+          const message = secret === null ? '_service is not served in production without GATEWAY_FEDERATION_SECRET' : `_service needs the federation router's secret (${FEDERATION_SECRET_HEADER})`;
+          return Promise.reject(new GraphQLError(message, { extensions: { code: 'FORBIDDEN', http: { status: 403 } } }));
+        },
+      }),
+  };
+}
+
+/** Equal-length values for timingSafeEqual, whatever was sent. */
+const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
+
+/** Whether an operation document selects `_service` anywhere (an alias or a fragment does not hide a field's name). */
+function selectsService(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Field(node) {
+      if (node.name.value !== '_service') return undefined;
+      found = true;
+      return BREAK;
+    },
+  });
+  return found;
 }

@@ -268,14 +268,21 @@ export function costLimitPlugin(limits: QueryLimits): ApolloServerPlugin {
       Promise.resolve({
         didResolveOperation: ({ operation, document, request, schema }) => {
           if (!operation) return Promise.resolve();
-          const cost = costs.of(document, request.operationName, request.variables ?? {}, () => {
-            try {
-              return costOf(schema, document, request.variables ?? {}, request.operationName ?? undefined, limits.defaultListSize);
-            } catch {
-              // Variables that do not fit their types: execution refuses them with its own 400, before any resolver.
-              return null;
-            }
-          });
+          let cost: number | null;
+          try {
+            cost = costs.of(document, request.operationName, request.variables ?? {}, () => {
+              try {
+                return costOf(schema, document, request.variables ?? {}, request.operationName ?? undefined, limits.defaultListSize);
+              } catch {
+                // Variables that do not fit their types: execution refuses them with its own 400, before any resolver.
+                return null;
+              }
+            });
+          } catch (err) {
+            // Variables nested deeper than the stack goes (the body parser's depth limit raised far): the caller's 400.
+            if (!(err instanceof RangeError)) throw err;
+            return Promise.reject(new GraphQLError('The variables are nested too deeply to be read', { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } }));
+          }
           if (cost !== null && cost > limits.maxCost) {
             const message = `Query cost ${cost} exceeds the limit of ${limits.maxCost}`;
             return Promise.reject(new QueryLimitError(message, LIMIT_CODES.cost, operation.name ?? operation, { cost, maxCost: limits.maxCost }));

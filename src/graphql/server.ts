@@ -16,9 +16,10 @@ import type { Config } from '../config';
 import { GatewayError } from '../errors';
 import type { Logger } from '../logger';
 import { databaseUnavailable } from '../db/outage';
-import { jsonTooDeepError, refuseDeepJson, valueTooDeep } from '../http/json-depth';
+import { JSON_TOO_DEEP, jsonTooDeepError, refuseDeepJson, valueTooDeep } from '../http/json-depth';
 import { guardMultipart, type MultipartLimits } from '../http/multipart-guard';
 import { formatGraphQLError, contextGraphQLError, unavailablePlugin } from './errors';
+import { serviceSdlGate } from './federation';
 import { costLimitPlugin, knownOperationTypesRule, queryLimitsRule } from './limits';
 
 export interface GraphQLFace {
@@ -63,6 +64,7 @@ export async function createGraphQLFace<C extends object>({
     validationRules: [knownOperationTypesRule, queryLimitsRule(limits)],
     formatError: formatGraphQLError(logger, { hideSuggestions: config.production }),
     plugins: [
+      serviceSdlGate({ secret: config.federationSecret, production: config.production }),
       costLimitPlugin(limits),
       unavailablePlugin(),
       // Apollo would add federated tracing (ftv1) to a subgraph; no router reports to Apollo Studio here.
@@ -161,6 +163,8 @@ function bodyErrors(config: Config, logger: Logger): ErrorRequestHandler {
         return answer(413, 'PAYLOAD_TOO_LARGE', `Request body larger than ${config.jsonLimit}`);
       case 'entity.parse.failed':
         return answer(400, 'BAD_REQUEST', 'Malformed JSON body');
+      case JSON_TOO_DEEP:
+        return answer(400, 'BAD_REQUEST', err.message ?? 'The JSON body is nested too deeply');
       case 'encoding.unsupported':
       case 'charset.unsupported':
         return answer(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported body encoding or charset');

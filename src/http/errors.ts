@@ -3,6 +3,7 @@ import { databaseUnavailable } from '../db/outage';
 import { GatewayError, MASKED_INTERNAL, badRequest, errorBody } from '../errors';
 import type { Logger } from '../logger';
 import { restPath } from './case';
+import { JSON_TOO_DEEP } from './json-depth';
 
 interface BodyParserError {
   type?: string;
@@ -19,6 +20,8 @@ function fromBodyParser(raw: unknown): GatewayError | null {
       return badRequest(`Malformed JSON body: ${withoutSourceExcerpt(err.message)}`, null, 'invalid_json');
     case 'entity.too.large':
       return new GatewayError('payload_too_large', 'Request body too large', { code: 'body_too_large' });
+    case JSON_TOO_DEEP:
+      return badRequest(err.message ?? 'The JSON body is nested too deeply', null, 'json_too_deep');
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new GatewayError('unsupported_media_type', err.message ?? 'Unsupported body encoding');

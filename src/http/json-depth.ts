@@ -1,5 +1,4 @@
 import type { IncomingMessage } from 'node:http';
-import { GatewayError } from '../errors';
 
 /**
  * JSON nested thousands deep parses fine (V8's JSON.parse does not recurse), but every recursive walk
@@ -57,14 +56,16 @@ export function valueTooDeep(value: unknown, max: number): boolean {
   return false;
 }
 
-/** The error both faces answer with (body-parser keeps a thrown error's `status` and `type`). */
-export function jsonTooDeepError(max: number): GatewayError & { type: string } {
-  const err = new GatewayError('invalid_request', `The JSON body is nested more than ${max} levels deep`, { code: 'json_too_deep' });
-  return Object.assign(err, { type: JSON_TOO_DEEP });
-}
-
-/** The `type` of the body-parser error raised by `refuseDeepJson`. */
+/** The `type` of the error `refuseDeepJson` raises, as body-parser types its own (`entity.too.large`…). */
 export const JSON_TOO_DEEP = 'entity.too.deep';
+
+/**
+ * A body-parser style error (`status`, `type`, `expose`), which each face maps to its error shape
+ * like the parser's own. Not a GatewayError: body-parser writes `type` onto what `verify` throws.
+ */
+export function jsonTooDeepError(max: number): Error & { status: number; type: string; expose: boolean } {
+  return Object.assign(new Error(`The JSON body is nested more than ${max} levels deep`), { status: 400, type: JSON_TOO_DEEP, expose: true });
+}
 
 /**
  * express.json()'s `verify` hook: runs on the raw body before it is parsed. Bodies are UTF-8 almost
@@ -84,7 +85,7 @@ function decode(body: Buffer, encoding: string): string {
   try {
     decoder = new TextDecoder(encoding);
   } catch {
-    throw Object.assign(new GatewayError('unsupported_media_type', `JSON bodies must be UTF-8 or UTF-16, not ${encoding}`), { type: 'charset.unsupported' });
+    throw Object.assign(new Error(`JSON bodies must be UTF-8 or UTF-16, not ${encoding}`), { status: 415, type: 'charset.unsupported', expose: true });
   }
   return decoder.decode(body);
 }

@@ -119,6 +119,7 @@ interface Case {
 
 const JSON_TYPE = 'application/json';
 const OVER_JSON_LIMIT = JSON.stringify({ name: 'x'.repeat(1024 * 1024) });
+const NESTED_TOO_DEEP = '{"name":' + '{"a":'.repeat(5000) + '1' + '}'.repeat(5001);
 
 /** What any parsed JSON body route answers, whether or not it reads the body. */
 function parserCases(route: Route): Array<Omit<Case, 'route' | 'query'>> {
@@ -128,6 +129,7 @@ function parserCases(route: Route): Array<Omit<Case, 'route' | 'query'>> {
     { name: 'a JSON string', body: '"text"', contentType: JSON_TYPE, expected: { status: 400, code: 'invalid_json' } },
     { name: 'a JSON number', body: '42', contentType: JSON_TYPE, expected: { status: 400, code: 'invalid_json' } },
     { name: 'a body over the JSON limit', body: OVER_JSON_LIMIT, contentType: JSON_TYPE, expected: { status: 413, code: 'body_too_large' } },
+    { name: 'JSON nested thousands deep', body: NESTED_TOO_DEEP, contentType: JSON_TYPE, expected: { status: 400, param: null, code: 'json_too_deep' } },
     { name: 'a form-encoded body', body: 'a=b', contentType: 'application/x-www-form-urlencoded', expected: { status: 415, code: 'unsupported_media_type' } },
     ...(route.body === 'json'
       ? [
