@@ -23,6 +23,7 @@ const CLIENT_CODES = new Set([
   'NOT_FOUND',
   'CONFLICT',
   'PROVIDER_ERROR',
+  'RATE_LIMITED',
   'PAYLOAD_TOO_LARGE',
   'UNSUPPORTED_MEDIA_TYPE',
   // Not the caller's fault, but already mapped (a database outage while building the context): kept as it is.
