@@ -13,18 +13,21 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 const run = promisify(execFile);
 
 let database: TestDatabase;
+let tempDir: string;
 let dataDir: string;
 let env: Record<string, string>;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-cli-'));
+  tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-cli-'));
+  // Not made yet: the CLI makes what it needs of it.
+  dataDir = path.join(tempDir, 'data');
   // On PGlite the CLI opens its own embedded database under DATA_DIR (a process cannot share the test's in-memory one).
   env = database.databaseUrl ? { DATABASE_URL: database.databaseUrl, DATA_DIR: dataDir } : { DATA_DIR: dataDir };
 });
 afterAll(async () => {
   await database.drop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  fs.rmSync(tempDir, { recursive: true, force: true });
 });
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -77,6 +80,17 @@ describe('admin CLI', () => {
     ]);
     expect(keys.stdout).not.toContain(created.key);
     expect(keys.stdout).not.toContain(issued.key);
+  });
+
+  it('writes no master key (it stores no credentials), and keeps the embedded database private', () => {
+    expect(fs.existsSync(path.join(dataDir, 'master.key'))).toBe(false);
+    const mode = (dir: string) => fs.statSync(dir).mode & 0o777;
+    if (database.databaseUrl) {
+      expect(fs.existsSync(dataDir)).toBe(false);
+    } else {
+      expect(mode(dataDir)).toBe(0o700);
+      expect(mode(path.join(dataDir, 'pglite'))).toBe(0o700);
+    }
   });
 
   it('answers a malformed or unknown id with a clear message, not a database error', async () => {

@@ -1,12 +1,14 @@
-import { gql, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, gql, startTestGateway, type TestGateway } from '../support/gateway';
 
 /**
  * Production mode (NODE_ENV=production), here with a tightened depth limit: the schema's own nesting
  * stays under the default of 10, so the depth limit is shown with GATEWAY_GRAPHQL_MAX_DEPTH=3.
  */
+const ROUTER_SECRET = 'router-secret-0123456789abcdef';
+
 let gw: TestGateway;
 beforeAll(async () => {
-  gw = await startTestGateway({ NODE_ENV: 'production', GATEWAY_GRAPHQL_MAX_DEPTH: '3' });
+  gw = await startTestGateway({ NODE_ENV: 'production', GATEWAY_GRAPHQL_MAX_DEPTH: '3', GATEWAY_FEDERATION_SECRET: ROUTER_SECRET });
 });
 afterAll(() => gw.stop());
 afterEach(() => jest.restoreAllMocks());
@@ -21,11 +23,33 @@ describe('GraphQL face in production mode', () => {
     }
   });
 
-  it('still answers _service { sdl } (a router needs it) and __typename', async () => {
-    const res = await gql(gw, `{ __typename _service { sdl } }`);
-    expect(res.status).toBe(200);
-    expect(res.body.data.__typename).toBe('Query');
-    expect(res.body.data._service.sdl).toContain('@key(fields: "id")');
+  it('answers _service { sdl } to the federation router (its secret in x-gateway-federation-secret) and nobody else', async () => {
+    const sdl = (secret?: string, query = `{ __typename _service { sdl } }`) =>
+      api(gw, 'POST', '/graphql', { body: { query }, headers: secret === undefined ? {} : { 'x-gateway-federation-secret': secret } });
+    const router = await sdl(ROUTER_SECRET);
+    expect(router.status).toBe(200);
+    expect(router.body.data.__typename).toBe('Query');
+    expect(router.body.data._service.sdl).toContain('@key(fields: "id")');
+    for (const refused of [await sdl(), await sdl('wrong'), await sdl(ROUTER_SECRET.slice(0, -1)), await sdl(undefined, `{ s: _service { sdl } }`)]) {
+      expect(refused.status).toBe(403);
+      expect(refused.body.errors[0]).toMatchObject({ message: expect.stringMatching(/x-gateway-federation-secret/), extensions: { code: 'FORBIDDEN' } });
+      expect(JSON.stringify(refused.body)).not.toContain('@key');
+    }
+    // Behind a fragment, too.
+    const fragment = await sdl(undefined, `query { ...Q } fragment Q on Query { _service { sdl } }`);
+    expect(fragment.status).toBe(403);
+    expect((await gql(gw, `{ __typename }`)).body.data.__typename).toBe('Query');
+  });
+
+  it('serves _service to nobody in production without a configured secret', async () => {
+    const open = await startTestGateway({ NODE_ENV: 'production' });
+    try {
+      const res = await gql(open, `{ _service { sdl } }`);
+      expect(res.status).toBe(403);
+      expect(res.body.errors[0]).toMatchObject({ message: '_service is not served in production without GATEWAY_FEDERATION_SECRET', extensions: { code: 'FORBIDDEN' } });
+    } finally {
+      await open.stop();
+    }
   });
 
   it('hides field and enum suggestions', async () => {

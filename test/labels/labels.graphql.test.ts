@@ -47,6 +47,13 @@ describe('labels over GraphQL', () => {
     expect(bad.body.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', param: 'pageSize' });
   });
 
+  it('searches for % and _ literally', async () => {
+    await data(gw, CreateLabelDocument, { input: { name: 'gq_under' } });
+    expect((await data(gw, LabelsDocument, { search: '%', pageSize: 100 })).labels.total).toBe(0);
+    const { labels } = await data(gw, LabelsDocument, { search: 'q_u', pageSize: 100 });
+    expect(labels.items.map((l) => l.name)).toEqual(['gq_under']);
+  });
+
   it('maps domain errors to extension codes', async () => {
     const dup = await gql(gw, `mutation { createLabel(input: {name: "production"}) { id } }`);
     expect(dup.body.errors[0].extensions.code).toBe('CONFLICT');

@@ -79,6 +79,18 @@ describe('labels over REST', () => {
     expect(beyond.body).toEqual({ total: 7, data: [] });
   });
 
+  it('searches for LIKE wildcards and backslashes as the characters they are', async () => {
+    for (const name of ['pct-100', 'under_score', 'back-slash']) expect((await api(gw, 'POST', '/v1/labels', { body: { name } })).status).toBe(200);
+    const names = async (search: string) => (await api(gw, 'GET', `/v1/labels?search=${encodeURIComponent(search)}&page_size=100`)).body.data.map((l: any) => l.name);
+    expect(await names('%')).toEqual([]);
+    expect(await names('_')).toEqual(['under_score']);
+    expect(await names('r_s')).toEqual(['under_score']);
+    expect(await names('pct%')).toEqual([]);
+    expect(await names('\\')).toEqual([]);
+    expect(await names('k\\-s')).toEqual([]);
+    expect(await names('k-s')).toEqual(['back-slash']);
+  });
+
   it('refuses paging inputs out of range', async () => {
     expectError(await api(gw, 'GET', '/v1/labels?page_size=0'), 400, 'invalid_request_error', 'page_size');
     expectError(await api(gw, 'GET', '/v1/labels?page_size=101'), 400, 'invalid_request_error', 'page_size');
