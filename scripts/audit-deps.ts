@@ -53,9 +53,12 @@ interface Lockfile {
 
 /** Every package a production install (`npm ci --omit=dev`) puts on disk, from the lockfile (v2/v3). */
 export function productionPackages(lockfile: Lockfile): InstalledPackage[] {
-  return Object.entries(lockfile.packages)
-    .filter(([location, entry]) => location !== '' && !entry.dev && !entry.link && entry.version !== undefined)
-    .map(([location, entry]) => ({ name: location.slice(location.lastIndexOf('node_modules/') + 'node_modules/'.length), version: entry.version!, location }));
+  const out: InstalledPackage[] = [];
+  for (const [location, { version, dev, link }] of Object.entries(lockfile.packages)) {
+    if (location === '' || dev || link || version === undefined) continue;
+    out.push({ name: location.slice(location.lastIndexOf('node_modules/') + 'node_modules/'.length), version, location });
+  }
+  return out;
 }
 
 function inRange(version: string, events: RangeEvent[]): boolean {
@@ -139,7 +142,11 @@ function report(found: Finding[], snapshot: Snapshot): number {
     console.log(`${advisory.severity.padEnd(8)} ${pkg.name}@${pkg.version} (${pkg.location}): ${advisory.id} ${advisory.summary}`);
   }
   const blocking = found.filter((f) => BLOCKING_SEVERITIES.has(f.advisory.severity));
-  console.log(blocking.length ? `${blocking.length} high or critical advisories affect production dependencies` : 'no high or critical advisory affects a production dependency');
+  console.log(
+    blocking.length
+      ? `${blocking.length} high or critical advisories affect production dependencies`
+      : 'no high or critical advisory affects a production dependency',
+  );
   return blocking.length ? 1 : 0;
 }
 

@@ -110,7 +110,11 @@ export async function createApp(config: Config, services: Services, logger: Logg
   app.get('/v1/openapi.json', openApiRoute());
 
   // Creating POSTs with an Idempotency-Key are claimed or replayed right after their body is parsed.
-  const jsonBody: RequestHandler[] = [requireJsonBody, express.json({ limit: config.jsonLimit, strict: true, verify: refuseDeepJson(config.jsonMaxDepth) }), idempotentCreates(services.idempotency)];
+  const jsonBody: RequestHandler[] = [
+    requireJsonBody,
+    express.json({ limit: config.jsonLimit, strict: true, verify: refuseDeepJson(config.jsonMaxDepth) }),
+    idempotentCreates(services.idempotency),
+  ];
   const v1 = express.Router();
   v1.use(authenticate(services, failures));
   if (limiter) v1.use(rateLimit(limiter));

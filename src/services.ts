@@ -51,7 +51,12 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const secrets: Sealer = { seal: (...args) => masterKey().seal(...args), open: (...args) => masterKey().open(...args) };
   const integrations = new IntegrationService(new IntegrationRepository(prisma), secrets, providers);
   const idempotency = new IdempotencyService(new IdempotencyRepository(prisma), secrets, logger);
-  const files = new FileService(new FileRepository(prisma), createFileStore(config), { maxUploadBytes: config.uploadLimitBytes, multipart: config.multipart }, logger);
+  const files = new FileService(
+    new FileRepository(prisma),
+    createFileStore(config),
+    { maxUploadBytes: config.uploadLimitBytes, multipart: config.multipart },
+    logger,
+  );
   const fineTuningJobs = new FineTuningRepository(prisma);
   const jobLeases = new JobLeases(prisma);
   metrics.countJobs(() => jobLeases.countByStatus());

@@ -61,7 +61,10 @@ export function serviceSdlGate(options: { secret: string | undefined; production
           let asks = asksForSdl.get(document);
           if (asks === undefined) asksForSdl.set(document, (asks = selectsService(document)));
           if (!asks || allowed(request.http?.headers.get(FEDERATION_SECRET_HEADER))) return Promise.resolve();
-          const message = secret === null ? '_service is not served in production without GATEWAY_FEDERATION_SECRET' : `_service needs the federation router's secret (${FEDERATION_SECRET_HEADER})`;
+          const message =
+            secret === null
+              ? '_service is not served in production without GATEWAY_FEDERATION_SECRET'
+              : `_service needs the federation router's secret (${FEDERATION_SECRET_HEADER})`;
           return Promise.reject(new GraphQLError(message, { extensions: { code: 'FORBIDDEN', http: { status: 403 } } }));
         },
       }),

@@ -281,7 +281,9 @@ export function costLimitPlugin(limits: QueryLimits): ApolloServerPlugin {
           } catch (err) {
             // Variables nested deeper than the stack goes (the body parser's depth limit raised far): the caller's 400.
             if (!(err instanceof RangeError)) throw err;
-            return Promise.reject(new GraphQLError('The variables are nested too deeply to be read', { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } }));
+            return Promise.reject(
+              new GraphQLError('The variables are nested too deeply to be read', { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } }),
+            );
           }
           if (cost !== null && cost > limits.maxCost) {
             const message = `Query cost ${cost} exceeds the limit of ${limits.maxCost}`;

@@ -132,12 +132,12 @@ function graphqlUploads(config: Config): RequestHandler {
  * which the library answers like its own limits.
  */
 function watchParser(req: express.Request, limits: MultipartLimits): void {
-  const pipe = req.pipe;
-  req.pipe = function <T extends NodeJS.WritableStream>(this: express.Request, destination: T, options?: { end?: boolean }): T {
-    req.pipe = pipe;
+  req.pipe = <T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T => {
+    // Back to the prototype's pipe for this call and any later one.
+    delete (req as Partial<Pick<express.Request, 'pipe'>>).pipe;
     const parser = destination as unknown as Busboy;
     guardMultipart(req, parser, limits, (err) => parser.destroy(err));
-    return pipe.call(this, destination, options) as T;
+    return req.pipe(destination, options);
   };
 }
 

@@ -29,7 +29,12 @@ function boundaryOf(contentType: string | undefined): string | null {
  * open from the parser's `file` event until its stream ends, so the count is per chunk of the body:
  * it can be off by the chunk a file starts or ends in (64 KiB), never by more.
  */
-export function guardMultipart(req: Readable & { headers: Record<string, string | string[] | undefined> }, parser: Busboy, limits: MultipartLimits, fail: (err: GatewayError) => void): void {
+export function guardMultipart(
+  req: Readable & { headers: Record<string, string | string[] | undefined> },
+  parser: Busboy,
+  limits: MultipartLimits,
+  fail: (err: GatewayError) => void,
+): void {
   const contentType = req.headers['content-type'];
   const boundary = boundaryOf(typeof contentType === 'string' ? contentType : undefined);
   if (boundary === null) return;

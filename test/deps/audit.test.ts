@@ -24,11 +24,17 @@ describe('production dependencies', () => {
     const packages = productionPackages(lockfile);
     expect(packages).toContainEqual({ name: 'express', version: lockfile.packages['node_modules/express'].version, location: 'node_modules/express' });
     expect(packages.map((p) => p.name)).not.toContain('jest');
-    expect(packages.some((p) => p.location.includes('/node_modules/') && p.location.indexOf('node_modules/') !== p.location.lastIndexOf('node_modules/'))).toBe(true);
+    expect(packages.some((p) => p.location.includes('/node_modules/') && p.location.indexOf('node_modules/') !== p.location.lastIndexOf('node_modules/'))).toBe(
+      true,
+    );
   });
 
   it('the snapshot names its source, licence and date', () => {
-    expect(snapshot).toMatchObject({ source: expect.stringContaining('github/advisory-database'), licence: 'CC-BY-4.0', retrieved: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/) });
+    expect(snapshot).toMatchObject({
+      source: expect.stringContaining('github/advisory-database'),
+      licence: 'CC-BY-4.0',
+      retrieved: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+    });
     expect(snapshot.advisories.length).toBeGreaterThan(0);
   });
 });
@@ -44,9 +50,19 @@ describe('the check', () => {
   });
 
   it('reads OSV ranges: several spans, pre-releases, last_affected, open ends', () => {
-    const advisory = (events: object[][]) => ({ source: '', licence: '', retrieved: '', advisories: [{ id: 'GHSA-test', aliases: [], summary: '', severity: 'HIGH', published: '', modified: '', affected: [{ package: 'p', ranges: events as never }] }] });
+    const advisory = (events: object[][]) => ({
+      source: '',
+      licence: '',
+      retrieved: '',
+      advisories: [
+        { id: 'GHSA-test', aliases: [], summary: '', severity: 'HIGH', published: '', modified: '', affected: [{ package: 'p', ranges: events as never }] },
+      ],
+    });
     const hit = (version: string, events: object[][]) => findings([{ name: 'p', version, location: 'node_modules/p' }], advisory(events)).length === 1;
-    const express = [[{ introduced: '0' }, { fixed: '4.19.2' }], [{ introduced: '5.0.0-alpha.1' }, { fixed: '5.0.0-beta.3' }]];
+    const express = [
+      [{ introduced: '0' }, { fixed: '4.19.2' }],
+      [{ introduced: '5.0.0-alpha.1' }, { fixed: '5.0.0-beta.3' }],
+    ];
     expect([hit('4.19.1', express), hit('4.19.2', express), hit('5.0.0-beta.1', express), hit('5.0.0', express)]).toEqual([true, false, true, false]);
     const lastAffected = [[{ introduced: '2.0.0' }, { last_affected: '2.4.11' }]];
     expect([hit('1.9.9', lastAffected), hit('2.4.11', lastAffected), hit('2.4.12', lastAffected)]).toEqual([false, true, false]);
@@ -62,14 +78,24 @@ describe('the check', () => {
         fs.mkdirSync(dir, { recursive: true });
         fs.writeFileSync(path.join(dir, `${id}.json`), JSON.stringify({ id, published: '2026-01-01T00:00:00Z', modified: '2026-01-02T00:00:00Z', ...osv }));
       };
-      const affected = (ecosystem: string, name: string) => [{ package: { ecosystem, name }, ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '0' }, { fixed: '2.0.0' }] }] }];
+      const affected = (ecosystem: string, name: string) => [
+        { package: { ecosystem, name }, ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '0' }, { fixed: '2.0.0' }] }] },
+      ];
       write('GHSA-aaaa-aaaa-aaaa', { summary: 'kept', affected: affected('npm', 'express'), database_specific: { severity: 'HIGH' } });
       write('GHSA-bbbb-bbbb-bbbb', { summary: 'another ecosystem', affected: affected('PyPI', 'express') });
       write('GHSA-cccc-cccc-cccc', { summary: 'not a dependency', affected: affected('npm', 'left-pad') });
       write('GHSA-dddd-dddd-dddd', { summary: 'withdrawn', withdrawn: '2026-01-03T00:00:00Z', affected: affected('npm', 'express') });
       const rebuilt = snapshotFrom(checkout, new Set(['express']), '2026-11-27');
       expect(rebuilt.advisories).toEqual([
-        { id: 'GHSA-aaaa-aaaa-aaaa', aliases: [], summary: 'kept', severity: 'HIGH', published: '2026-01-01T00:00:00Z', modified: '2026-01-02T00:00:00Z', affected: [{ package: 'express', ranges: [[{ introduced: '0' }, { fixed: '2.0.0' }]] }] },
+        {
+          id: 'GHSA-aaaa-aaaa-aaaa',
+          aliases: [],
+          summary: 'kept',
+          severity: 'HIGH',
+          published: '2026-01-01T00:00:00Z',
+          modified: '2026-01-02T00:00:00Z',
+          affected: [{ package: 'express', ranges: [[{ introduced: '0' }, { fixed: '2.0.0' }]] }],
+        },
       ]);
       expect(rebuilt).toMatchObject({ licence: 'CC-BY-4.0', retrieved: '2026-11-27' });
     } finally {

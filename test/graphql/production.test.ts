@@ -46,7 +46,10 @@ describe('GraphQL face in production mode', () => {
     try {
       const res = await gql(open, `{ _service { sdl } }`);
       expect(res.status).toBe(403);
-      expect(res.body.errors[0]).toMatchObject({ message: '_service is not served in production without GATEWAY_FEDERATION_SECRET', extensions: { code: 'FORBIDDEN' } });
+      expect(res.body.errors[0]).toMatchObject({
+        message: '_service is not served in production without GATEWAY_FEDERATION_SECRET',
+        extensions: { code: 'FORBIDDEN' },
+      });
     } finally {
       await open.stop();
     }

@@ -50,7 +50,10 @@ describe('the body parser, at the default depth (64)', () => {
   afterAll(() => gw.stop());
 
   it('refuses a REST body nested thousands deep with 400 json_too_deep, creating nothing', async () => {
-    const res = await api(gw, 'POST', '/v1/labels', { rawBody: `{"name":"deep","color_code":${nested(5000)}}`, headers: { 'content-type': 'application/json' } });
+    const res = await api(gw, 'POST', '/v1/labels', {
+      rawBody: `{"name":"deep","color_code":${nested(5000)}}`,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'json_too_deep', param: null, message: 'The JSON body is nested more than 64 levels deep' });
     const labels = await api(gw, 'GET', '/v1/labels?search=deep');
@@ -58,7 +61,8 @@ describe('the body parser, at the default depth (64)', () => {
   });
 
   it('lets 64 levels through to the route (which judges the fields) and refuses 65', async () => {
-    const at = (depth: number) => api(gw, 'POST', '/v1/labels', { rawBody: `{"name":"n","x":${nested(depth - 1)}}`, headers: { 'content-type': 'application/json' } });
+    const at = (depth: number) =>
+      api(gw, 'POST', '/v1/labels', { rawBody: `{"name":"n","x":${nested(depth - 1)}}`, headers: { 'content-type': 'application/json' } });
     const allowed = await at(64);
     expect(allowed.status).toBe(400);
     expect(allowed.body.error).toMatchObject({ param: 'x', code: 'invalid_request' });
@@ -66,8 +70,8 @@ describe('the body parser, at the default depth (64)', () => {
   });
 
   it('decodes a UTF-16 body before scanning it', async () => {
-    const utf16 = (text: string) => Buffer.from(text, 'utf16le');
-    const post = (body: Buffer) =>
+    const utf16 = (text: string) => new Uint8Array(Buffer.from(text, 'utf16le'));
+    const post = (body: BodyInit) =>
       fetch(`${gw.url}/v1/labels`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key, 'content-type': 'application/json; charset=utf-16le' }, body });
     // U+7B22 (a CJK letter) is the bytes 22 7B in UTF-16LE: `"` and `{` to a byte scanner.
     const created = await post(utf16(JSON.stringify({ name: 'wide', description: '\u7b22\u7b22\u7b22' })));
@@ -86,9 +90,12 @@ describe('the body parser, at the default depth (64)', () => {
     expect(res.body.errors[0]).toMatchObject({ message: 'The JSON body is nested more than 64 levels deep', extensions: { code: 'BAD_REQUEST' } });
   });
 
-  it("refuses a GraphQL multipart request whose operations are nested too deep", async () => {
+  it('refuses a GraphQL multipart request whose operations are nested too deep', async () => {
     const form = new FormData();
-    form.append('operations', `{"query":"mutation($f: Upload!) { uploadFile(file: $f, purpose: FINE_TUNE) { id } }","variables":{"f":null,"x":${nested(100)}}}`);
+    form.append(
+      'operations',
+      `{"query":"mutation($f: Upload!) { uploadFile(file: $f, purpose: FINE_TUNE) { id } }","variables":{"f":null,"x":${nested(100)}}}`,
+    );
     form.append('map', JSON.stringify({ 0: ['variables.f'] }));
     form.append('0', new File(['{}\n'], 'train.jsonl'));
     const res = await fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key, 'apollo-require-preflight': 'true' }, body: form });

@@ -81,7 +81,8 @@ describe('labels over REST', () => {
 
   it('searches for LIKE wildcards and backslashes as the characters they are', async () => {
     for (const name of ['pct-100', 'under_score', 'back-slash']) expect((await api(gw, 'POST', '/v1/labels', { body: { name } })).status).toBe(200);
-    const names = async (search: string) => (await api(gw, 'GET', `/v1/labels?search=${encodeURIComponent(search)}&page_size=100`)).body.data.map((l: any) => l.name);
+    const names = async (search: string) =>
+      (await api(gw, 'GET', `/v1/labels?search=${encodeURIComponent(search)}&page_size=100`)).body.data.map((l: any) => l.name);
     expect(await names('%')).toEqual([]);
     expect(await names('_')).toEqual(['under_score']);
     expect(await names('r_s')).toEqual(['under_score']);

@@ -90,7 +90,8 @@ export async function api<T = any>(
   // Every REST answer a test receives is checked against openapi.yaml (test/support/openapi.ts).
   if (path.startsWith('/v1/') || path === '/v1') assertDocumentedAnswer(method, path, res.status, res.headers.get('content-type'), parsed);
   // And, like every answer of the gateway, tells browsers not to guess its type.
-  if (res.headers.get('x-content-type-options') !== 'nosniff') throw new Error(`${method} ${path} answered ${res.status} without X-Content-Type-Options: nosniff`);
+  if (res.headers.get('x-content-type-options') !== 'nosniff')
+    throw new Error(`${method} ${path} answered ${res.status} without X-Content-Type-Options: nosniff`);
   return { status: res.status, body: parsed as T, headers: res.headers };
 }
 

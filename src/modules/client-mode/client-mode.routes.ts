@@ -77,7 +77,7 @@ export function clientModeFileRoutes(services: Services): Router {
       purpose.catch(() => undefined);
       const { file } = await receiveMultipartUpload(req, {
         maxFileBytes: files.maxUploadBytes,
-      limits: files.multipartLimits,
+        limits: files.multipartLimits,
         allowedFields: ['purpose'],
         onFields: (fields) => (fields.purpose ? purposeKnown(fields.purpose) : purposeMissing(invalidField('purpose', 'is required'))),
         onFile: ({ filename, stream }) => clientMode.uploadFile(scope, headersOf(req), { filename, purpose, stream }),
