@@ -6,11 +6,11 @@
  * never leaking.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { toFile } from 'openai';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { api, createOrganisation } from '../support/gateway';
 import {
+  closedPort,
   createIntegration,
   createTestDatabase,
   databaseText,
@@ -37,15 +37,6 @@ let trainingFileId: string;
 
 /** How long a job that cannot reach its provider is retried here (GATEWAY_JOB_SUBMIT_DEADLINE_MS). */
 const SUBMIT_DEADLINE_MS = 2000;
-
-/** A port nothing listens on: connections to it are refused. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   fake = await startFakeOpenAI({ apiKey: SECRET });
