@@ -1,6 +1,6 @@
 import { GatewayError } from '../../errors';
 import type { Logger } from '../../logger';
-import { RateLimiter } from './rate-limiter';
+import { RateLimiter, type RateLimitState } from './rate-limiter';
 
 export interface FailedAuthOptions {
   /** Failed authentications one client address may make per minute. */
@@ -56,8 +56,9 @@ export class FailedAuthLimiter {
     const [mine, everyone] = await Promise.all([this.perClient.consume(client), this.global.consume('all')]);
     const now = Date.now();
     remember(this.failing, client, now + mine.resetMs);
-    if (!mine.allowed) remember(this.blocked, client, now + mine.resetMs);
-    if (!everyone.allowed) this.globalBlockedUntil = now + everyone.resetMs;
+    // The budget's last failure closes it: the next attempt is refused without a lookup.
+    if (spent(mine)) remember(this.blocked, client, now + mine.resetMs);
+    if (spent(everyone)) this.globalBlockedUntil = now + everyone.resetMs;
   }
 
   close(): void {
@@ -65,6 +66,8 @@ export class FailedAuthLimiter {
     this.global.close();
   }
 }
+
+const spent = (state: RateLimitState) => !state.allowed || state.remaining === 0;
 
 function remember(map: Map<string, number>, client: string, until: number): void {
   map.delete(client);
