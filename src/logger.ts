@@ -16,6 +16,8 @@ export function createLogger(level: string, destination?: pino.DestinationStream
         'req.headers.authorization',
         'headers["x-gateway-api-key"]',
         'headers.authorization',
+        'req.headers["x-gateway-federation-secret"]',
+        'headers["x-gateway-federation-secret"]',
         '*.credentials',
         '*.apiKey',
         '*.key',
