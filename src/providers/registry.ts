@@ -13,6 +13,7 @@ import { openaiProvider } from './openai';
 import { togetherProvider } from './together-ai';
 import { vertexAIProvider } from './vertex-ai';
 import { readSettings, type SettingsOrigin } from './settings';
+import { checkProviderId } from './url';
 import { conversionFailure, convertJsonl } from './dataset';
 import type {
   ChatRequest,
@@ -35,6 +36,14 @@ export const PROVIDERS: readonly ProviderModule[] = [
   fireworksProvider,
   togetherProvider,
 ];
+
+/** A provider id a call names, and the parameter that carried it (as the REST paths name them). */
+interface NamedId {
+  param: 'fileId' | 'jobId';
+  value: string;
+}
+const fileId = (value: string): NamedId => ({ param: 'fileId', value });
+const jobId = (value: string): NamedId => ({ param: 'jobId', value });
 
 export type ProviderCallObserver = (provider: ProviderName, operation: OperationName, errorStatus: number | null) => void;
 
@@ -117,19 +126,22 @@ export class ProviderClient {
     }
   };
   listFiles = (page: FileListInput) => this.run('listFiles', (ops, conn) => ops.listFiles?.(conn, page));
-  getFile = (id: string) => this.run('getFile', (ops, conn) => ops.getFile?.(conn, id));
-  fileContent = (id: string): Promise<ProviderContent> => this.run('fileContent', (ops, conn) => ops.fileContent?.(conn, id));
-  deleteFile = (id: string) => this.run('deleteFile', (ops, conn) => ops.deleteFile?.(conn, id));
+  // Ids reach providers' paths: a dot segment is refused here, for every provider, before anything else.
+  getFile = (id: string) => this.run('getFile', (ops, conn) => ops.getFile?.(conn, id), fileId(id));
+  fileContent = (id: string): Promise<ProviderContent> => this.run('fileContent', (ops, conn) => ops.fileContent?.(conn, id), fileId(id));
+  deleteFile = (id: string) => this.run('deleteFile', (ops, conn) => ops.deleteFile?.(conn, id), fileId(id));
   createJob = (input: CreateJobInput) => this.run('createJob', (ops, conn) => ops.createJob?.(conn, input));
-  getJob = (id: string) => this.run('getJob', (ops, conn) => ops.getJob?.(conn, id));
+  getJob = (id: string) => this.run('getJob', (ops, conn) => ops.getJob?.(conn, id), jobId(id));
   listJobs = (page: PageInput) => this.run('listJobs', (ops, conn) => ops.listJobs?.(conn, page));
-  cancelJob = (id: string) => this.run('cancelJob', (ops, conn) => ops.cancelJob?.(conn, id));
-  listEvents = (id: string, page: PageInput) => this.run('listEvents', (ops, conn) => ops.listEvents?.(conn, id, page));
-  listCheckpoints = (id: string, page: PageInput) => this.run('listCheckpoints', (ops, conn) => ops.listCheckpoints?.(conn, id, page));
+  cancelJob = (id: string) => this.run('cancelJob', (ops, conn) => ops.cancelJob?.(conn, id), jobId(id));
+  listEvents = (id: string, page: PageInput) => this.run('listEvents', (ops, conn) => ops.listEvents?.(conn, id, page), jobId(id));
+  listCheckpoints = (id: string, page: PageInput) => this.run('listCheckpoints', (ops, conn) => ops.listCheckpoints?.(conn, id, page), jobId(id));
   findJob = (gatewayJobId: string) => this.run('findJob', (ops, conn) => ops.findJob?.(conn, gatewayJobId));
   chat = (request: ChatRequest) => this.run('chat', (ops, conn) => ops.chat?.(conn, request));
 
-  private async run<T>(op: OperationName, call: (ops: ProviderOperations<unknown>, conn: unknown) => Promise<T> | undefined): Promise<T> {
+  /** `id`: the provider id the call names, checked before anything else. */
+  private async run<T>(op: OperationName, call: (ops: ProviderOperations<unknown>, conn: unknown) => Promise<T> | undefined, id?: NamedId): Promise<T> {
+    if (id) checkProviderId(id.value, id.param);
     if (!this.supports(op)) throw unsupported(`${this.module.title} does not support ${op}`);
     const conn = this.module.connect(readSettings(this.module.settings, this.origin, op), this.env);
     const result = call(this.module.operations, conn);

@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { GatewayError } from '../../errors';
 import { providerDownload, providerFetch, type HttpPolicy } from '../http';
 import type { ProviderContent } from '../types';
+import { providerUrl, type Query } from '../url';
 import type { GoogleCredentials } from './auth';
 
 export const VERTEX = 'Vertex AI';
@@ -36,22 +37,14 @@ export interface GoogleRequest {
   signal?: AbortSignal;
 }
 
-type Query = Record<string, string | number | undefined>;
-
-function withQuery(url: string, query: Query): string {
-  const out = new URL(url);
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) out.searchParams.set(key, String(value));
-  return out.toString();
-}
-
 /** `projects/{project}/locations/{region}`: the parent of the connection's tuning jobs and models. */
 export const parentPath = (conn: VertexConnection) => `projects/${conn.project}/locations/${conn.region}`;
 
 /** A Vertex AI URL; `path` is made of validated resource-name segments. */
-export const vertexUrl = (conn: VertexConnection, path: string, query: Query = {}) => withQuery(`${conn.vertexUrl}/${path}`, query);
+export const vertexUrl = (conn: VertexConnection, path: string, query: Query = {}) => providerUrl(conn.vertexUrl, `/${path}`, query);
 
-/** A Cloud Storage JSON API URL; `path` holds URL-encoded bucket and object names. */
-export const storageUrl = (conn: VertexConnection, path: string, query: Query = {}) => withQuery(`${conn.storageUrl}/${path}`, query);
+/** A Cloud Storage JSON API URL; `path` holds URL-encoded bucket and object names (urlPath). */
+export const storageUrl = (conn: VertexConnection, path: string, query: Query = {}) => providerUrl(conn.storageUrl, `/${path}`, query);
 
 const isUnauthorized = (err: unknown) => err instanceof GatewayError && err.kind === 'provider' && err.status === 401;
 

@@ -5,6 +5,7 @@
  */
 import { invalidField } from '../../errors';
 import type { FileListInput, ProviderContent, ProviderFile, ProviderPage } from '../types';
+import { urlPath } from '../url';
 import { googleDownload, googleFetch, STORAGE, storageUrl, type VertexConnection } from './connection';
 import { bucketOf, FILE_PREFIX, gatewayFile, gsUri, objectPath, type GcsLocation } from './references';
 import { gcsObjectListSchema, gcsObjectSchema, parseAnswer, unixSeconds, type GcsObject } from './wire';
@@ -29,7 +30,7 @@ export async function listFiles(conn: VertexConnection, page: FileListInput): Pr
   const bucket = bucketOf(conn);
   if (page.purpose !== undefined && page.purpose !== FILE_PURPOSE) return { data: [], hasMore: false, nextAfter: null };
   const query = { prefix: FILE_PREFIX, maxResults: page.limit, pageToken: page.after };
-  const url = storageUrl(conn, `storage/v1/b/${encodeURIComponent(bucket)}/o`, query);
+  const url = storageUrl(conn, urlPath`storage/v1/b/${bucket}/o`, query);
   const list = parseAnswer(gcsObjectListSchema, await googleFetch(conn, STORAGE, { method: 'GET', url }), STORAGE, 'object list');
   return { data: (list.items ?? []).map(toFile), hasMore: list.nextPageToken !== undefined, nextAfter: list.nextPageToken ?? null };
 }
