@@ -18,6 +18,7 @@ const settings = defineSettings({
     key: 'x-gateway-azure-resource-name',
     aliases: ['resource_name'],
     required: true,
+    pinned: true,
     ...PATTERNS.dnsLabel,
   },
   apiVersion: {

@@ -20,7 +20,7 @@ const FIREWORKS_ID = { pattern: /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, format
 
 const settings = defineSettings({
   apiKey: { header: 'authorization', bearer: true, key: 'api_key', secret: true, required: true, maxLength: 512 },
-  accountId: { header: 'x-gateway-fireworks-account-id', key: 'x-gateway-fireworks-account-id', aliases: ['account_id'], required: true, ...FIREWORKS_ID },
+  accountId: { header: 'x-gateway-fireworks-account-id', key: 'x-gateway-fireworks-account-id', aliases: ['account_id'], required: true, pinned: true, ...FIREWORKS_ID },
   deployment: { header: DEPLOYMENT_HEADER, key: DEPLOYMENT_HEADER, aliases: ['deployment', 'deployment_id'], ...FIREWORKS_ID },
 });
 
