@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { decodeMasterKey, MASTER_KEY_FORMAT_HINT } from './crypto/secret-box';
 import type { QueryLimits } from './graphql/limits';
 import type { RateLimitOptions } from './modules/rate-limits/rate-limiter';
+import { parseHostList } from './providers/signed-urls';
 import type { S3ClientSettings } from './storage/s3-file-store';
 
 /** Environment variables, parsed and validated once at start-up. */
@@ -86,7 +87,8 @@ export interface Config {
   jobLeaseMs: number;
   /**
    * Provider endpoint overrides (`GATEWAY_OPENAI_BASE_URL`, `GATEWAY_AZURE_OPENAI_BASE_URL`, …): every
-   * `GATEWAY_*_URL` variable, checked to be an http(s) URL. Each provider module names the ones it reads.
+   * `GATEWAY_*_URL` variable, checked to be an http(s) URL, and every `GATEWAY_*_DOWNLOAD_HOSTS` host
+   * list (hosts a provider's signed URLs may point to). Each provider module names the ones it reads.
    */
   providerEndpoints: Record<string, string>;
   /** A provider call (or the wait for its first byte) taking longer answers 504. */
@@ -176,13 +178,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-/** `GATEWAY_*_URL` variables: provider endpoints. Settings from requests never reach a URL but through these. */
+/**
+ * `GATEWAY_*_URL` variables: provider endpoints (settings from requests never reach a URL but through
+ * these); `GATEWAY_*_DOWNLOAD_HOSTS`: where a provider's signed URLs may point besides its own storage.
+ */
 function endpointOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (!/^GATEWAY_[A-Z0-9_]+_URL$/.test(name) || value === undefined || value === '') continue;
-    if (!/^https?:\/\/[^\s]+$/.test(value)) throw new Error(`Invalid configuration: ${name}: must be an http(s) URL`);
+    if (value === undefined || value === '') continue;
+    if (/^GATEWAY_[A-Z0-9_]+_URL$/.test(name)) {
+      if (!/^https?:\/\/[^\s]+$/.test(value)) throw new Error(`Invalid configuration: ${name}: must be an http(s) URL`);
+    } else if (/^GATEWAY_[A-Z0-9_]+_DOWNLOAD_HOSTS$/.test(name)) {
+      checkHostList(name, value);
+    } else continue;
     out[name] = value;
   }
   return out;
+}
+
+function checkHostList(name: string, value: string): void {
+  try {
+    parseHostList(value);
+  } catch (err) {
+    throw new Error(`Invalid configuration: ${name}: ${(err as Error).message}`);
+  }
 }

@@ -13,6 +13,7 @@ import { openaiProvider } from './openai';
 import { togetherProvider } from './together-ai';
 import { vertexAIProvider } from './vertex-ai';
 import { readSettings, type SettingsOrigin } from './settings';
+import { parseHostList } from './signed-urls';
 import { checkProviderId } from './url';
 import { conversionFailure, convertJsonl } from './dataset';
 import type {
@@ -49,14 +50,19 @@ export type ProviderCallObserver = (provider: ProviderName, operation: Operation
 
 export class ProviderRegistry {
   private readonly modules = new Map<ProviderName, ProviderModule>(PROVIDERS.map((m) => [m.name, m]));
+  /** Where each module's signed URLs may point: its own storage hosts and those its `downloads` variable adds. */
+  private readonly downloadHosts: ReadonlyMap<ProviderName, readonly string[]>;
 
   constructor(
-    /** `GATEWAY_*_BASE_URL` and similar variables (server configuration, never a request). */
+    /** `GATEWAY_*_BASE_URL`, `GATEWAY_*_DOWNLOAD_HOSTS` and similar variables (server configuration, never a request). */
     private readonly endpointOverrides: Readonly<Record<string, string | undefined>>,
     private readonly http: HttpPolicy,
     /** Told the outcome of every provider call (metrics); `errorStatus` is null on success. */
     private readonly observe: ProviderCallObserver = () => {},
-  ) {}
+  ) {
+    const hosts = (m: ProviderModule) => (m.downloads ? [...m.downloads.default, ...parseHostList(endpointOverrides[m.downloads.env] ?? '')] : []);
+    this.downloadHosts = new Map(PROVIDERS.map((m) => [m.name, hosts(m)]));
+  }
 
   /** The module of a provider; `path` names the caller's field in the error when there is none. */
   module(name: string, path: FieldPath | string | null = null): ProviderModule {
@@ -76,7 +82,8 @@ export class ProviderRegistry {
     const endpoints = Object.entries(module.endpoints);
     const baseUrls = Object.fromEntries(endpoints.map(([key, spec]) => [key, this.endpointOverrides[spec.env] ?? spec.default]));
     const configured = new Set(endpoints.filter(([, spec]) => this.endpointOverrides[spec.env] !== undefined).map(([key]) => key));
-    return new ProviderClient(module, origin, { baseUrls, configured, http: this.http }, this.observe);
+    const downloadHosts = this.downloadHosts.get(module.name) ?? [];
+    return new ProviderClient(module, origin, { baseUrls, configured, downloadHosts, http: this.http }, this.observe);
   }
 }
 

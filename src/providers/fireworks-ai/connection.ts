@@ -6,6 +6,7 @@
  * the caller's account and takes either form back.
  */
 import { apiRequest, type ApiEndpoint, type ApiRequest } from '../api';
+import type { SignedUrlPolicy } from '../signed-urls';
 import { urlPath } from '../url';
 
 export const TITLE = 'Fireworks AI';
@@ -17,6 +18,8 @@ export interface FireworksConnection extends ApiEndpoint {
   account: string;
   /** The deployment that serves the account's fine-tuned models, when the caller named one. */
   deployment: string | undefined;
+  /** Where the signed URLs of datasets may point (signed-urls.ts). */
+  signedUrls: SignedUrlPolicy;
 }
 
 /** A control-plane call under the caller's account (`path` below `/v1/accounts/{account}`). */
