@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { decodeMasterKey, MASTER_KEY_FORMAT_HINT } from './crypto/secret-box';
 import type { QueryLimits } from './graphql/limits';
+import type { ExpansionLimits } from './modules/chat/partial-expansion';
 import type { RateLimitOptions } from './modules/rate-limits/rate-limiter';
 import { parseHostList } from './providers/signed-urls';
 import type { S3ClientSettings } from './storage/s3-file-store';
@@ -36,6 +37,9 @@ const envSchema = z.object({
   GATEWAY_GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().default(5000),
   GATEWAY_GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(10_000),
   GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE: z.coerce.number().int().positive().default(50),
+  // Chat completions (src/modules/chat/partial-expansion.ts): characters once prompt partials are expanded.
+  GATEWAY_CHAT_MAX_MESSAGE_CHARS: z.coerce.number().int().positive().default(500_000),
+  GATEWAY_CHAT_MAX_PROMPT_CHARS: z.coerce.number().int().positive().default(1_000_000),
   // Rate limits (src/modules/rate-limits): requests per API key per minute; unset = no limit.
   GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().optional(),
   REDIS_URL: z.string().url().optional(),
@@ -96,6 +100,8 @@ export interface Config {
   jsonLimit: string;
   uploadLimitBytes: number;
   graphqlLimits: QueryLimits;
+  /** A chat request's size with its prompt partials expanded (413 beyond). */
+  chatLimits: ExpansionLimits;
   /** Null for the local store under `filesDir`. */
   s3FileStore: (S3ClientSettings & { location: string }) | null;
   /** Null when GATEWAY_RATE_LIMIT_PER_MINUTE is unset. */
@@ -150,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxPageSize: MAX_PAGE_SIZE,
       defaultListSize: e.GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE,
     },
+    chatLimits: { maxMessageChars: e.GATEWAY_CHAT_MAX_MESSAGE_CHARS, maxRequestChars: e.GATEWAY_CHAT_MAX_PROMPT_CHARS },
     s3FileStore:
       e.GATEWAY_FILE_STORE === 'local'
         ? null

@@ -55,7 +55,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const fineTuning = new FineTuningService(fineTuningJobs, files, integrations, providers, jobCancellation);
   const clientMode = new ClientModeService(integrations, providers);
   const models = new ModelService(new ModelRepository(prisma));
-  const chat = new ChatService(models, partials, integrations, providers, clientMode, config.providerTimeoutMs);
+  const chat = new ChatService(models, partials, integrations, providers, clientMode, config.providerTimeoutMs, config.chatLimits);
   return {
     db,
     workspaces,
