@@ -1,9 +1,9 @@
 /**
  * The credentials a provider call used never come back in an answer, a successful one included: a
- * provider echoing the key inside a 2xx JSON object (here, a file name or an object key that holds it)
- * has it replaced by `[redacted]`, through a stored integration whose key the caller never saw, for
- * HTTP providers (providerFetch) and for the AWS SDK's parsed outputs alike. File content is the
- * caller's data and streams back as it is.
+ * provider echoing the key inside a 2xx JSON object (a file name, a chat answer, an object key that
+ * holds it) or in a stream's error event has it replaced by `[redacted]`, through a stored
+ * integration whose key the caller never saw, for HTTP providers (providerFetch) and for the AWS SDK's
+ * parsed outputs alike. File content is the caller's data and streams back as it is.
  */
 import OpenAI, { toFile } from 'openai';
 import { DEFAULT_BUCKET, startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
@@ -57,6 +57,23 @@ it('scrubs the key out of an OpenAI 2xx answer that echoes it, but not out of th
   const listed = await api(gw, 'GET', '/v1/files', { headers: { 'x-gateway-provider': '@scrub-openai' } });
   expect(JSON.stringify(listed.body)).not.toContain(OPENAI_KEY);
   expect(await (await sdk.files.content(uploaded.id)).text()).toBe(content);
+});
+
+it('scrubs the key out of a chat answer and out of the error event of a stream that fails midway', async () => {
+  const sdk = client('@scrub-openai');
+  const whole = await api(gw, 'POST', '/v1/chat/completions', {
+    body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `repeat ${OPENAI_KEY}` }] },
+    headers: { 'x-gateway-provider': '@scrub-openai' },
+  });
+  expect(whole.status).toBe(200);
+  expect(whole.body.choices[0].message.content).toBe('Answer from gpt-4o-mini: repeat [redacted]');
+  openai.failNextStream(1, `upstream rejected key ${OPENAI_KEY}`);
+  const stream = await sdk.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], stream: true });
+  const failure = await (async () => {
+    for await (const chunk of stream) void chunk;
+  })().catch((err: unknown) => err);
+  expect(failure).toBeInstanceOf(OpenAI.APIError);
+  expect((failure as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ message: 'OpenAI failed while streaming: upstream rejected key [redacted]' });
 });
 
 it("scrubs the access key id out of the AWS SDK's parsed 2xx output (an S3 listing that names it)", async () => {

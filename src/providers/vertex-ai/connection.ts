@@ -69,9 +69,20 @@ export function googleFetch(conn: VertexConnection, service: Service, req: Googl
   return authorized(conn, (token) => providerFetch<unknown>({ provider: service, ...req, headers: bearer(token), redact: [token], policy: conn.http }));
 }
 
-/** A call whose answer is streamed back (an object's content, a streamed generation). */
-export function googleDownload(conn: VertexConnection, service: Service, req: Omit<GoogleRequest, 'idempotent'>): Promise<ProviderContent> {
-  return authorized(conn, (token) => providerDownload({ provider: service, ...req, headers: bearer(token), redact: [token], policy: conn.http }));
+/**
+ * A call whose answer is streamed back (an object's content, a streamed generation), with the token
+ * it used: what the stream reports as an error is scrubbed of it (redact.ts).
+ */
+export function googleDownload(
+  conn: VertexConnection,
+  service: Service,
+  req: Omit<GoogleRequest, 'idempotent'>,
+): Promise<{ content: ProviderContent; secrets: readonly string[] }> {
+  const download = async (token: string) => ({
+    content: await providerDownload({ provider: service, ...req, headers: bearer(token), redact: [token], policy: conn.http }),
+    secrets: [token],
+  });
+  return authorized(conn, download);
 }
 
 /** A streamed upload: sent once (a stream cannot be replayed), under the upload time-out. */

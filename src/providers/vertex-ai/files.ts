@@ -41,8 +41,8 @@ export async function getFile(conn: VertexConnection, id: string): Promise<Provi
 }
 
 /** The object's bytes as stored: the dataset in Gemini's format. */
-export function fileContent(conn: VertexConnection, id: string): Promise<ProviderContent> {
-  return googleDownload(conn, STORAGE, { method: 'GET', url: storageUrl(conn, objectPath(gatewayFile(conn, id)), { alt: 'media' }) });
+export async function fileContent(conn: VertexConnection, id: string): Promise<ProviderContent> {
+  return (await googleDownload(conn, STORAGE, { method: 'GET', url: storageUrl(conn, objectPath(gatewayFile(conn, id)), { alt: 'media' }) })).content;
 }
 
 /** Idempotent: a repeat after a lost answer at worst gets a 404. */
