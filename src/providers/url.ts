@@ -25,7 +25,11 @@ export function checkProviderId(id: string, param: string): string {
 export const changedPath = () => invalidId('An id in this request would change the path of the provider call');
 
 /** Whether a URL path (as sent on the wire) holds a `.` or `..` segment that a server may fold. */
-export const hasDotSegment = (path: string): boolean => path.split('?')[0].split('/').some((s) => DOT_SEGMENT.test(s));
+export const hasDotSegment = (path: string): boolean =>
+  path
+    .split('?')[0]
+    .split('/')
+    .some((s) => DOT_SEGMENT.test(s));
 
 /**
  * A path from literal parts and values, each value one percent-encoded segment (or part of one):

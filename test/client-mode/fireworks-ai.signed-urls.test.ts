@@ -85,10 +85,14 @@ it('refuses a signed URL on another loopback address or port, link-local or priv
 it('fetches from a host the operator added with GATEWAY_FIREWORKS_DOWNLOAD_HOSTS', async () => {
   // A bucket proxy on 127.0.0.2 in front of the fake's bucket.
   const proxy = http.createServer((req, res) => {
-    const upstream = http.request(`${fake.origin}${req.url}`, { method: req.method, headers: { ...req.headers, host: new URL(fake.origin).host } }, (answer) => {
-      res.writeHead(answer.statusCode!, answer.headers);
-      answer.pipe(res);
-    });
+    const upstream = http.request(
+      `${fake.origin}${req.url}`,
+      { method: req.method, headers: { ...req.headers, host: new URL(fake.origin).host } },
+      (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      },
+    );
     req.pipe(upstream);
   });
   const origin = await listen(proxy, '127.0.0.2');

@@ -7,7 +7,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { AZURE_TEST_API_KEY, startFakeAzureOpenAI, type FakeAzureOpenAI } from '../fakes/azure-openai-server';
 import { createServiceAccount } from '../fakes/google-auth';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
@@ -68,7 +68,11 @@ beforeAll(async () => {
       slug: 'gcp',
       provider: 'vertex-ai',
       credentials: { service_account_json: JSON.stringify(serviceAccount) },
-      options: { 'x-gateway-vertex-project-id': 'victim-project', 'x-gateway-vertex-region': 'us-central1', 'x-gateway-vertex-storage-bucket-name': 'victim-data' },
+      options: {
+        'x-gateway-vertex-project-id': 'victim-project',
+        'x-gateway-vertex-region': 'us-central1',
+        'x-gateway-vertex-storage-bucket-name': 'victim-data',
+      },
     },
     { slug: 'fw', provider: 'fireworks-ai', credentials: { api_key: 'fw-victim' }, options: { 'x-gateway-fireworks-account-id': 'victim' } },
   ];

@@ -49,7 +49,8 @@ function expandedSize(content: string, texts: ReadonlyMap<string, string>, i: nu
 
 function textOf(texts: ReadonlyMap<string, string>, slug: string, i: number): string {
   const text = texts.get(slug);
-  if (text === undefined) throw invalidField(['messages', i, 'content'], `names the prompt partial '${slug}', which this workspace does not have`, 'partial_not_found');
+  if (text === undefined)
+    throw invalidField(['messages', i, 'content'], `names the prompt partial '${slug}', which this workspace does not have`, 'partial_not_found');
   return text;
 }
 

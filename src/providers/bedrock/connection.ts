@@ -58,7 +58,9 @@ function pathGuard<I extends object, O extends object>(next: BuildHandler<I, O>)
   };
 }
 
-function guarded<I extends object, O extends object, C extends { middlewareStack: MiddlewareStack<I, O> }>(client: C & { middlewareStack: MiddlewareStack<I, O> }): C {
+function guarded<I extends object, O extends object, C extends { middlewareStack: MiddlewareStack<I, O> }>(
+  client: C & { middlewareStack: MiddlewareStack<I, O> },
+): C {
   client.middlewareStack.add(pathGuard<I, O>, { step: 'build', name: 'gatewayPathGuard' });
   return client;
 }

@@ -22,7 +22,14 @@ const DOWNLOAD_HOSTS_ENV = 'GATEWAY_FIREWORKS_DOWNLOAD_HOSTS';
 
 const settings = defineSettings({
   apiKey: { header: 'authorization', bearer: true, key: 'api_key', secret: true, required: true, maxLength: 512 },
-  accountId: { header: 'x-gateway-fireworks-account-id', key: 'x-gateway-fireworks-account-id', aliases: ['account_id'], required: true, pinned: true, ...FIREWORKS_ID },
+  accountId: {
+    header: 'x-gateway-fireworks-account-id',
+    key: 'x-gateway-fireworks-account-id',
+    aliases: ['account_id'],
+    required: true,
+    pinned: true,
+    ...FIREWORKS_ID,
+  },
   deployment: { header: DEPLOYMENT_HEADER, key: DEPLOYMENT_HEADER, aliases: ['deployment', 'deployment_id'], ...FIREWORKS_ID },
 });
 

@@ -46,7 +46,14 @@ const settings = defineSettings({
     pattern: PROJECT_PATTERN,
     format: 'a Google Cloud project id (6-30 lower-case letters, digits and "-") or project number',
   },
-  region: { header: 'x-gateway-vertex-region', key: 'x-gateway-vertex-region', aliases: ['region', 'vertex_region'], required: true, pinned: true, ...PATTERNS.dnsLabel },
+  region: {
+    header: 'x-gateway-vertex-region',
+    key: 'x-gateway-vertex-region',
+    aliases: ['region', 'vertex_region'],
+    required: true,
+    pinned: true,
+    ...PATTERNS.dnsLabel,
+  },
   bucket: {
     header: BUCKET_HEADER,
     key: BUCKET_HEADER,
