@@ -4,7 +4,7 @@ import { decodeMasterKey, MASTER_KEY_FORMAT_HINT } from './crypto/secret-box';
 import type { QueryLimits } from './graphql/limits';
 import type { ExpansionLimits } from './modules/chat/partial-expansion';
 import type { RateLimitOptions } from './modules/rate-limits/rate-limiter';
-import { parseHostList } from './providers/signed-urls';
+import { hostListProblem } from './providers/signed-urls';
 import type { S3ClientSettings } from './storage/s3-file-store';
 
 /** Environment variables, parsed and validated once at start-up. */
@@ -185,28 +185,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-/**
- * `GATEWAY_*_URL` variables: provider endpoints (settings from requests never reach a URL but through
- * these); `GATEWAY_*_DOWNLOAD_HOSTS`: where a provider's signed URLs may point besides its own storage.
- */
+/** The provider variables, each with what it must hold: the reason a value does not, or null. */
+const PROVIDER_VARIABLES: readonly { name: RegExp; problem: (value: string) => string | null }[] = [
+  // Provider endpoints: settings from requests never reach a URL but through these.
+  { name: /^GATEWAY_[A-Z0-9_]+_URL$/, problem: (value) => (/^https?:\/\/[^\s]+$/.test(value) ? null : 'must be an http(s) URL') },
+  // Where a provider's signed URLs may point besides its own storage.
+  { name: /^GATEWAY_[A-Z0-9_]+_DOWNLOAD_HOSTS$/, problem: hostListProblem },
+];
+
+/** `GATEWAY_*_URL` and `GATEWAY_*_DOWNLOAD_HOSTS` variables, checked. */
 function endpointOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || value === '') continue;
-    if (/^GATEWAY_[A-Z0-9_]+_URL$/.test(name)) {
-      if (!/^https?:\/\/[^\s]+$/.test(value)) throw new Error(`Invalid configuration: ${name}: must be an http(s) URL`);
-    } else if (/^GATEWAY_[A-Z0-9_]+_DOWNLOAD_HOSTS$/.test(name)) {
-      checkHostList(name, value);
-    } else continue;
+    const variable = PROVIDER_VARIABLES.find((v) => v.name.test(name));
+    if (!variable || value === undefined || value === '') continue;
+    const problem = variable.problem(value);
+    if (problem) throw new Error(`Invalid configuration: ${name}: ${problem}`);
     out[name] = value;
   }
   return out;
-}
-
-function checkHostList(name: string, value: string): void {
-  try {
-    parseHostList(value);
-  } catch (err) {
-    throw new Error(`Invalid configuration: ${name}: ${(err as Error).message}`);
-  }
 }

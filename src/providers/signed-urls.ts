@@ -20,15 +20,23 @@ const NAME = '[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?';
 const HOST = new RegExp(`^(?:\\*\\.${NAME}|${NAME}(?::\\d{1,5})?)$`);
 const ORIGIN = new RegExp(`^https?://${NAME}(?::\\d{1,5})?/?$`);
 
-/** A comma-separated host list as configured; throws naming the first malformed entry. */
-export function parseHostList(text: string): string[] {
-  const entries = text
+const entriesOf = (text: string) =>
+  text
     .split(',')
     .map((e) => e.trim().toLowerCase())
     .filter(Boolean);
-  const bad = entries.find((e) => !HOST.test(e) && !ORIGIN.test(e));
-  if (bad !== undefined) throw new Error(`'${bad}' is not a host, *.domain or http(s)://host[:port] origin`);
-  return entries.map((e) => (ORIGIN.test(e) ? new URL(e).origin : e));
+
+/** Why a configured host list is malformed (its first bad entry), or null. */
+export function hostListProblem(text: string): string | null {
+  const bad = entriesOf(text).find((e) => !HOST.test(e) && !ORIGIN.test(e));
+  return bad === undefined ? null : `'${bad}' is not a host, *.domain or http(s)://host[:port] origin`;
+}
+
+/** A comma-separated host list as configured (checked at start-up by `hostListProblem`), origins normalised. */
+export function parseHostList(text: string): string[] {
+  const problem = hostListProblem(text);
+  if (problem) throw new Error(problem);
+  return entriesOf(text).map((e) => (ORIGIN.test(e) ? new URL(e).origin : e));
 }
 
 function allowedBy(entry: string, url: URL): boolean {

@@ -16,9 +16,8 @@ const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 const invalidId = (message: string, param?: string) => new GatewayError('invalid_request', message, { param, code: 'invalid_id' });
 
 /** A provider id the caller gave (`param` names it: `fileId`, `jobId`), refused when it is a dot segment. */
-export function checkProviderId(id: string, param: string): string {
+export function checkProviderId(id: string, param: string): void {
   if (DOT_SEGMENT.test(id)) throw invalidId(`'${id}' is not an id: "." and ".." would change the provider's path`, param);
-  return id;
 }
 
 /** A URL that parsing would move elsewhere (its path changed): refused before any connection. */
