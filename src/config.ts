@@ -23,6 +23,8 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   GATEWAY_JOB_POLL_MS: z.coerce.number().int().positive().default(5000),
   GATEWAY_JOB_LEASE_MS: z.coerce.number().int().positive().default(30000),
+  // A hosted job that cannot reach its provider fails this long after its first failed attempt (15 min).
+  GATEWAY_JOB_SUBMIT_DEADLINE_MS: z.coerce.number().int().positive().default(900_000),
   GATEWAY_PROVIDER_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   GATEWAY_JSON_LIMIT: z.string().default('1mb'),
   GATEWAY_UPLOAD_LIMIT_BYTES: z.coerce
@@ -89,6 +91,8 @@ export interface Config {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   jobPollMs: number;
   jobLeaseMs: number;
+  /** How long a hosted job not yet submitted is retried after its first failure before it fails as `provider_unreachable`. */
+  jobSubmitDeadlineMs: number;
   /**
    * Provider endpoint overrides (`GATEWAY_OPENAI_BASE_URL`, `GATEWAY_AZURE_OPENAI_BASE_URL`, …): every
    * `GATEWAY_*_URL` variable, checked to be an http(s) URL, and every `GATEWAY_*_DOWNLOAD_HOSTS` host
@@ -143,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     jobPollMs: e.GATEWAY_JOB_POLL_MS,
     jobLeaseMs: e.GATEWAY_JOB_LEASE_MS,
+    jobSubmitDeadlineMs: e.GATEWAY_JOB_SUBMIT_DEADLINE_MS,
     providerEndpoints: endpointOverrides(env),
     providerTimeoutMs: e.GATEWAY_PROVIDER_TIMEOUT_MS,
     jsonLimit: e.GATEWAY_JSON_LIMIT,

@@ -15,7 +15,7 @@
 import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import type * as Undici from 'undici';
-import { errnoCode, GatewayError } from '../errors';
+import { errnoCode, GatewayError, PROVIDER_UNREACHABLE } from '../errors';
 import { lazy } from '../lazy';
 import { redactJson, redactText } from './redact';
 import type { ProviderContent } from './types';
@@ -189,7 +189,7 @@ function transportFailure(req: Pick<ProviderRequest, 'provider' | 'signal'>, err
   const nested: unknown = typeof cause === 'object' && cause !== null && 'errors' in cause && Array.isArray(cause.errors) ? cause.errors[0] : undefined;
   const code = errnoCode(err) ?? errnoCode(cause) ?? errnoCode(nested);
   const message = `Could not reach ${req.provider}${code ? ` (${code})` : ''}`;
-  return { ok: false, error: new GatewayError('provider', message, { status: 502, cause: err }), retry: true };
+  return { ok: false, error: new GatewayError('provider', message, { status: 502, code: PROVIDER_UNREACHABLE, cause: err }), retry: true };
 }
 
 /** Maps a non-2xx answer, reading the common error body shapes: OpenAI's, Google's, OAuth 2's, and bare strings. */

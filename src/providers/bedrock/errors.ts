@@ -5,7 +5,7 @@
  * for a time-out, 502 for a connection that failed. Messages carry the service's own words with
  * every credential scrubbed out (a signature error quotes the signed headers, session token included).
  */
-import { GatewayError } from '../../errors';
+import { GatewayError, PROVIDER_UNREACHABLE } from '../../errors';
 import { redactText, redactValue } from '../redact';
 
 export type AwsService = 'Amazon Bedrock' | 'Amazon S3';
@@ -51,7 +51,7 @@ export function awsFailure(err: unknown, service: AwsService, secrets: readonly 
   if (e.name === 'AbortError') return new GatewayError('provider', `The call to ${service} was cancelled`, { status: 502, cause: e });
   // Only an error code, never the cause's message: it may embed the URL or request details.
   const code = 'code' in e && typeof e.code === 'string' ? e.code : undefined;
-  return new GatewayError('provider', `Could not reach ${service}${code ? ` (${code})` : ''}`, { status: 502, cause: e });
+  return new GatewayError('provider', `Could not reach ${service}${code ? ` (${code})` : ''}`, { status: 502, code: PROVIDER_UNREACHABLE, cause: e });
 }
 
 /** Runs an SDK call, mapping what it throws; the credentials are scrubbed out of its output too (redact.ts). */
