@@ -4,7 +4,9 @@ import { decodeMasterKey, MASTER_KEY_FORMAT_HINT } from './crypto/secret-box';
 import type { QueryLimits } from './graphql/limits';
 import type { MultipartLimits } from './http/multipart-guard';
 import type { FailedAuthOptions } from './modules/rate-limits/failed-auth.limiter';
+import type { ExpansionLimits } from './modules/chat/partial-expansion';
 import type { RateLimitOptions } from './modules/rate-limits/rate-limiter';
+import { hostListProblem } from './providers/signed-urls';
 import type { S3ClientSettings } from './storage/s3-file-store';
 
 /** Environment variables, parsed and validated once at start-up. */
@@ -50,6 +52,9 @@ const envSchema = z.object({
   GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE: z.coerce.number().int().positive().default(50),
   // The secret a federation router sends to read `_service { sdl }` (src/graphql/federation.ts); never quoted.
   GATEWAY_FEDERATION_SECRET: z.string().min(16).optional(),
+  // Chat completions (src/modules/chat/partial-expansion.ts): characters once prompt partials are expanded.
+  GATEWAY_CHAT_MAX_MESSAGE_CHARS: z.coerce.number().int().positive().default(500_000),
+  GATEWAY_CHAT_MAX_PROMPT_CHARS: z.coerce.number().int().positive().default(1_000_000),
   // Rate limits (src/modules/rate-limits): requests per API key per minute; unset = no limit.
   GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().optional(),
   REDIS_URL: z.string().url().optional(),
@@ -108,7 +113,8 @@ export interface Config {
   jobSubmitDeadlineMs: number;
   /**
    * Provider endpoint overrides (`GATEWAY_OPENAI_BASE_URL`, `GATEWAY_AZURE_OPENAI_BASE_URL`, …): every
-   * `GATEWAY_*_URL` variable, checked to be an http(s) URL. Each provider module names the ones it reads.
+   * `GATEWAY_*_URL` variable, checked to be an http(s) URL, and every `GATEWAY_*_DOWNLOAD_HOSTS` host
+   * list (hosts a provider's signed URLs may point to). Each provider module names the ones it reads.
    */
   providerEndpoints: Record<string, string>;
   /** A provider call (or the wait for its first byte) taking longer answers 504. */
@@ -120,6 +126,8 @@ export interface Config {
   graphqlLimits: QueryLimits;
   /** What a router sends in x-gateway-federation-secret to read `_service { sdl }`; unset: open outside production only. */
   federationSecret: string | undefined;
+  /** A chat request's size with its prompt partials expanded (413 beyond). */
+  chatLimits: ExpansionLimits;
   /** Null for the local store under `filesDir`. */
   s3FileStore: (S3ClientSettings & { location: string }) | null;
   /** Null when GATEWAY_RATE_LIMIT_PER_MINUTE is unset. */
@@ -181,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       defaultListSize: e.GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE,
     },
     federationSecret: e.GATEWAY_FEDERATION_SECRET,
+    chatLimits: { maxMessageChars: e.GATEWAY_CHAT_MAX_MESSAGE_CHARS, maxRequestChars: e.GATEWAY_CHAT_MAX_PROMPT_CHARS },
     s3FileStore:
       e.GATEWAY_FILE_STORE === 'local'
         ? null
@@ -223,12 +232,22 @@ function trustProxyOf(value: string | undefined): boolean | number | string {
   return /^\d+$/.test(value) ? Number(value) : value;
 }
 
-/** `GATEWAY_*_URL` variables: provider endpoints. Settings from requests never reach a URL but through these. */
+/** The provider variables, each with what it must hold: the reason a value does not, or null. */
+const PROVIDER_VARIABLES: readonly { name: RegExp; problem: (value: string) => string | null }[] = [
+  // Provider endpoints: settings from requests never reach a URL but through these.
+  { name: /^GATEWAY_[A-Z0-9_]+_URL$/, problem: (value) => (/^https?:\/\/[^\s]+$/.test(value) ? null : 'must be an http(s) URL') },
+  // Where a provider's signed URLs may point besides its own storage.
+  { name: /^GATEWAY_[A-Z0-9_]+_DOWNLOAD_HOSTS$/, problem: hostListProblem },
+];
+
+/** `GATEWAY_*_URL` and `GATEWAY_*_DOWNLOAD_HOSTS` variables, checked. */
 function endpointOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (!/^GATEWAY_[A-Z0-9_]+_URL$/.test(name) || value === undefined || value === '') continue;
-    if (!/^https?:\/\/[^\s]+$/.test(value)) throw new Error(`Invalid configuration: ${name}: must be an http(s) URL`);
+    const variable = PROVIDER_VARIABLES.find((v) => v.name.test(name));
+    if (!variable || value === undefined || value === '') continue;
+    const problem = variable.problem(value);
+    if (problem) throw new Error(`Invalid configuration: ${name}: ${problem}`);
     out[name] = value;
   }
   return out;
