@@ -7,6 +7,13 @@ import { countStatementsForParent } from './statements';
 
 const count = process.env.BENCH_COUNT_STATEMENTS ? countStatementsForParent() : undefined;
 
+// Memory is measured from a collected heap (bench/streams.ts starts this process with --expose-gc).
+process.on('message', (message) => {
+  if (message !== 'gc' || !global.gc) return;
+  global.gc();
+  process.send?.('gc-done');
+});
+
 // Silent unless the parent wants the log (bench/chaos.ts counts the job monitor's pause and resume lines).
 const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_GATEWAY_LOG_LEVEL ?? 'silent' });
 // On Postgres the pg client counts; on PGlite, Prisma's query events.
