@@ -22,7 +22,8 @@
  *
  * Options (environment): BENCH_SECONDS (per measurement, default 3; whole seconds with wrk),
  * BENCH_WARMUP_SECONDS (before each target's first measurement, default 1), BENCH_CONCURRENCY
- * (default `1,50`), BENCH_ROUNDS (rounds in rotating order, median of each figure; default 1),
+ * (default `1,50`), BENCH_SCENARIOS (some of `jobs,chat,stream`, e.g. to profile one kind of call),
+ * BENCH_ROUNDS (rounds in rotating order, median of each figure; default 1),
  * BENCH_LOAD (`wrk` or `node`; default wrk when installed), BENCH_DATABASE_URL (a Postgres server
  * where a scratch database is created and dropped; default the embedded PGlite), BENCH_PEER_DIR (the
  * reference gateway's cache), BENCH_CPU_PROF (a directory: this gateway runs with `--cpu-prof` and
@@ -45,6 +46,7 @@ const WORDS = 50;
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,50').split(',').filter(Boolean).map(Number);
+const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'jobs,chat,stream').split(',');
 const GATEWAYS: Route[] = ['peer', 'client', 'hosted'];
 
 interface Scenario {
@@ -259,22 +261,24 @@ async function main(): Promise<void> {
     children.push({ proc: peer.proc, graceful: false });
 
     const model = await fineTunedModel(gateway.port, key, PROVIDER_KEY);
-    const list = scenarios({ fake, gateway, peer }, await workspaceKey(gateway.port, key), model);
-    const [jobs, , streamed] = list;
+    const list = scenarios({ fake, gateway, peer }, await workspaceKey(gateway.port, key), model).filter((s) => SCENARIOS.includes(s.id));
+    if (!list.length) throw new Error(`BENCH_SCENARIOS=${SCENARIOS.join(',')} names none of jobs, chat, stream`);
     await checkSameAnswers(list);
     const figures = await measureAll(list, { fake, gateway, peer }, generator);
-    const firstToken = await measureFirstTokens(streamed);
+    const streamed = list.find((s) => s.id === 'stream');
+    const firstToken = streamed ? await measureFirstTokens(streamed) : () => undefined;
     // Whether node:http would have limited the fastest target (with wrk as the generator).
     const highest = Math.max(...CONCURRENCY);
-    const node = wrk ? (await load(jobs.target('direct'), highest, SECONDS)).perSecond : undefined;
+    const fastest = list[0]?.target('direct');
+    const node = wrk && fastest ? (await load(fastest, highest, SECONDS)).perSecond : undefined;
     if (outbound.length) throw new Error(`the reference gateway tried to connect to ${outbound.join(', ')}: its figures are void`);
     report({
       started,
       loadBefore,
       versions,
       database: database.url ? 'Postgres' : 'PGlite (embedded)',
-      generator: wrk ? `${wrk} (one thread)` : 'node:http (wrk not installed)',
-      check: node === undefined ? undefined : { concurrency: highest, node, wrk: figures('jobs', highest, 'direct')?.perSecond ?? 0 },
+      generator: wrk ? `${wrk} (one thread)` : `node:http (${process.env.BENCH_LOAD === 'node' ? 'BENCH_LOAD=node' : 'wrk not installed'})`,
+      check: node === undefined ? undefined : { call: list[0].name, concurrency: highest, node, wrk: figures(list[0].id, highest, 'direct')?.perSecond ?? 0 },
       scenarios: list,
       concurrency: CONCURRENCY,
       figures,
