@@ -7,11 +7,10 @@ import { countStatementsForParent } from './statements';
 
 const count = process.env.BENCH_COUNT_STATEMENTS ? countStatementsForParent() : undefined;
 
-// Memory is measured from a collected heap (bench/streams.ts starts this process with --expose-gc).
+// bench/streams.ts reads the memory figures, some from a collected heap (it starts this process with --expose-gc).
 process.on('message', (message) => {
-  if (message !== 'gc' || !global.gc) return;
-  global.gc();
-  process.send?.('gc-done');
+  if (message === 'gc') global.gc?.();
+  if (message === 'gc' || message === 'memory') process.send?.({ memory: process.memoryUsage() });
 });
 
 // Silent unless the parent wants the log (bench/chaos.ts counts the job monitor's pause and resume lines).

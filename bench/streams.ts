@@ -5,8 +5,9 @@
  * client mode, each in its own process. Measured, in the same run:
  *
  *   - the gateway's resident memory: at rest before the wave (after a warm-up wave of 50, a full garbage
- *     collection and 3 s: the lowest RSS seen), its peak during the wave (VmHWM, reset before it, and
- *     RSS sampled every 100 ms), and at rest after it; the goal is a peak at most 100 MB above rest;
+ *     collection and 3 s: the lowest RSS seen), its peak during the wave (VmHWM, reset before it), and at
+ *     rest after it, with V8's heap and external memory (sampled every 250 ms during the wave) to tell
+ *     JavaScript objects from buffers; the goal is a peak at most 100 MB above rest;
  *   - for every stream, the arrival of each event (its closing blank line): the gaps between two events
  *     (the provider's pace is 100 ms), their p99 and maximum over all streams, and the streams whose
  *     largest gap exceeds BENCH_STALL_MS (a stall; default 1 000 ms); every stream must end with
@@ -136,31 +137,49 @@ function summarise(traces: StreamTrace[], expectedEvents: number) {
   };
 }
 
-/** A full collection in the gateway (bench/gateway.ts), awaited. */
-function collectGarbage(gateway: ChildProcess): Promise<void> {
+/** The gateway's `process.memoryUsage()` (bench/gateway.ts), after a full collection when `request` is `gc`. */
+function gatewayMemory(gateway: ChildProcess, request: 'memory' | 'gc'): Promise<NodeJS.MemoryUsage> {
   return new Promise((resolve) => {
     const onMessage = (message: unknown) => {
-      if (message !== 'gc-done') return;
+      if (typeof message !== 'object' || message === null || !('memory' in message)) return;
       gateway.off('message', onMessage);
-      resolve();
+      resolve(message.memory as NodeJS.MemoryUsage);
     };
     gateway.on('message', onMessage);
-    gateway.send('gc');
+    gateway.send(request);
   });
 }
 
 /**
- * The gateway's resident memory at rest: after a full collection, the lowest RSS over the next
- * SETTLE_MS (V8 and the allocator hand freed pages back to the system some time after a collection;
- * the lowest value makes the growth measured from it the larger, never a hidden one).
+ * The gateway's memory at rest: a full collection, then the lowest RSS over the next SETTLE_MS (V8
+ * and the allocator hand freed pages back some time after a collection; the lowest value makes the
+ * growth measured from it the larger, never a hidden one).
  */
-async function settledRss(gateway: ChildProcess): Promise<number> {
-  await collectGarbage(gateway);
-  let lowest = Number.POSITIVE_INFINITY;
+async function atRest(gateway: ChildProcess): Promise<NodeJS.MemoryUsage> {
+  const usage = await gatewayMemory(gateway, 'gc');
+  let rss = usage.rss;
   for (const until = Date.now() + SETTLE_MS; Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 100))) {
-    lowest = Math.min(lowest, memoryOf(gateway.pid ?? 0).rss);
+    rss = Math.min(rss, memoryOf(gateway.pid ?? 0).rss);
   }
-  return lowest;
+  return { ...usage, rss };
+}
+
+/** Samples the gateway's memory every 250 ms until the returned function is called; it gives the sample of the highest RSS. */
+function sampleMemory(gateway: ChildProcess): () => Promise<NodeJS.MemoryUsage> {
+  let sampling = true;
+  let highest: NodeJS.MemoryUsage | undefined;
+  const loop = (async () => {
+    while (sampling) {
+      const usage = await gatewayMemory(gateway, 'memory');
+      if (!highest || usage.rss > highest.rss) highest = usage;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  })();
+  return async () => {
+    sampling = false;
+    await loop;
+    return highest ?? (await gatewayMemory(gateway, 'memory'));
+  };
 }
 
 async function main(): Promise<void> {
@@ -185,15 +204,14 @@ async function main(): Promise<void> {
     const expectedEvents = Math.max(...directWave.traces.map((t) => (t.done ? t.events.length : 0)));
     await wave(through, 50); // warm-up: the streaming path's modules loaded, its buffers allocated once
     const pid = gateway.proc.pid ?? 0;
-    const before = await settledRss(gateway.proc);
+    const before = await atRest(gateway.proc);
     // The peak so far comes from the start and the warm-up: reset it (Linux), so the peak is the wave's.
     writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    let sampledPeak = before;
-    const sampler = setInterval(() => (sampledPeak = Math.max(sampledPeak, memoryOf(pid).rss)), 100);
+    const stopSampling = sampleMemory(gateway.proc);
     const gatewayWave = await wave(through);
-    clearInterval(sampler);
-    const peak = Math.max(memoryOf(pid).peak, sampledPeak);
-    const after = await settledRss(gateway.proc);
+    const highest = await stopSampling();
+    const peak = Math.max(memoryOf(pid).peak, highest.rss);
+    const after = await atRest(gateway.proc);
 
     const rows = [
       { route: 'direct (fake provider)', ...summarise(directWave.traces, expectedEvents), ...directWave.occupancy },
@@ -221,12 +239,13 @@ async function main(): Promise<void> {
       })),
     );
     for (const r of rows) if (r.errors) console.log(`${r.route}: failed streams: ${r.errors}`);
-    const growth = (peak - before) / MB;
+    const growth = (peak - before.rss) / MB;
     const { complete, stalled, maxGapMs, maxStreaming } = rows[1];
-    console.log(
-      `gateway RSS at rest: ${(before / MB).toFixed(0)} MB before the wave, ${(after / MB).toFixed(0)} MB after it; peak during it ${(peak / MB).toFixed(0)} MB: ` +
-        `growth ${growth.toFixed(1)} MB, ${((growth * 1024) / Math.max(1, maxStreaming)).toFixed(0)} KB per stream streaming at once`,
-    );
+    const mb = (bytes: number) => `${(bytes / MB).toFixed(0)} MB`;
+    const parts = (u: NodeJS.MemoryUsage) => `heap used ${mb(u.heapUsed)}, external ${mb(u.external)} (array buffers ${mb(u.arrayBuffers)})`;
+    console.log(`gateway memory at rest before the wave: RSS ${mb(before.rss)}, ${parts(before)}; after it: RSS ${mb(after.rss)}, ${parts(after)}`);
+    console.log(`during the wave: peak RSS ${mb(peak)}; at the highest sample, RSS ${mb(highest.rss)}, ${parts(highest)}`);
+    console.log(`RSS growth ${growth.toFixed(1)} MB, ${((growth * 1024) / Math.max(1, maxStreaming)).toFixed(0)} KB per stream streaming at once`);
     // A machine too busy to start the streams fast enough never has them all open: the memory figure is then for fewer.
     const verdicts = [
       [`${STREAMS} streaming at once through the gateway`, maxStreaming === STREAMS, `${maxStreaming}`],
