@@ -36,13 +36,25 @@ export function providerMatrix(): string {
   ].join('\n');
 }
 
-/** Every endpoint variable of every provider, with its default. */
+/** Every endpoint variable of every provider, with its default, and the hosts its signed URLs may point to. */
 export function providerEndpoints(): string {
-  const rows = PROVIDERS.flatMap((p) => Object.values(p.endpoints).map((e) => row([`\`${e.env}\``, `\`${e.default}\``, p.title])));
+  const rows = PROVIDERS.flatMap((p) => [
+    ...Object.values(p.endpoints).map((e) => row([`\`${e.env}\``, `\`${e.default}\``, p.title])),
+    ...(p.downloads ? [row([`\`${p.downloads.env}\``, p.downloads.default.map((h) => `\`${h}\``).join(', '), `${p.title} (signed URLs)`])] : []),
+  ]);
   return [row(['variable', 'default', 'provider']), row(['---', '---', '---']), ...rows].join('\n');
 }
 
-export const README_BLOCKS = { 'provider-matrix': providerMatrix, 'provider-endpoints': providerEndpoints } as const;
+/** The settings of each provider that a stored integration pins (see `pinned` in src/providers/settings.ts). */
+export function pinnedSettings(): string {
+  const rows = PROVIDERS.map((p) => {
+    const pinned = Object.values(p.settings).filter((s) => s.pinned);
+    return row([`\`${p.name}\``, pinned.length ? pinned.map((s) => `\`${s.header}\``).join(', ') : '—']);
+  });
+  return [row(['provider', 'settings taken from the integration only']), row(['---', '---']), ...rows].join('\n');
+}
+
+export const README_BLOCKS = { 'provider-matrix': providerMatrix, 'provider-endpoints': providerEndpoints, 'pinned-settings': pinnedSettings } as const;
 
 /** The text between `<!-- name:start … -->` and `<!-- name:end -->`. */
 export function readmeBlock(readme: string, name: string): string {

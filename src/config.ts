@@ -2,7 +2,9 @@ import path from 'node:path';
 import { z } from 'zod';
 import { decodeMasterKey, MASTER_KEY_FORMAT_HINT } from './crypto/secret-box';
 import type { QueryLimits } from './graphql/limits';
+import type { ExpansionLimits } from './modules/chat/partial-expansion';
 import type { RateLimitOptions } from './modules/rate-limits/rate-limiter';
+import { hostListProblem } from './providers/signed-urls';
 import type { S3ClientSettings } from './storage/s3-file-store';
 
 /** Environment variables, parsed and validated once at start-up. */
@@ -21,6 +23,8 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   GATEWAY_JOB_POLL_MS: z.coerce.number().int().positive().default(5000),
   GATEWAY_JOB_LEASE_MS: z.coerce.number().int().positive().default(30000),
+  // A hosted job that cannot reach its provider fails this long after its first failed attempt (15 min).
+  GATEWAY_JOB_SUBMIT_DEADLINE_MS: z.coerce.number().int().positive().default(900_000),
   GATEWAY_PROVIDER_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   GATEWAY_JSON_LIMIT: z.string().default('1mb'),
   GATEWAY_UPLOAD_LIMIT_BYTES: z.coerce
@@ -35,6 +39,9 @@ const envSchema = z.object({
   GATEWAY_GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().default(5000),
   GATEWAY_GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(10_000),
   GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE: z.coerce.number().int().positive().default(50),
+  // Chat completions (src/modules/chat/partial-expansion.ts): characters once prompt partials are expanded.
+  GATEWAY_CHAT_MAX_MESSAGE_CHARS: z.coerce.number().int().positive().default(500_000),
+  GATEWAY_CHAT_MAX_PROMPT_CHARS: z.coerce.number().int().positive().default(1_000_000),
   // Rate limits (src/modules/rate-limits): requests per API key per minute; unset = no limit.
   GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().optional(),
   REDIS_URL: z.string().url().optional(),
@@ -84,9 +91,12 @@ export interface Config {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   jobPollMs: number;
   jobLeaseMs: number;
+  /** How long a hosted job not yet submitted is retried after its first failure before it fails as `provider_unreachable`. */
+  jobSubmitDeadlineMs: number;
   /**
    * Provider endpoint overrides (`GATEWAY_OPENAI_BASE_URL`, `GATEWAY_AZURE_OPENAI_BASE_URL`, …): every
-   * `GATEWAY_*_URL` variable, checked to be an http(s) URL. Each provider module names the ones it reads.
+   * `GATEWAY_*_URL` variable, checked to be an http(s) URL, and every `GATEWAY_*_DOWNLOAD_HOSTS` host
+   * list (hosts a provider's signed URLs may point to). Each provider module names the ones it reads.
    */
   providerEndpoints: Record<string, string>;
   /** A provider call (or the wait for its first byte) taking longer answers 504. */
@@ -94,6 +104,8 @@ export interface Config {
   jsonLimit: string;
   uploadLimitBytes: number;
   graphqlLimits: QueryLimits;
+  /** A chat request's size with its prompt partials expanded (413 beyond). */
+  chatLimits: ExpansionLimits;
   /** Null for the local store under `filesDir`. */
   s3FileStore: (S3ClientSettings & { location: string }) | null;
   /** Null when GATEWAY_RATE_LIMIT_PER_MINUTE is unset. */
@@ -135,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     jobPollMs: e.GATEWAY_JOB_POLL_MS,
     jobLeaseMs: e.GATEWAY_JOB_LEASE_MS,
+    jobSubmitDeadlineMs: e.GATEWAY_JOB_SUBMIT_DEADLINE_MS,
     providerEndpoints: endpointOverrides(env),
     providerTimeoutMs: e.GATEWAY_PROVIDER_TIMEOUT_MS,
     jsonLimit: e.GATEWAY_JSON_LIMIT,
@@ -148,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxPageSize: MAX_PAGE_SIZE,
       defaultListSize: e.GATEWAY_GRAPHQL_DEFAULT_LIST_SIZE,
     },
+    chatLimits: { maxMessageChars: e.GATEWAY_CHAT_MAX_MESSAGE_CHARS, maxRequestChars: e.GATEWAY_CHAT_MAX_PROMPT_CHARS },
     s3FileStore:
       e.GATEWAY_FILE_STORE === 'local'
         ? null
@@ -176,12 +190,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-/** `GATEWAY_*_URL` variables: provider endpoints. Settings from requests never reach a URL but through these. */
+/** The provider variables, each with what it must hold: the reason a value does not, or null. */
+const PROVIDER_VARIABLES: readonly { name: RegExp; problem: (value: string) => string | null }[] = [
+  // Provider endpoints: settings from requests never reach a URL but through these.
+  { name: /^GATEWAY_[A-Z0-9_]+_URL$/, problem: (value) => (/^https?:\/\/[^\s]+$/.test(value) ? null : 'must be an http(s) URL') },
+  // Where a provider's signed URLs may point besides its own storage.
+  { name: /^GATEWAY_[A-Z0-9_]+_DOWNLOAD_HOSTS$/, problem: hostListProblem },
+];
+
+/** `GATEWAY_*_URL` and `GATEWAY_*_DOWNLOAD_HOSTS` variables, checked. */
 function endpointOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (!/^GATEWAY_[A-Z0-9_]+_URL$/.test(name) || value === undefined || value === '') continue;
-    if (!/^https?:\/\/[^\s]+$/.test(value)) throw new Error(`Invalid configuration: ${name}: must be an http(s) URL`);
+    const variable = PROVIDER_VARIABLES.find((v) => v.name.test(name));
+    if (!variable || value === undefined || value === '') continue;
+    const problem = variable.problem(value);
+    if (problem) throw new Error(`Invalid configuration: ${name}: ${problem}`);
     out[name] = value;
   }
   return out;

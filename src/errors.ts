@@ -107,6 +107,9 @@ export class GatewayError extends Error {
   }
 }
 
+/** The code of a provider call that got no answer (refused connection, unknown host…), and of a hosted job that never reached its provider. */
+export const PROVIDER_UNREACHABLE = 'provider_unreachable';
+
 export const badRequest = (message: string, path?: FieldPath | string | null, code?: string) => new GatewayError('invalid_request', message, { path, code });
 
 /** A field of the input is wrong: `reason` says how (`must not be empty`); faces name the field. */

@@ -46,9 +46,10 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
         service: services.fineTuning,
         files: services.files,
         cancellation: services.jobCancellation,
+        providers: services.providers,
       },
       logger,
-      { pollMs: config.jobPollMs, leaseMs: config.jobLeaseMs },
+      { pollMs: config.jobPollMs, leaseMs: config.jobLeaseMs, submitDeadlineMs: config.jobSubmitDeadlineMs },
     );
     monitor.start();
     return {

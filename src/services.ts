@@ -53,9 +53,10 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   metrics.countJobs(() => jobLeases.countByStatus());
   const jobCancellation = new JobCancellation(fineTuningJobs, jobLeases, logger);
   const fineTuning = new FineTuningService(fineTuningJobs, files, integrations, providers, jobCancellation);
+  files.guardDeletion((tx, scope, fileId) => fineTuning.fileInUse(tx, scope, fileId));
   const clientMode = new ClientModeService(integrations, providers);
   const models = new ModelService(new ModelRepository(prisma));
-  const chat = new ChatService(models, partials, integrations, providers, clientMode, config.providerTimeoutMs);
+  const chat = new ChatService(models, partials, integrations, providers, clientMode, config.providerTimeoutMs, config.chatLimits);
   return {
     db,
     workspaces,

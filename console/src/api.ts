@@ -1,14 +1,30 @@
 /**
  * Every call of the console goes through the gateway's public faces (/v1 and /graphql) with the API key
  * the user pasted. The key lives in session storage only: never in the URL, never logged, gone when
- * the tab closes.
+ * the tab closes. An organisation key may choose one of its workspaces: every call then names it
+ * (`workspace_id` on REST, the `workspaceId` variable on GraphQL).
  */
 const KEY_STORAGE = 'gateway-console.api-key';
+const WORKSPACE_STORAGE = 'gateway-console.workspace';
 const KEY_HEADER = 'x-gateway-api-key';
 
 export const storedKey = (): string | null => sessionStorage.getItem(KEY_STORAGE);
 export const storeKey = (key: string) => sessionStorage.setItem(KEY_STORAGE, key);
-export const forgetKey = () => sessionStorage.removeItem(KEY_STORAGE);
+export function forgetKey(): void {
+  sessionStorage.removeItem(KEY_STORAGE);
+  sessionStorage.removeItem(WORKSPACE_STORAGE);
+}
+
+/** The workspace the calls name (a UUID), or null for the key's own (an organisation key's `default`). */
+export const chosenWorkspace = (): string | null => sessionStorage.getItem(WORKSPACE_STORAGE);
+export const chooseWorkspace = (id: string) => sessionStorage.setItem(WORKSPACE_STORAGE, id);
+
+/** A /v1 path naming the chosen workspace. */
+function v1(path: string): string {
+  const workspace = chosenWorkspace();
+  if (workspace === null) return `/v1${path}`;
+  return `/v1${path}${path.includes('?') ? '&' : '?'}workspace_id=${encodeURIComponent(workspace)}`;
+}
 
 /** The gateway's error shape (`{error: {message, type, param, code}}`), or a transport failure. */
 export class ApiError extends Error {
@@ -53,9 +69,29 @@ async function parse(res: Response): Promise<unknown> {
   }
 }
 
-/** A JSON call to the REST face. */
-export async function rest<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-  const res = await fetch(`/v1${path}`, {
+/** A JSON call to the REST face, in the chosen workspace. */
+export function rest<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  return call<T>(method, v1(path), body, headers);
+}
+
+export interface Workspace {
+  id: string;
+  slug: string;
+  name: string;
+}
+
+/** The organisation's workspaces for an organisation key; null for a workspace key (403: it has its own only). */
+export async function listWorkspaces(): Promise<Workspace[] | null> {
+  try {
+    return (await call<{ data: Workspace[] }>('GET', '/v1/admin/workspaces')).data;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 403) return null;
+    throw err;
+  }
+}
+
+async function call<T>(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const res = await fetch(url, {
     method,
     headers: keyHeaders(body === undefined ? headers : { ...headers, 'content-type': 'application/json' }),
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -70,12 +106,16 @@ interface GraphQLAnswer<T> {
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 
-/** An operation on the GraphQL face; its first error becomes an ApiError. */
+/**
+ * An operation on the GraphQL face; its first error becomes an ApiError. The chosen workspace travels
+ * as the `workspaceId` variable, which the console's operations declare and pass on.
+ */
 export async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const workspace = chosenWorkspace();
   const res = await fetch('/graphql', {
     method: 'POST',
     headers: keyHeaders({ 'content-type': 'application/json' }),
-    body: JSON.stringify({ query, variables }),
+    body: JSON.stringify({ query, variables: workspace === null ? variables : { ...variables, workspaceId: workspace } }),
   });
   const answer = (await parse(res)) as GraphQLAnswer<T> | undefined;
   const first = answer?.errors?.[0];
@@ -95,7 +135,7 @@ export async function graphql<T>(query: string, variables: Record<string, unknow
 export function uploadFile<T>(file: File, purpose: string, onProgress: (fraction: number) => void): Promise<T> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open('POST', '/v1/files');
+    xhr.open('POST', v1('/files'));
     for (const [name, value] of Object.entries(keyHeaders())) xhr.setRequestHeader(name, value);
     xhr.upload.onprogress = (event) => {
       if (event.lengthComputable) onProgress(event.loaded / event.total);
@@ -132,7 +172,7 @@ export async function streamChat(
   onDelta: (text: string) => void,
   signal: AbortSignal,
 ): Promise<void> {
-  const res = await fetch('/v1/chat/completions', {
+  const res = await fetch(v1('/chat/completions'), {
     method: 'POST',
     headers: keyHeaders({ ...headers, 'content-type': 'application/json', accept: 'text/event-stream' }),
     body: JSON.stringify({ ...body, stream: true }),

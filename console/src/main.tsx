@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { forgetKey, onUnauthorised, storedKey } from './api';
+import { chooseWorkspace, chosenWorkspace, forgetKey, listWorkspaces, onUnauthorised, storedKey } from './api';
 import { FilesPage } from './pages/files';
 import { JobPage } from './pages/job';
 import { JobsPage } from './pages/jobs';
@@ -8,8 +8,9 @@ import { LabelsPage } from './pages/labels';
 import { PartialsPage } from './pages/partials';
 import { PlaygroundPage } from './pages/playground';
 import { SignIn } from './pages/sign-in';
-import { href, useRoute } from './router';
+import { href, navigate, useRoute } from './router';
 import './styles.css';
+import { useLoad } from './ui';
 
 const SECTIONS = [
   ['jobs', 'Fine-tuning'],
@@ -35,9 +36,38 @@ function CurrentPage({ route }: { route: string[] }) {
   }
 }
 
+/**
+ * An organisation key's workspaces (a workspace key has its own only, and no switcher). Every page
+ * then reads and writes in the chosen one; ids of the last one mean nothing there, so the section's
+ * list is shown.
+ */
+function WorkspaceSwitcher({ section, onChosen }: { section: string; onChosen: (id: string) => void }) {
+  const workspaces = useLoad(listWorkspaces, []);
+  if (!workspaces.data) return null;
+  const current = chosenWorkspace() ?? workspaces.data.find((w) => w.slug === 'default')?.id;
+  const choose = (id: string) => {
+    chooseWorkspace(id);
+    onChosen(id);
+    navigate(section);
+  };
+  return (
+    <div class="workspace">
+      <label for="workspace">Workspace</label>
+      <select id="workspace" value={current} onChange={(e) => choose(e.currentTarget.value)}>
+        {workspaces.data.map((w) => (
+          <option key={w.id} value={w.id}>
+            {w.name} ({w.slug})
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
 function Shell({ onSignOut }: { onSignOut: () => void }) {
   const route = useRoute();
   const section = route[0] ?? 'jobs';
+  const [workspace, setWorkspace] = useState(chosenWorkspace);
   return (
     <>
       <a class="skip-link" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>
@@ -62,11 +92,13 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
             </li>
           </ul>
         </nav>
+        <WorkspaceSwitcher section={section} onChosen={setWorkspace} />
         <button type="button" class="secondary" onClick={onSignOut}>
           Sign out
         </button>
       </header>
-      <main id="main" tabIndex={-1}>
+      {/* Keyed by the workspace: every page loads again from the chosen one. */}
+      <main id="main" tabIndex={-1} key={workspace ?? ''}>
         <CurrentPage route={route} />
       </main>
     </>

@@ -19,6 +19,24 @@ export function Status({ status }: { status: string }) {
   return <span class={`status status-${value}`}>{value.replace('_', ' ')}</span>;
 }
 
+/** A job's `gatewayStatus`: the job monitor retrying a step that failed. */
+export interface GatewayStatus {
+  reason: string;
+  lastError: { message: string };
+}
+
+/** The badge of a job whose steps fail and are retried: why, with the last error on hover and for screen readers. */
+export function Retrying({ gatewayStatus }: { gatewayStatus: GatewayStatus }) {
+  const reason = gatewayStatus.reason.toLowerCase().replace(/_/g, ' ');
+  const { message } = gatewayStatus.lastError;
+  return (
+    <span class="status status-retrying" title={message}>
+      retrying: {reason}
+      <span class="visually-hidden"> ({message})</span>
+    </span>
+  );
+}
+
 /** Unix seconds (files, jobs) or ISO strings (labels, partials, GraphQL) as local time. */
 export function formatTime(value: number | string | null | undefined): string {
   if (value === null || value === undefined) return '—';
@@ -44,6 +62,34 @@ export function Page({ title, children, actions }: { title: string; children: Co
       {children}
     </section>
   );
+}
+
+interface Action {
+  /** The last run's failure (for ErrorNote), cleared when the next one starts. */
+  error: unknown;
+  /** Runs the action; `confirmFirst` asks before anything is sent (deletes, cancels). */
+  run: (action: () => Promise<void>, confirmFirst?: string) => Promise<void>;
+  /** A form's submit handler running the action (the form itself is never sent). */
+  onSubmit: (action: () => Promise<void>) => (event: Event) => void;
+}
+
+/** A user action (a form sent, a button pressed) whose failure is shown until the next run. */
+export function useAction(): Action {
+  const [error, setError] = useState<unknown>(null);
+  const run = async (action: () => Promise<void>, confirmFirst?: string) => {
+    if (confirmFirst !== undefined && !confirm(confirmFirst)) return;
+    setError(null);
+    try {
+      await action();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const onSubmit = (action: () => Promise<void>) => (event: Event) => {
+    event.preventDefault();
+    void run(action);
+  };
+  return { error, run, onSubmit };
 }
 
 interface Loaded<T> {

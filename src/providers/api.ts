@@ -7,6 +7,7 @@
 import type { Readable } from 'node:stream';
 import { providerDownload, providerFetch, type HttpPolicy } from './http';
 import type { ProviderContent } from './types';
+import { providerUrl } from './url';
 
 export interface ApiEndpoint {
   /** Names the provider in error messages. */
@@ -24,7 +25,7 @@ export interface ApiEndpoint {
 
 export interface ApiRequest {
   method: 'GET' | 'POST' | 'DELETE';
-  /** Below the API root, e.g. `/fine_tuning/jobs`. */
+  /** Below the API root, e.g. `/fine_tuning/jobs`; ids in it made with `urlPath` (see url.ts). */
   path: string;
   query?: Record<string, string | number | undefined>;
   json?: unknown;
@@ -35,13 +36,8 @@ export interface ApiRequest {
 }
 
 /** The URL of `path` below the endpoint's root, with the request's and the endpoint's query parameters. */
-export function apiUrl(endpoint: ApiEndpoint, path: string, query: ApiRequest['query'] = {}): string {
-  const url = new URL(endpoint.baseUrl.replace(/\/+$/, '') + path);
-  for (const [key, value] of Object.entries({ ...query, ...endpoint.query })) {
-    if (value !== undefined) url.searchParams.set(key, String(value));
-  }
-  return url.toString();
-}
+export const apiUrl = (endpoint: ApiEndpoint, path: string, query: ApiRequest['query'] = {}): string =>
+  providerUrl(endpoint.baseUrl, path, { ...query, ...endpoint.query });
 
 export function apiRequest<T>(endpoint: ApiEndpoint, req: ApiRequest): Promise<T> {
   return providerFetch<T>({

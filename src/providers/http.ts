@@ -2,8 +2,9 @@
  * `providerFetch`: the one way adapters talk HTTP to providers. It owns the cross-cutting rules so no
  * adapter re-implements them: a per-request timeout, bounded retries for idempotent calls only (a
  * retried POST could create a second job), `Retry-After` honoured, and every failure mapped to a
- * `GatewayError` of kind 'provider' carrying the provider's status, message and code — with any
- * credential value scrubbed out, since providers sometimes echo keys back.
+ * `GatewayError` of kind 'provider' carrying the provider's status, message and code. The credentials
+ * of the call are scrubbed out of what the gateway reads from an answer (redact.ts): the error
+ * message, and every string of a JSON answer; a streamed body (file content) is passed on as it is.
  *
  * Calls go through undici's `request`, not `fetch`: the same connection pool without the WHATWG
  * Request/Response and web-stream layers, which cost about three times the CPU per call (measured:
@@ -14,8 +15,9 @@
 import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import type * as Undici from 'undici';
-import { errnoCode, GatewayError } from '../errors';
+import { errnoCode, GatewayError, PROVIDER_UNREACHABLE } from '../errors';
 import { lazy } from '../lazy';
+import { redactJson, redactText } from './redact';
 import type { ProviderContent } from './types';
 
 export interface HttpPolicy {
@@ -53,7 +55,7 @@ export interface ProviderRequest {
   idempotent?: boolean;
   /** Use the upload timeout instead of the ordinary one. */
   upload?: boolean;
-  /** Values (credentials) that must never appear in an error message. */
+  /** Values (credentials) that must never appear in an error message or a JSON answer. */
   redact?: readonly string[];
   policy?: HttpPolicy;
   /** Ends the call when aborted (the caller went away), besides the time-out. Never retried then. */
@@ -154,7 +156,7 @@ async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): 
   if (status >= 200 && status < 300) {
     if (text === '') return { ok: true, value: undefined };
     try {
-      return { ok: true, value: JSON.parse(text) };
+      return { ok: true, value: redactJson(text, JSON.parse(text), req.redact) };
     } catch {
       const error = new GatewayError('provider', `${req.provider} returned an invalid JSON response`, { status: 502 });
       return { ok: false, error, retry: false };
@@ -187,7 +189,7 @@ function transportFailure(req: Pick<ProviderRequest, 'provider' | 'signal'>, err
   const nested: unknown = typeof cause === 'object' && cause !== null && 'errors' in cause && Array.isArray(cause.errors) ? cause.errors[0] : undefined;
   const code = errnoCode(err) ?? errnoCode(cause) ?? errnoCode(nested);
   const message = `Could not reach ${req.provider}${code ? ` (${code})` : ''}`;
-  return { ok: false, error: new GatewayError('provider', message, { status: 502, cause: err }), retry: true };
+  return { ok: false, error: new GatewayError('provider', message, { status: 502, code: PROVIDER_UNREACHABLE, cause: err }), retry: true };
 }
 
 /** Maps a non-2xx answer, reading the common error body shapes: OpenAI's, Google's, OAuth 2's, and bare strings. */
@@ -212,13 +214,8 @@ function httpError(req: Pick<ProviderRequest, 'provider' | 'redact'>, status: nu
   // Not JSON (an HTML error page, a proxy's text): the status text is all we can trust.
   // api.md §6.2: the provider's status for its 4xx; a provider's own failure (5xx) is a bad gateway here, and so is
   // an answer the gateway cannot use (a redirect, which it does not follow, or a 1xx).
-  return new GatewayError('provider', redact(message, req.redact), { status: status >= 400 && status < 500 ? status : 502, code, param });
-}
-
-function redact(message: string, secrets: readonly string[] = []): string {
-  let out = message;
-  for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join('[redacted]');
-  return out;
+  const place = { code: code && redactText(code, req.redact), param: param && redactText(param, req.redact) };
+  return new GatewayError('provider', redactText(message, req.redact), { status: status >= 400 && status < 500 ? status : 502, ...place });
 }
 
 /** `Retry-After` is either delta-seconds or an HTTP date; anything else is ignored. */

@@ -13,6 +13,8 @@ import { openaiProvider } from './openai';
 import { togetherProvider } from './together-ai';
 import { vertexAIProvider } from './vertex-ai';
 import { readSettings, type SettingsOrigin } from './settings';
+import { parseHostList } from './signed-urls';
+import { checkProviderId } from './url';
 import { conversionFailure, convertJsonl } from './dataset';
 import type {
   ChatRequest,
@@ -36,18 +38,31 @@ export const PROVIDERS: readonly ProviderModule[] = [
   togetherProvider,
 ];
 
+/** A provider id a call names, and the parameter that carried it (as the REST paths name them). */
+interface NamedId {
+  param: 'fileId' | 'jobId';
+  value: string;
+}
+const fileId = (value: string): NamedId => ({ param: 'fileId', value });
+const jobId = (value: string): NamedId => ({ param: 'jobId', value });
+
 export type ProviderCallObserver = (provider: ProviderName, operation: OperationName, errorStatus: number | null) => void;
 
 export class ProviderRegistry {
   private readonly modules = new Map<ProviderName, ProviderModule>(PROVIDERS.map((m) => [m.name, m]));
+  /** Where each module's signed URLs may point: its own storage hosts and those its `downloads` variable adds. */
+  private readonly downloadHosts: ReadonlyMap<ProviderName, readonly string[]>;
 
   constructor(
-    /** `GATEWAY_*_BASE_URL` and similar variables (server configuration, never a request). */
+    /** `GATEWAY_*_BASE_URL`, `GATEWAY_*_DOWNLOAD_HOSTS` and similar variables (server configuration, never a request). */
     private readonly endpointOverrides: Readonly<Record<string, string | undefined>>,
     private readonly http: HttpPolicy,
     /** Told the outcome of every provider call (metrics); `errorStatus` is null on success. */
     private readonly observe: ProviderCallObserver = () => {},
-  ) {}
+  ) {
+    const hosts = (m: ProviderModule) => (m.downloads ? [...m.downloads.default, ...parseHostList(endpointOverrides[m.downloads.env] ?? '')] : []);
+    this.downloadHosts = new Map(PROVIDERS.map((m) => [m.name, hosts(m)]));
+  }
 
   /** The module of a provider; `path` names the caller's field in the error when there is none. */
   module(name: string, path: FieldPath | string | null = null): ProviderModule {
@@ -67,7 +82,8 @@ export class ProviderRegistry {
     const endpoints = Object.entries(module.endpoints);
     const baseUrls = Object.fromEntries(endpoints.map(([key, spec]) => [key, this.endpointOverrides[spec.env] ?? spec.default]));
     const configured = new Set(endpoints.filter(([, spec]) => this.endpointOverrides[spec.env] !== undefined).map(([key]) => key));
-    return new ProviderClient(module, origin, { baseUrls, configured, http: this.http }, this.observe);
+    const downloadHosts = this.downloadHosts.get(module.name) ?? [];
+    return new ProviderClient(module, origin, { baseUrls, configured, downloadHosts, http: this.http }, this.observe);
   }
 }
 
@@ -117,19 +133,22 @@ export class ProviderClient {
     }
   };
   listFiles = (page: FileListInput) => this.run('listFiles', (ops, conn) => ops.listFiles?.(conn, page));
-  getFile = (id: string) => this.run('getFile', (ops, conn) => ops.getFile?.(conn, id));
-  fileContent = (id: string): Promise<ProviderContent> => this.run('fileContent', (ops, conn) => ops.fileContent?.(conn, id));
-  deleteFile = (id: string) => this.run('deleteFile', (ops, conn) => ops.deleteFile?.(conn, id));
+  // Ids reach providers' paths: a dot segment is refused here, for every provider, before anything else.
+  getFile = (id: string) => this.run('getFile', (ops, conn) => ops.getFile?.(conn, id), fileId(id));
+  fileContent = (id: string): Promise<ProviderContent> => this.run('fileContent', (ops, conn) => ops.fileContent?.(conn, id), fileId(id));
+  deleteFile = (id: string) => this.run('deleteFile', (ops, conn) => ops.deleteFile?.(conn, id), fileId(id));
   createJob = (input: CreateJobInput) => this.run('createJob', (ops, conn) => ops.createJob?.(conn, input));
-  getJob = (id: string) => this.run('getJob', (ops, conn) => ops.getJob?.(conn, id));
+  getJob = (id: string) => this.run('getJob', (ops, conn) => ops.getJob?.(conn, id), jobId(id));
   listJobs = (page: PageInput) => this.run('listJobs', (ops, conn) => ops.listJobs?.(conn, page));
-  cancelJob = (id: string) => this.run('cancelJob', (ops, conn) => ops.cancelJob?.(conn, id));
-  listEvents = (id: string, page: PageInput) => this.run('listEvents', (ops, conn) => ops.listEvents?.(conn, id, page));
-  listCheckpoints = (id: string, page: PageInput) => this.run('listCheckpoints', (ops, conn) => ops.listCheckpoints?.(conn, id, page));
+  cancelJob = (id: string) => this.run('cancelJob', (ops, conn) => ops.cancelJob?.(conn, id), jobId(id));
+  listEvents = (id: string, page: PageInput) => this.run('listEvents', (ops, conn) => ops.listEvents?.(conn, id, page), jobId(id));
+  listCheckpoints = (id: string, page: PageInput) => this.run('listCheckpoints', (ops, conn) => ops.listCheckpoints?.(conn, id, page), jobId(id));
   findJob = (gatewayJobId: string) => this.run('findJob', (ops, conn) => ops.findJob?.(conn, gatewayJobId));
   chat = (request: ChatRequest) => this.run('chat', (ops, conn) => ops.chat?.(conn, request));
 
-  private async run<T>(op: OperationName, call: (ops: ProviderOperations<unknown>, conn: unknown) => Promise<T> | undefined): Promise<T> {
+  /** `id`: the provider id the call names, checked before anything else. */
+  private async run<T>(op: OperationName, call: (ops: ProviderOperations<unknown>, conn: unknown) => Promise<T> | undefined, id?: NamedId): Promise<T> {
+    if (id) checkProviderId(id.value, id.param);
     if (!this.supports(op)) throw unsupported(`${this.module.title} does not support ${op}`);
     const conn = this.module.connect(readSettings(this.module.settings, this.origin, op), this.env);
     const result = call(this.module.operations, conn);

@@ -17,6 +17,13 @@ export interface SettingSpec {
   readonly aliases?: readonly string[];
   /** A credential: stored encrypted, never returned, refused in `gateway_options`. */
   readonly secret?: boolean;
+  /**
+   * Chooses where credentials are used (a host, an account, a bucket, a project, a region): with a
+   * stored integration it comes from the integration only, and an override (a header with `@slug`, a
+   * job's `gateway_options`, a hosted chat request's headers) that differs is refused, so the stored
+   * credentials never go to a target the caller picks.
+   */
+  readonly pinned?: true;
   /** The header carries `Bearer <value>`. */
   readonly bearer?: boolean;
   /** What the value must look like; anything that ends up in a host name or a path has one. */
@@ -90,11 +97,20 @@ function lookup(spec: SettingSpec, origin: SettingsOrigin): { value: string; fro
     return { value: spec.bearer ? raw.replace(/^Bearer\s+/i, '') : raw, from: 'header' };
   }
   const override = spec.secret ? undefined : origin.overrides?.values[spec.header];
-  if (override !== undefined) return { value: override, from: 'override' };
+  const stored = storedValue(spec, origin);
+  if (override === undefined) return stored;
+  if (spec.pinned && override.trim() !== stored?.value.trim()) {
+    const reason = `chooses where the credentials of @${origin.slug} are used: it can be set only in the integration, not overridden`;
+    throw settingError(fieldOf(spec, origin, 'override'), reason, 'setting_not_overridable');
+  }
+  return { value: override, from: 'override' };
+}
+
+function storedValue(spec: SettingSpec, origin: Extract<SettingsOrigin, { kind: 'integration' }>) {
   const stored = spec.secret ? origin.credentials : origin.options;
   for (const key of [spec.key, spec.header, ...(spec.aliases ?? [])]) {
     const value = stored[key];
-    if (value !== undefined) return { value, from: spec.secret ? 'credentials' : 'options' };
+    if (value !== undefined) return { value, from: spec.secret ? ('credentials' as const) : ('options' as const) };
   }
   return undefined;
 }

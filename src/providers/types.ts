@@ -9,6 +9,7 @@
 import type { Readable } from 'node:stream';
 import type { HttpPolicy } from './http';
 import type { SettingValues, SettingsSpec } from './settings';
+import type { SignedUrlHosts } from './signed-urls';
 
 import type { ProviderName } from './names';
 
@@ -265,6 +266,8 @@ export interface ProviderEnvironment {
   baseUrls: Record<string, string>;
   /** The endpoints whose URL came from configuration rather than the default (e.g. S3 then goes path-style). */
   configured: ReadonlySet<string>;
+  /** Where the module's signed URLs may point besides its base URLs: its `downloads` hosts and the operator's. */
+  downloadHosts: readonly string[];
   http: HttpPolicy;
 }
 
@@ -297,6 +300,8 @@ export interface ProviderModule<T extends SettingsSpec = SettingsSpec, C = unkno
   /** The settings it takes: credentials and options, with header and integration names and patterns. */
   readonly settings: T;
   readonly endpoints: Readonly<Record<string, EndpointSpec>>;
+  /** A provider that hands out signed storage URLs: the hosts they may point to (see signed-urls.ts). */
+  readonly downloads?: SignedUrlHosts;
   /** Builds the per-call connection (clients, base URLs, auth) from validated settings. */
   connect(settings: SettingValues<T>, env: ProviderEnvironment): C;
   readonly operations: ProviderOperations<C>;

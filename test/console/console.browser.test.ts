@@ -1,9 +1,10 @@
 /**
  * The console in a real browser (Debian's Chromium through playwright-core) against a real gateway in
  * production mode on the embedded database, whose provider is the fake OpenAI server: sign in, upload a
- * dataset (a refused one first), start a hosted job and watch it succeed with its loss curve drawn,
- * cancel another, chat in the playground (streamed), make a partial version default, edit a label's
- * colour. Requests to any other origin are refused and recorded: the page must work offline.
+ * dataset (a refused one first) and delete a file, start a hosted job and watch it succeed with its loss
+ * curve drawn, cancel another (after a confirmation), tell failed, cancelled and retrying jobs apart,
+ * chat in the playground (streamed), create, compare and delete partials, edit and delete a label,
+ * switch workspace. Requests to any other origin are refused and recorded: the page must work offline.
  * Screenshots go to test/console/screenshots/ (git-ignored).
  */
 import { gzipSync } from 'node:zlib';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { api } from '../support/gateway';
-import { createIntegration, createTestDatabase, dataset, newKey, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
+import { closedPort, createIntegration, createTestDatabase, dataset, newKey, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
 import { CONSOLE_DIST, SCREENSHOTS, ensureConsoleBuilt, launchChromium, screenshot } from './browser';
 
 const SECRET = 'sk-fake-console-provider-key';
@@ -27,6 +28,8 @@ let page: Page;
 const foreignRequests: string[] = [];
 /** Everything the page logged (must never hold the key). */
 const consoleLines: string[] = [];
+/** Every URL the page requested. */
+const sentUrls: string[] = [];
 
 beforeAll(async () => {
   ensureConsoleBuilt();
@@ -38,9 +41,12 @@ beforeAll(async () => {
     database: await createTestDatabase(),
     dataDir: data.dir,
     key: newKey(),
-    env: { GATEWAY_JOB_POLL_MS: '100', NODE_ENV: 'production' },
+    // Together AI at a closed port: a job there keeps retrying (the deadline is the default 15 min).
+    env: { GATEWAY_JOB_POLL_MS: '100', NODE_ENV: 'production', GATEWAY_TOGETHER_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1` },
   });
   await createIntegration(gw, 'my-openai', SECRET);
+  await createIntegration(gw, 'wrong-key', 'sk-not-the-fakes-key');
+  await api(gw, 'POST', '/v1/integrations', { body: { slug: 'unreachable', provider: 'together-ai', credentials: { api_key: 'tg-key-0123456789abcdef' } } });
   context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   await context.route('**/*', (route) => {
     const url = route.request().url();
@@ -50,6 +56,7 @@ beforeAll(async () => {
   });
   page = await context.newPage();
   page.on('console', (message) => void consoleLines.push(message.text()));
+  page.on('request', (request) => void sentUrls.push(request.url()));
 }, 120_000);
 
 afterAll(async () => {
@@ -95,8 +102,23 @@ describe('the console in Chromium', () => {
     await page.getByLabel('File', { exact: true }).setInputFiles({ name: 'train.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(dataset(40)) });
     await page.getByRole('button', { name: 'Upload' }).click();
     await expectText(page.getByRole('status'), /Uploaded train\.jsonl as /);
-    await page.getByRole('cell', { name: 'train.jsonl' }).waitFor();
+    await page.getByRole('cell', { name: 'train.jsonl', exact: true }).waitFor();
     await screenshot(page, '03-files-uploaded');
+  });
+
+  it('deletes a file once confirmed', async () => {
+    const spare = await uploadThroughApi('spare.jsonl');
+    await goTo('files');
+    await page.reload(); // the page was already there: it lists the file uploaded meanwhile
+    const button = page.getByRole('button', { name: `Delete spare.jsonl (${spare})` });
+    const asked = answerNextDialog(false);
+    await button.click();
+    expect(await asked).toMatch(/^Delete spare\.jsonl/);
+    expect((await api(gw, 'GET', `/v1/files/${spare}`)).status).toBe(200);
+    void answerNextDialog(true);
+    await button.click();
+    await button.waitFor({ state: 'detached' });
+    expect((await api(gw, 'GET', `/v1/files/${spare}`)).status).toBe(404);
   });
 
   it('starts a hosted job and follows it to succeeded with the loss curve drawn', async () => {
@@ -127,16 +149,60 @@ describe('the console in Chromium', () => {
     await expectText(page.locator('tbody tr').first(), /succeeded.*openai/s);
   }, 60_000);
 
-  it('cancels a job from its page while it runs', async () => {
+  it('cancels a job from its page while it runs, once confirmed', async () => {
     // The provider takes its time to receive the dataset: the job stays in validating_files meanwhile.
     fake.delayNext('POST', '/v1/files', 4000);
     await goTo('jobs');
     await page.getByRole('button', { name: 'Start job' }).click();
     await page.getByRole('heading', { name: 'Fine-tuning job' }).waitFor();
+    const cancels = () => sentUrls.filter((url) => url.endsWith('/cancel')).length;
+    const asked = answerNextDialog(false);
+    await page.getByRole('button', { name: 'Cancel job' }).click();
+    expect(await asked).toMatch(/^Cancel this fine-tuning job\?/);
+    expect(cancels()).toBe(0);
+    void answerNextDialog(true);
     await page.getByRole('button', { name: 'Cancel job' }).click();
     await expectText(page.getByTestId('job-status'), /cancelled/);
+    expect(cancels()).toBe(1);
     await expect(page.getByRole('button', { name: 'Cancel job' }).count()).resolves.toBe(0);
     await screenshot(page, '05-job-cancelled');
+  }, 30_000);
+
+  it('tells failed, cancelled and retrying jobs apart, with why a job is retrying', async () => {
+    const trainingFile = (await api(gw, 'GET', '/v1/files?purpose=fine-tune')).body.data[0].id;
+    const start = async (integration: string) =>
+      (
+        await api(gw, 'POST', '/v1/fine_tuning/jobs', {
+          body: { model: 'some-model', training_file: trainingFile, gateway_options: { 'x-gateway-provider': integration } },
+        })
+      ).body.id as string;
+    const failing = await start('@wrong-key');
+    const retrying = await start('@unreachable');
+    await goTo('jobs');
+    const badge = (id: string, status: string) => page.locator('tbody tr', { has: page.locator(`a[href="#/jobs/${id}"]`) }).locator(`.status-${status}`);
+    await badge(failing, 'failed').waitFor();
+    const retryBadge = badge(retrying, 'retrying');
+    await retryBadge.waitFor({ timeout: 15_000 });
+    await expectText(retryBadge, /^retrying: provider unreachable/);
+    expect(await retryBadge.getAttribute('title')).toBe('Could not reach Together AI (ECONNREFUSED)');
+    const look = (locator: ReturnType<Page['locator']>) =>
+      locator.first().evaluate((el) => {
+        const style = getComputedStyle(el);
+        return [style.color, style.backgroundColor, style.borderStyle].join(' ');
+      });
+    const [failed, cancelled, validating] = await Promise.all([
+      look(page.locator('.status-failed')),
+      look(page.locator('.status-cancelled')),
+      look(page.locator('.status-validating_files')),
+    ]);
+    expect(new Set([failed, cancelled, validating, await look(retryBadge)]).size).toBe(4);
+    await screenshot(page, '05b-jobs-badges');
+    await goTo(`jobs/${retrying}`);
+    await expectText(
+      page.getByTestId('retry-note'),
+      /^Could not reach Together AI \(ECONNREFUSED\)\. Failed attempts in a row: \d+; next attempt .+ The job fails at /,
+    );
+    await api(gw, 'POST', `/v1/fine_tuning/jobs/${retrying}/cancel`);
   }, 30_000);
 
   it('streams a chat answer of the tuned model in the playground, with a partial previewed', async () => {
@@ -185,6 +251,21 @@ describe('the console in Chromium', () => {
     await screenshot(page, '07-partials');
   });
 
+  it('creates a partial, then deletes it once confirmed', async () => {
+    await goTo('partials');
+    await page.getByText('New partial').click();
+    await page.getByLabel('Name', { exact: true }).fill('Farewell');
+    await page.getByLabel('Text', { exact: true }).fill('Goodbye for now.');
+    await page.getByRole('button', { name: 'Create partial' }).click();
+    await page.getByRole('heading', { name: 'Farewell', level: 2 }).waitFor();
+    expect(page.url()).toMatch(/#\/partials\/farewell$/);
+    expect((await api(gw, 'GET', '/v1/prompts/partials/farewell')).body.string).toBe('Goodbye for now.');
+    void answerNextDialog(true);
+    await page.getByRole('button', { name: 'Delete partial Farewell' }).click();
+    await page.getByRole('link', { name: 'Farewell' }).waitFor({ state: 'detached' });
+    expect((await api(gw, 'GET', '/v1/prompts/partials/farewell')).status).toBe(404);
+  });
+
   it('creates a label and edits its colour', async () => {
     await goTo('labels');
     await page.getByLabel('Name', { exact: true }).fill('reviewed');
@@ -197,6 +278,29 @@ describe('the console in Chromium', () => {
       return list.body.data[0]?.color_code;
     }, '#0055aa');
     await screenshot(page, '08-labels');
+    // The universal labels cannot be deleted, so they offer no button; the new one goes once confirmed.
+    await expect(page.getByRole('button', { name: 'Delete production' }).count()).resolves.toBe(0);
+    void answerNextDialog(true);
+    await page.getByRole('button', { name: 'Delete reviewed' }).click();
+    await page.getByText('reviewed', { exact: true }).waitFor({ state: 'detached' });
+    expect((await api(gw, 'GET', '/v1/labels?search=reviewed')).body.data).toEqual([]);
+  });
+
+  it('switches an organisation key to another of its workspaces, and every call names it', async () => {
+    const research = (await api(gw, 'POST', '/v1/admin/workspaces', { body: { name: 'Research', slug: 'research' } })).body;
+    await api(gw, 'POST', '/v1/labels?workspace_id=research', { body: { name: 'research-only' } });
+    await goTo('labels');
+    await page.reload(); // the switcher lists the workspaces as they were when the page loaded
+    await expect(page.getByText('research-only', { exact: true }).count()).resolves.toBe(0);
+    await page.getByLabel('Workspace').selectOption({ label: 'Research (research)' });
+    await page.getByText('research-only', { exact: true }).waitFor();
+    expect(sentUrls).toContainEqual(expect.stringContaining(`/v1/labels?page_size=100&workspace_id=${research.id}`));
+    // GraphQL too: the jobs, all in the default workspace, are not there.
+    await goTo('jobs');
+    await page.getByText('No fine-tuning job yet.').waitFor();
+    await screenshot(page, '08b-workspace');
+    await page.getByLabel('Workspace').selectOption({ label: 'Default workspace (default)' });
+    await page.locator('tbody tr').first().waitFor();
   });
 
   it('fits a phone width and opens the bundled GraphQL explorer', async () => {
@@ -204,6 +308,16 @@ describe('the console in Chromium', () => {
     for (const route of ['jobs', 'files', 'partials', 'labels', 'playground']) {
       await goTo(route);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      if (route === 'jobs') {
+        // The jobs table keeps its model and created columns on screen, without scrolling sideways.
+        await screenshot(page, '09a-phone-jobs');
+        for (const name of ['Model', 'Created']) {
+          const box = await page.getByRole('columnheader', { name }).boundingBox();
+          expect(box!.width).toBeGreaterThan(0);
+          expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+        }
+        expect(await page.locator('.table-wrap').evaluate((el) => el.scrollWidth - el.clientWidth)).toBe(0);
+      }
       // Every form control has an accessible name (a label element or aria-label).
       const unlabelled = await page.evaluate(() =>
         Array.from(document.querySelectorAll('input, select, textarea'))
@@ -262,6 +376,25 @@ function watchText(locator: ReturnType<Page['locator']>, seen: Set<string>): { s
       running = false;
     },
   };
+}
+
+/** Answers the page's next dialog (a confirmation): OK or Cancel; resolves to its question. */
+function answerNextDialog(accept: boolean): Promise<string> {
+  return new Promise((resolve) => {
+    page.once('dialog', (dialog) => {
+      resolve(dialog.message());
+      void (accept ? dialog.accept() : dialog.dismiss());
+    });
+  });
+}
+
+/** A dataset uploaded through the REST face (not the page); its id. */
+async function uploadThroughApi(filename: string): Promise<string> {
+  const form = new FormData();
+  form.append('purpose', 'fine-tune');
+  form.append('file', new Blob([dataset()]), filename);
+  const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key }, body: form });
+  return ((await res.json()) as { id: string }).id;
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

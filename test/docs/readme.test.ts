@@ -17,7 +17,7 @@ test.each(Object.entries(README_BLOCKS))('the %s table is current (npm run docs:
 });
 
 test('every configuration variable and provider endpoint variable is documented', () => {
-  const endpoints = PROVIDERS.flatMap((p) => Object.values(p.endpoints).map((e) => e.env));
+  const endpoints = PROVIDERS.flatMap((p) => [...Object.values(p.endpoints).map((e) => e.env), ...(p.downloads ? [p.downloads.env] : [])]);
   const missing = [...CONFIG_VARIABLES, ...endpoints].filter((name) => !readme.includes(`\`${name}\``));
   expect(missing).toEqual([]);
 });

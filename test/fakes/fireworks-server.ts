@@ -321,7 +321,8 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
   const baseModels = new Set((opts.baseModels ?? DEFAULT_BASE_MODELS).map((id) => `accounts/fireworks/models/${id}`));
   const runningPolls = opts.runningPolls ?? 3;
   const signingKey = randomBytes(32);
-  let origin = '';
+  /** Where signed URLs point: the fake's own origin, or another a test chose (`signUrlsOn`). */
+  let bucketOrigin = '';
 
   const state = {
     /** By dataset id. */
@@ -491,7 +492,7 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
       'X-Goog-SignedHeaders': 'host;x-goog-content-length-range',
       'X-Goog-Signature': signature,
     });
-    return `${origin}${objectPath}?${query}`;
+    return `${bucketOrigin}${objectPath}?${query}`;
   }
 
   /** Signed `GET` URLs for the files of a dataset (`:getDownloadEndpoint`). */
@@ -517,7 +518,7 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
       'X-Goog-SignedHeaders': 'host',
       'X-Goog-Signature': signature,
     });
-    return `${origin}${objectPath}?${query}`;
+    return `${bucketOrigin}${objectPath}?${query}`;
   }
 
   /** A request to the bucket: a signed download, or a signed upload. */
@@ -848,7 +849,7 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
       return { status: 200, body: await controlPlane(req, decodePath(m[2]), url.searchParams) };
     },
   });
-  origin = server.origin;
+  bucketOrigin = server.origin;
   state.requests = server.requests;
 
   return {
@@ -859,6 +860,13 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
     accountId: account,
     apiKey,
     state,
+    /**
+     * Signed URLs handed out from now on point at `origin` (their path and signature unchanged), as an
+     * answer naming another host would: what the gateway may fetch from is its business.
+     */
+    signUrlsOn(origin: string) {
+      bucketOrigin = origin;
+    },
     /** The job fails (JOB_STATE_FAILED, `status.code` INVALID_ARGUMENT) at its next GET. */
     failJob(id: string, message = 'Training failed: the dataset could not be tokenized') {
       findJob(id);

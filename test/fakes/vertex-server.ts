@@ -472,6 +472,11 @@ export async function startFakeVertex(options: FakeVertexOptions = {}) {
   const settings = {
     stepsPerPoll: options.stepsPerPoll ?? 1,
     streamDelayMs: options.streamDelayMs ?? 0,
+    /**
+     * The next SSE stream sends its first event, then Vertex's error event with this message (given the
+     * bearer token the request carried, so a test can have the provider echo it), and ends.
+     */
+    nextStreamFailure: undefined as ((token: string) => string) | undefined,
     get tokenLifetimeSeconds() {
       return authority.lifetimeSeconds;
     },
@@ -626,6 +631,12 @@ export async function startFakeVertex(options: FakeVertexOptions = {}) {
     if (call.method === 'generateContent') return { status: 200, body: generateContentResponse(modelVersion, answer) };
     const chunks = streamedResponses(modelVersion, answer).map((chunk) => JSON.stringify(chunk));
     const stream = { delayMs: settings.streamDelayMs, onAbandoned: () => state.abortedStreams++ };
+    const failure = settings.nextStreamFailure;
+    settings.nextStreamFailure = undefined;
+    if (failure && call.alt === 'sse') {
+      const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+      return writeEvents(res, [chunks[0], JSON.stringify({ error: { code: 500, message: failure(token), status: 'INTERNAL' } })], stream);
+    }
     if (call.alt === 'sse') return writeEvents(res, chunks, stream);
     // Without alt=sse Vertex streams one JSON array, element by element.
     const pieces = chunks.map((chunk, i) => `${i === 0 ? '[' : '\n,\r\n'}${chunk}`);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
@@ -125,6 +126,15 @@ export async function startHostedJobs(gw: { url: string; key: string }, slug: st
     ids.push(res.body.id);
   }
   return ids;
+}
+
+/** A port nothing listens on: connections to it are refused (a provider that cannot be reached). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 /** Polls until `check` returns a value (not undefined) or the time is up. */

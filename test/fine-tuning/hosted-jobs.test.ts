@@ -1,13 +1,16 @@
 /**
  * Hosted (provider-mode) fine-tuning jobs through the official OpenAI SDK and plain HTTP: create →
  * the job monitor uploads, submits and follows the job at the fake OpenAI → succeeded; cancel at
- * every stage; provider errors; validation; tenancy; and the integration secret never leaking.
+ * every stage; provider errors; a provider that cannot be reached (retrying shown, then failed at
+ * the deadline); files a pending job still needs; validation; tenancy; and the integration secret
+ * never leaking.
  */
 import { randomBytes } from 'node:crypto';
 import { toFile } from 'openai';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { api, createOrganisation } from '../support/gateway';
 import {
+  closedPort,
   createIntegration,
   createTestDatabase,
   databaseText,
@@ -32,13 +35,28 @@ const queries: string[] = [];
 let client: ReturnType<typeof sdk>;
 let trainingFileId: string;
 
+/** How long a job that cannot reach its provider is retried here (GATEWAY_JOB_SUBMIT_DEADLINE_MS). */
+const SUBMIT_DEADLINE_MS = 2000;
+
 beforeAll(async () => {
   fake = await startFakeOpenAI({ apiKey: SECRET });
   data = await tempDir('gw-ft-');
-  gw = await startHostedGateway({ fake, database: await createTestDatabase(), dataDir: data.dir, key: newKey(), onQuery: (sql) => void queries.push(sql) });
+  gw = await startHostedGateway({
+    fake,
+    database: await createTestDatabase(),
+    dataDir: data.dir,
+    key: newKey(),
+    onQuery: (sql) => void queries.push(sql),
+    // Together AI is configured at a closed port: every call to it is refused.
+    env: { GATEWAY_TOGETHER_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1`, GATEWAY_JOB_SUBMIT_DEADLINE_MS: String(SUBMIT_DEADLINE_MS) },
+  });
   client = sdk(gw, seen);
   await createIntegration(gw, 'my-openai', SECRET);
   await createIntegration(gw, 'wrong-key', WRONG_SECRET);
+  const together = await api(gw, 'POST', '/v1/integrations', {
+    body: { slug: 'unreachable', provider: 'together-ai', name: 'unreachable', credentials: { api_key: 'tg-key-0123456789abcdef' } },
+  });
+  expect(together.status).toBe(200);
   const file = await client.files.create({ file: await toFile(Buffer.from(dataset()), 'train.jsonl'), purpose: 'fine-tune' });
   trainingFileId = file.id;
 });
@@ -103,6 +121,7 @@ describe('hosted fine-tuning jobs with the OpenAI SDK', () => {
       method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 3, batch_size: 'auto', learning_rate_multiplier: 'auto' } } },
       suffix: 'custom-suffix',
       metadata: { team: 'search' },
+      gateway_status: null, // the gateway's extension: nothing amiss
     });
     expect(Math.abs(created.created_at - Date.now() / 1000)).toBeLessThan(60);
 
@@ -352,6 +371,94 @@ describe('hosted fine-tuning jobs with the OpenAI SDK', () => {
     expect(all).toEqual(expect.arrayContaining(ids));
     expect(new Set(all).size).toBe(all.length);
     await Promise.all(ids.map((id) => waitForStatus(id, ['succeeded'])));
+  });
+});
+
+describe('a provider that cannot be reached', () => {
+  const uploadDataset = async () => (await client.files.create({ file: await toFile(Buffer.from(dataset()), 'train.jsonl'), purpose: 'fine-tune' })).id;
+  const gql = (query: string, variables: Record<string, unknown>) => api(gw, 'POST', '/graphql', { body: { query, variables } });
+
+  it('shows the job retrying and why, keeps the file it needs, then fails it at the deadline as provider_unreachable', async () => {
+    const fileId = await uploadDataset();
+    const created = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
+      body: { model: 'meta-llama/Meta-Llama-3.1-8B-Instruct-Reference', training_file: fileId, gateway_options: { 'x-gateway-provider': '@unreachable' } },
+    });
+    expect(created.body.gateway_status).toBeNull();
+    const id: string = created.body.id;
+
+    // While it retries, OpenAI's fields are unchanged and the extension says why.
+    const retrying = await eventually(async () => {
+      const res = await api(gw, 'GET', `/v1/fine_tuning/jobs/${id}`);
+      return res.body.gateway_status ? res.body : undefined;
+    });
+    expect(retrying).toMatchObject({ status: 'validating_files', error: null });
+    expect(retrying.gateway_status).toEqual({
+      retrying: true,
+      reason: 'provider_unreachable',
+      attempts: expect.any(Number),
+      next_attempt_at: expect.any(Number),
+      fails_at: expect.any(Number),
+      last_error: { code: 'provider_unreachable', message: 'Could not reach Together AI (ECONNREFUSED)', status: 502 },
+    });
+    const failsIn = retrying.gateway_status.fails_at - created.body.created_at;
+    expect(failsIn).toBeGreaterThanOrEqual(SUBMIT_DEADLINE_MS / 1000 - 1);
+    expect(failsIn).toBeLessThanOrEqual(SUBMIT_DEADLINE_MS / 1000 + 5);
+    const viaGraphQL = await gql(
+      'query($id: ID!) { fineTuningJob(id: $id) { status gatewayStatus { retrying reason attempts failsAt lastError { code status } } } }',
+      {
+        id,
+      },
+    );
+    expect(viaGraphQL.body.data.fineTuningJob).toMatchObject({
+      status: 'VALIDATING_FILES',
+      gatewayStatus: { retrying: true, reason: 'PROVIDER_UNREACHABLE', failsAt: expect.any(String), lastError: { code: 'provider_unreachable', status: 502 } },
+    });
+    const listed = (await api(gw, 'GET', '/v1/fine_tuning/jobs?limit=100')).body.data.find((j: { id: string }) => j.id === id);
+    expect(listed.gateway_status).toMatchObject({ retrying: true, reason: 'provider_unreachable' });
+
+    // The dataset has not reached the provider: deleting it now is refused on both faces.
+    const refused = await api(gw, 'DELETE', `/v1/files/${fileId}`);
+    expectError(refused, 409, 'id', 'file_in_use');
+    expect(refused.body.error.message).toContain(id);
+    const refusedGraphQL = await gql('mutation($id: ID!) { deleteFile(id: $id) }', { id: fileId });
+    expect(refusedGraphQL.body.errors[0].extensions).toMatchObject({ code: 'CONFLICT', errorCode: 'file_in_use' });
+
+    const failed = (await eventually(async () => {
+      const res = await api(gw, 'GET', `/v1/fine_tuning/jobs/${id}`);
+      return res.body.status === 'failed' ? res.body : undefined;
+    })) as Record<string, any>;
+    expect(failed.error).toEqual({
+      code: 'provider_unreachable',
+      message: expect.stringMatching(
+        /^Together AI could not be reached to submit the job \(\d+ attempts over 2 s; the last one: Could not reach Together AI \(ECONNREFUSED\)\)$/,
+      ),
+      param: null,
+    });
+    expect(failed.gateway_status).toBeNull();
+    // Within the deadline (and the one attempt made at it), not after the back-off of a long outage.
+    expect(failed.finished_at - failed.created_at).toBeLessThanOrEqual(SUBMIT_DEADLINE_MS / 1000 + 5);
+    const events = (await api(gw, 'GET', `/v1/fine_tuning/jobs/${id}/events?limit=100`)).body.data;
+    expect(events[0]).toMatchObject({
+      level: 'error',
+      message: `Job failed: ${failed.error.message}`,
+      data: { status: 'failed', previous_status: 'validating_files' },
+    });
+    expect(events.filter((e: { level: string }) => e.level === 'warn').map((e: { data: unknown }) => e.data)).toContainEqual(
+      expect.objectContaining({ reason: 'provider_unreachable', code: 'provider_unreachable', status: 502 }),
+    );
+    // Nothing needs the file any more.
+    expect((await api(gw, 'DELETE', `/v1/files/${fileId}`)).status).toBe(200);
+  }, 30_000);
+
+  it('lets a file go once its job has uploaded it to the provider', async () => {
+    const fileId = await uploadDataset();
+    const job = await createJob({ training_file: fileId });
+    await eventually(async () => {
+      const events = await client.fineTuning.jobs.listEvents(job.id, { limit: 50 });
+      return events.data.some((e) => e.message.startsWith('Uploaded training file')) ? true : undefined;
+    });
+    expect(await client.files.delete(fileId)).toEqual({ id: fileId, object: 'file', deleted: true });
+    expect((await waitForStatus(job.id, ['succeeded', 'failed'])).status).toBe('succeeded');
   });
 });
 

@@ -1,8 +1,11 @@
 /**
  * The hosted job's state machine (pure functions): what a provider poll changes, and when it changes
- * nothing — the monitor backs off only then, so "no change" must really be recognised as such.
+ * nothing — the monitor backs off only then, so "no change" must really be recognised as such —
+ * and how a failed step that will be retried is described.
  */
+import { GatewayError, PROVIDER_UNREACHABLE } from '../../src/errors';
 import { cancelled, fromProviderJob, transition } from '../../src/modules/fine-tuning/fine-tuning.state';
+import { retryError } from '../../src/modules/fine-tuning/job-errors';
 import { hostedJob as job, providerJob as remote } from '../support/factories';
 
 describe('fromProviderJob', () => {
@@ -49,5 +52,27 @@ describe('fromProviderJob', () => {
     expect(fromProviderJob(job({ status: 'cancelled' }), remote({ status: 'succeeded' }), [], [])).toBeNull();
     expect(transition(job({ status: 'failed' }), 'running')).toBeNull();
     expect(cancelled(job({ status: 'succeeded' }), true)).toBeNull();
+  });
+});
+
+describe('retryError', () => {
+  it("tells the job's gateway_status why a step is retried: no answer, the provider's 5xx or 429, or the gateway itself", () => {
+    const provider = (status: number, code: string | null = null) => new GatewayError('provider', 'OpenAI: failed', { status, code });
+    expect(retryError(provider(502, PROVIDER_UNREACHABLE))).toEqual({
+      reason: 'provider_unreachable',
+      code: 'provider_unreachable',
+      message: 'OpenAI: failed',
+      status: 502,
+    });
+    expect(retryError(provider(504)).reason).toBe('provider_unreachable');
+    expect(retryError(provider(502)).reason).toBe('provider_unavailable');
+    expect(retryError(provider(429, 'rate_limit_exceeded'))).toMatchObject({ reason: 'provider_rate_limited', code: 'rate_limit_exceeded', status: 429 });
+    // The gateway's own failure: no detail of it (it may hold anything) reaches the answer.
+    expect(retryError(new Error('ENOSPC /var/data/files/abc'))).toEqual({
+      reason: 'gateway_error',
+      code: 'internal_error',
+      message: 'The gateway could not run this job step',
+      status: null,
+    });
   });
 });

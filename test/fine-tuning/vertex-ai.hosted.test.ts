@@ -138,15 +138,23 @@ describe('hosted fine-tuning jobs on Vertex AI', () => {
     expect(fake.state.requests.filter((r) => r.method === 'GET' && r.path === `/v1/${remote.name}`).length).toBeGreaterThanOrEqual(6);
   });
 
-  it('checks the settings at creation: a bucket from gateway_options, or a 400 naming the missing one', async () => {
+  it('checks the settings at creation: a missing bucket, or one gateway_options would choose, is a 400 naming it', async () => {
     const missing = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
       body: { model: 'gemini-2.0-flash-001', training_file: trainingFileId, gateway_options: { 'x-gateway-provider': '@no-bucket' } },
     });
     expect(missing.status).toBe(400);
     expect(missing.body.error).toMatchObject({ code: 'missing_setting', message: expect.stringContaining('x-gateway-vertex-storage-bucket-name') });
 
-    const withBucket = await createJob({ gateway_options: { 'x-gateway-provider': '@no-bucket', 'x-gateway-vertex-storage-bucket-name': BUCKET } });
-    expect((await waitForStatus(withBucket.id, ['succeeded', 'failed', 'cancelled'])).status).toBe('succeeded');
+    // The bucket chooses where the integration's credentials are used: it comes from the integration only.
+    const withBucket = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
+      body: {
+        model: 'gemini-2.0-flash-001',
+        training_file: trainingFileId,
+        gateway_options: { 'x-gateway-provider': '@no-bucket', 'x-gateway-vertex-storage-bucket-name': BUCKET },
+      },
+    });
+    expect(withBucket.status).toBe(400);
+    expect(withBucket.body.error).toMatchObject({ code: 'setting_not_overridable', param: 'gateway_options.x-gateway-vertex-storage-bucket-name' });
 
     const hostile = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
       body: {

@@ -4,7 +4,7 @@ import { defineSettings } from '../../src/providers/settings';
 import type { ProviderEnvironment, ProviderJob } from '../../src/providers/types';
 
 const settings = defineSettings({ apiKey: { header: 'authorization', key: 'api_key', secret: true, required: true } });
-const env: ProviderEnvironment = { baseUrls: { api: 'http://127.0.0.1:1' }, configured: new Set(), http: {} };
+const env: ProviderEnvironment = { baseUrls: { api: 'http://127.0.0.1:1' }, configured: new Set(), downloadHosts: [], http: {} };
 const declaration = { name: 'bedrock', title: 'Deferred test provider', settings, endpoints: {}, operations: ['getJob'] } as const;
 
 function job(id: string, apiKey: string): ProviderJob {

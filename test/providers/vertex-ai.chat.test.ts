@@ -123,6 +123,23 @@ describe('Vertex AI chat', () => {
     }
   });
 
+  it('ends a stream Vertex fails midway with its error, scrubbed of the access token it echoes', async () => {
+    let echoed = '';
+    fake.settings.nextStreamFailure = (token) => {
+      echoed = token;
+      return `Internal error while serving the request with token ${token}`;
+    };
+    const answer = await vertexClient(fake).chat(request({ stream: true }));
+    const failure = await collect(answer).catch((err: unknown) => err);
+    expect(echoed.length).toBeGreaterThan(10);
+    expect(failure).toMatchObject({
+      kind: 'provider',
+      status: 502,
+      code: 'INTERNAL',
+      message: 'Internal error while serving the request with token [redacted]',
+    });
+  });
+
   it("relays Vertex's refusal of an endpoint that serves nothing", async () => {
     const model = `projects/${fake.projectNumber}/locations/${fake.location}/endpoints/1234567890123456789`;
     expect(await gatewayError(vertexClient(fake).chat(request({ model })))).toMatchObject({ kind: 'provider', status: 404, code: 'NOT_FOUND' });

@@ -41,6 +41,7 @@ export function hostedJob(over: Partial<HostedJob> = {}): HostedJob {
     providerCancelPending: false,
     idlePolls: 0,
     failedAttempts: 0,
+    retry: null,
     createdAt: new Date(),
     ...over,
   };

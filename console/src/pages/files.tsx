@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, rest, uploadFile } from '../api';
 import { lineErrors } from '../dataset-errors';
-import { ErrorNote, Page, formatTime, messageOf, useLoad } from '../ui';
+import { ErrorNote, Page, formatTime, messageOf, useAction, useLoad } from '../ui';
 
 interface FileRow {
   id: string;
@@ -15,11 +15,19 @@ const formatBytes = (n: number) => (n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n 
 
 export function FilesPage() {
   const files = useLoad(async () => (await rest<{ data: FileRow[] }>('GET', '/files?limit=100')).data, []);
+  const deletion = useAction();
+  // A file a hosted job has not uploaded to its provider yet is refused (409 file_in_use, naming the job).
+  const remove = (file: FileRow) =>
+    deletion.run(async () => {
+      await rest('DELETE', `/files/${encodeURIComponent(file.id)}`);
+      await files.reload();
+    }, `Delete ${file.filename} (${file.id})? This cannot be undone.`);
   return (
     <Page title="Files">
       <UploadForm onUploaded={files.reload} />
       <h2>Stored files</h2>
       <ErrorNote error={files.error} />
+      <ErrorNote error={deletion.error} />
       {files.data && files.data.length === 0 && <p>No file yet.</p>}
       {files.data && files.data.length > 0 && (
         <div class="table-wrap">
@@ -32,6 +40,9 @@ export function FilesPage() {
                 <th scope="col">Size</th>
                 <th scope="col">Uploaded</th>
                 <th scope="col">Id</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -43,6 +54,11 @@ export function FilesPage() {
                   <td>{formatTime(f.created_at)}</td>
                   <td>
                     <code>{f.id}</code>
+                  </td>
+                  <td>
+                    <button type="button" class="danger" aria-label={`Delete ${f.filename} (${f.id})`} onClick={() => void remove(f)}>
+                      Delete
+                    </button>
                   </td>
                 </tr>
               ))}

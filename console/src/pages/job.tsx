@@ -2,7 +2,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { graphql, rest } from '../api';
 import { lossPoints } from '../loss';
 import { href } from '../router';
-import { ErrorNote, Page, Status, formatTime, useLoad } from '../ui';
+import { ErrorNote, Page, Retrying, Status, formatTime, useAction, useLoad, type GatewayStatus } from '../ui';
 import { isRunning } from './jobs';
 import { LossChart } from './loss-chart';
 
@@ -18,14 +18,16 @@ interface JobDetail {
   trainedTokens: number | null;
   trainingFileId: string;
   error: { code: string; message: string } | null;
+  gatewayStatus: (GatewayStatus & { attempts: number; nextAttemptAt: string; failsAt: string | null }) | null;
   events: { id: string; createdAt: string; level: string; message: string; type: string | null; data: unknown }[];
   checkpoints: { id: string; stepNumber: number; metrics: Record<string, unknown>; fineTunedModelCheckpoint: string }[];
 }
 
-const JOB = `query ConsoleJob($id: ID!) {
-  fineTuningJob(id: $id) {
+const JOB = `query ConsoleJob($id: ID!, $workspaceId: String) {
+  fineTuningJob(id: $id, workspaceId: $workspaceId) {
     id status provider integration model fineTunedModel createdAt finishedAt trainedTokens trainingFileId
     error { code message }
+    gatewayStatus { reason attempts nextAttemptAt failsAt lastError { message } }
     events(limit: 100) { id createdAt level message type data }
     checkpoints(limit: 100) { id stepNumber metrics fineTunedModelCheckpoint }
   }
@@ -37,22 +39,21 @@ export function JobPage({ id }: { id: string }) {
     ms: 1500,
     while: (j) => isRunning(j.status),
   });
-  const [cancelError, setCancelError] = useState<unknown>(null);
+  const cancellation = useAction();
   const [cancelling, setCancelling] = useState(false);
   const data = job.data;
   const points = useMemo(() => (data ? lossPoints(data.checkpoints, data.events) : []), [data]);
   const timeline = useMemo(() => (data ? [...data.events].reverse() : []), [data]);
-  const cancel = async () => {
-    setCancelling(true);
-    try {
-      await rest('POST', `/fine_tuning/jobs/${encodeURIComponent(id)}/cancel`);
-      await job.reload();
-    } catch (err) {
-      setCancelError(err);
-    } finally {
-      setCancelling(false);
-    }
-  };
+  const cancel = () =>
+    cancellation.run(async () => {
+      setCancelling(true);
+      try {
+        await rest('POST', `/fine_tuning/jobs/${encodeURIComponent(id)}/cancel`);
+        await job.reload();
+      } finally {
+        setCancelling(false);
+      }
+    }, 'Cancel this fine-tuning job? The provider stops training it; this cannot be undone.');
   return (
     <Page title="Fine-tuning job" actions={<a href={href('jobs')}>All jobs</a>}>
       <ErrorNote error={job.error} />
@@ -64,14 +65,15 @@ export function JobPage({ id }: { id: string }) {
               {data.error.code}: {data.error.message}
             </p>
           )}
+          {data.gatewayStatus && <RetryNote status={data.gatewayStatus} />}
           {isRunning(data.status) && (
             <p>
-              <button type="button" class="danger" onClick={cancel} disabled={cancelling}>
+              <button type="button" class="danger" onClick={() => void cancel()} disabled={cancelling}>
                 Cancel job
               </button>
             </p>
           )}
-          <ErrorNote error={cancelError} />
+          <ErrorNote error={cancellation.error} />
           <h2>Training loss</h2>
           <LossChart points={points} />
           <h2>Timeline</h2>
@@ -95,7 +97,7 @@ function JobFacts({ job }: { job: JobDetail }) {
       <dd>{job.id}</dd>
       <dt>Status</dt>
       <dd aria-live="polite" data-testid="job-status">
-        <Status status={job.status} />
+        <Status status={job.status} /> {job.gatewayStatus && <Retrying gatewayStatus={job.gatewayStatus} />}
       </dd>
       <dt>Provider</dt>
       <dd>
@@ -112,5 +114,15 @@ function JobFacts({ job }: { job: JobDetail }) {
       <dt>Finished</dt>
       <dd>{formatTime(job.finishedAt)}</dd>
     </dl>
+  );
+}
+
+/** What the job monitor is retrying, and what happens if it keeps failing. */
+function RetryNote({ status }: { status: NonNullable<JobDetail['gatewayStatus']> }) {
+  return (
+    <p class="notice" data-testid="retry-note">
+      {status.lastError.message}. Failed attempts in a row: {status.attempts}; next attempt {formatTime(status.nextAttemptAt)}.
+      {status.failsAt && ` The job fails at ${formatTime(status.failsAt)} if the provider still cannot be reached.`}
+    </p>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { graphql, rest } from '../api';
 import { href, navigate } from '../router';
-import { ErrorNote, Page, Status, formatTime, useLoad } from '../ui';
+import { ErrorNote, Page, Retrying, Status, formatTime, useLoad, type GatewayStatus } from '../ui';
 
 interface JobRow {
   id: string;
@@ -11,9 +11,14 @@ interface JobRow {
   integration: string;
   fineTunedModel: string | null;
   createdAt: string;
+  gatewayStatus: GatewayStatus | null;
 }
 
-const JOBS = `query ConsoleJobs { fineTuningJobs(limit: 100) { items { id status provider model integration fineTunedModel createdAt } } }`;
+const JOBS = `query ConsoleJobs($workspaceId: String) {
+  fineTuningJobs(limit: 100, workspaceId: $workspaceId) {
+    items { id status provider model integration fineTunedModel createdAt gatewayStatus { reason lastError { message } } }
+  }
+}`;
 
 export const isRunning = (status: string) => ['VALIDATING_FILES', 'QUEUED', 'RUNNING'].includes(status.toUpperCase());
 
@@ -36,7 +41,9 @@ export function JobsPage() {
               <tr>
                 <th scope="col">Job</th>
                 <th scope="col">Status</th>
-                <th scope="col">Provider</th>
+                <th scope="col" class="wide-only">
+                  Provider
+                </th>
                 <th scope="col">Model</th>
                 <th scope="col">Created</th>
               </tr>
@@ -45,15 +52,20 @@ export function JobsPage() {
               {jobs.data.map((job) => (
                 <tr key={job.id}>
                   <td>
-                    <a href={href('jobs', job.id)}>{job.id}</a>
+                    <a href={href('jobs', job.id)} class="job-id">
+                      {job.id}
+                    </a>
                   </td>
                   <td>
-                    <Status status={job.status} />
+                    <span class="badges">
+                      <Status status={job.status} />
+                      {job.gatewayStatus && <Retrying gatewayStatus={job.gatewayStatus} />}
+                    </span>
                   </td>
-                  <td>
+                  <td class="wide-only">
                     {job.provider} <span class="muted">{job.integration}</span>
                   </td>
-                  <td>{job.fineTunedModel ?? job.model}</td>
+                  <td class="model">{job.fineTunedModel ?? job.model}</td>
                   <td>{formatTime(job.createdAt)}</td>
                 </tr>
               ))}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { rest } from '../api';
-import { ErrorNote, Page, useLoad } from '../ui';
+import { ErrorNote, Page, useAction, useLoad } from '../ui';
 
 interface Label {
   id: string;
@@ -20,7 +20,7 @@ export function LabelsPage() {
       <ErrorNote error={labels.error} />
       <ul class="labels">
         {labels.data?.map((label) => (
-          <LabelRow key={`${label.id}-${label.color_code}`} label={label} onSaved={labels.reload} />
+          <LabelRow key={`${label.id}-${label.color_code}`} label={label} onChanged={labels.reload} />
         ))}
       </ul>
     </Page>
@@ -31,19 +31,13 @@ function CreateLabelForm({ onCreated }: { onCreated: () => Promise<void> }) {
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [color, setColor] = useState('#2563eb');
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      await rest('POST', '/labels', { name, description, color_code: color });
-      setName('');
-      setDescription('');
-      await onCreated();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const { error, onSubmit } = useAction();
+  const submit = onSubmit(async () => {
+    await rest('POST', '/labels', { name, description, color_code: color });
+    setName('');
+    setDescription('');
+    await onCreated();
+  });
   return (
     <form class="panel grid-form" onSubmit={submit}>
       <h2>New label</h2>
@@ -69,19 +63,16 @@ function CreateLabelForm({ onCreated }: { onCreated: () => Promise<void> }) {
   );
 }
 
-function LabelRow({ label, onSaved }: { label: Label; onSaved: () => Promise<void> }) {
+function LabelRow({ label, onChanged }: { label: Label; onChanged: () => Promise<void> }) {
   const [color, setColor] = useState(label.color_code || '#000000');
-  const [error, setError] = useState<unknown>(null);
+  const { error, run } = useAction();
   const inputId = `color-${label.id}`;
-  const save = async () => {
-    setError(null);
-    try {
-      await rest('PUT', `/labels/${encodeURIComponent(label.id)}`, { color_code: color });
-      await onSaved();
-    } catch (err) {
-      setError(err);
-    }
+  const change = (method: string, body?: unknown) => async () => {
+    await rest(method, `/labels/${encodeURIComponent(label.id)}`, body);
+    await onChanged();
   };
+  const save = () => run(change('PUT', { color_code: color }));
+  const remove = () => run(change('DELETE'), `Delete the label ${label.name}? This cannot be undone.`);
   return (
     <li class="label-row">
       <span class="swatch" style={{ background: label.color_code }} aria-hidden="true" />
@@ -94,6 +85,12 @@ function LabelRow({ label, onSaved }: { label: Label; onSaved: () => Promise<voi
       <button type="button" class="secondary" disabled={color === label.color_code} onClick={() => void save()}>
         Save colour of {label.name}
       </button>
+      {/* The universal labels (production, staging, development) cannot be deleted. */}
+      {!label.is_universal && (
+        <button type="button" class="danger" onClick={() => void remove()}>
+          Delete {label.name}
+        </button>
+      )}
       <ErrorNote error={error} />
     </li>
   );

@@ -1,8 +1,8 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { graphql, rest } from '../api';
 import { diffLines } from '../diff';
-import { href } from '../router';
-import { ErrorNote, Page, formatTime, useLoad } from '../ui';
+import { href, navigate } from '../router';
+import { ErrorNote, Page, formatTime, useAction, useLoad } from '../ui';
 
 interface Version {
   id: string;
@@ -22,13 +22,16 @@ interface PromptPartial {
   versions: Version[];
 }
 
-const PARTIALS = `query ConsolePartials { promptPartials { id slug name status lastUpdatedAt defaultVersion { version } versions { id version string description createdAt } } }`;
+const PARTIALS = `query ConsolePartials($workspaceId: String) {
+  promptPartials(workspaceId: $workspaceId) { id slug name status lastUpdatedAt defaultVersion { version } versions { id version string description createdAt } }
+}`;
 
 export function PartialsPage({ slug }: { slug?: string }) {
   const partials = useLoad(async () => (await graphql<{ promptPartials: PromptPartial[] }>(PARTIALS)).promptPartials, []);
   const selected = partials.data?.find((p) => p.slug === slug);
   return (
     <Page title="Prompt partials">
+      <NewPartialForm onCreated={partials.reload} />
       <ErrorNote error={partials.error} />
       <div class="split">
         <nav aria-label="Partials" class="side-list">
@@ -54,24 +57,59 @@ export function PartialsPage({ slug }: { slug?: string }) {
   );
 }
 
+/** A new partial with its first version; the page then shows it. */
+function NewPartialForm({ onCreated }: { onCreated: () => Promise<void> }) {
+  const [name, setName] = useState('');
+  const [text, setText] = useState('');
+  const [description, setDescription] = useState('');
+  const { error, onSubmit } = useAction();
+  const submit = onSubmit(async () => {
+    const body = { name, string: text, ...(description ? { version_description: description } : {}) };
+    const created = await rest<{ slug: string }>('POST', '/prompts/partials', body);
+    setName('');
+    setText('');
+    setDescription('');
+    await onCreated();
+    navigate('partials', created.slug);
+  });
+  return (
+    <details class="panel">
+      <summary>New partial</summary>
+      <form class="grid-form" onSubmit={submit}>
+        <label for="partial-name">Name</label>
+        <input id="partial-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        <label for="partial-text">Text</label>
+        <textarea id="partial-text" rows={4} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+        <label for="partial-description">Version description (optional)</label>
+        <input id="partial-description" value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+        <ErrorNote error={error} />
+        <button type="submit">Create partial</button>
+      </form>
+    </details>
+  );
+}
+
 function PartialDetail({ partial, onChanged }: { partial: PromptPartial; onChanged: () => Promise<void> }) {
   const versions = partial.versions; // newest first
   const [left, setLeft] = useState(versions[1]?.version ?? versions[0].version);
   const [right, setRight] = useState(versions[0].version);
-  const [error, setError] = useState<unknown>(null);
+  const { error, run } = useAction();
   const [status, setStatus] = useState<string | null>(null);
   useEffect(() => setStatus(null), [partial.defaultVersion.version]);
   const byNumber = (n: number) => versions.find((v) => v.version === n) ?? versions[0];
-  const makeDefault = async (version: number) => {
-    setError(null);
-    try {
-      await rest('PUT', `/prompts/partials/${encodeURIComponent(partial.slug)}/makeDefault`, { version });
+  const path = `/prompts/partials/${encodeURIComponent(partial.slug)}`;
+  const makeDefault = (version: number) =>
+    run(async () => {
+      await rest('PUT', `${path}/makeDefault`, { version });
       await onChanged();
       setStatus(`Version ${version} is now the default`);
-    } catch (err) {
-      setError(err);
-    }
-  };
+    });
+  const remove = () =>
+    run(async () => {
+      await rest('DELETE', path);
+      await onChanged();
+      navigate('partials');
+    }, `Delete the partial ${partial.name} and all its versions? Messages using {{>${partial.slug}}} will be refused.`);
   return (
     <>
       <h2>{partial.name}</h2>
@@ -101,6 +139,11 @@ function PartialDetail({ partial, onChanged }: { partial: PromptPartial; onChang
       </div>
       <DiffView left={byNumber(left)} right={byNumber(right)} />
       <NewVersionForm partial={partial} text={versions[0].string} onSaved={onChanged} />
+      <p>
+        <button type="button" class="danger" onClick={() => void remove()}>
+          Delete partial {partial.name}
+        </button>
+      </p>
     </>
   );
 }
@@ -146,17 +189,11 @@ function VersionColumn({ side, versions, selected, defaultVersion, onSelect, onM
 function NewVersionForm({ partial, text, onSaved }: { partial: PromptPartial; text: string; onSaved: () => Promise<void> }) {
   const [value, setValue] = useState(text);
   const [description, setDescription] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const save = async (event: Event) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      await rest('PUT', `/prompts/partials/${encodeURIComponent(partial.slug)}`, { string: value, ...(description ? { description } : {}) });
-      await onSaved();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const { error, onSubmit } = useAction();
+  const save = onSubmit(async () => {
+    await rest('PUT', `/prompts/partials/${encodeURIComponent(partial.slug)}`, { string: value, ...(description ? { description } : {}) });
+    await onSaved();
+  });
   return (
     <form class="panel grid-form" onSubmit={save}>
       <h3>Save a new version</h3>

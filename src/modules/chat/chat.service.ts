@@ -16,7 +16,7 @@ import type { IntegrationSource } from '../fine-tuning/fine-tuning.service';
 import type { ModelService } from '../models/model.service';
 import type { PartialService } from '../partials/partial.service';
 import { chatCompletionSchema, type ChatCompletionData, type ChatCompletionInput } from './chat.schemas';
-import { expandPartials, partialSlugs } from './partial-expansion';
+import { expandPartials, partialSlugs, type ExpansionLimits } from './partial-expansion';
 import { StallGuard } from './stall-guard';
 
 export interface ChatReply {
@@ -34,6 +34,8 @@ export class ChatService {
     private readonly clientMode: ClientModeService,
     /** How long a provider may send nothing (before its answer, or between two chunks of a stream). */
     private readonly stallTimeoutMs: number,
+    /** How large the messages may grow with their prompt partials expanded. */
+    private readonly expansionLimits: ExpansionLimits,
   ) {}
 
   /**
@@ -62,10 +64,11 @@ export class ChatService {
     return { answer: named, includeUsage: data.streamOptions?.includeUsage ?? false };
   }
 
+  /** The messages with their partials expanded, within the limits (which hold for messages without partials too). */
   private async expand(scope: LazyScope, messages: ChatMessage[]): Promise<ChatMessage[]> {
     const slugs = partialSlugs(messages);
-    if (!slugs.length) return messages;
-    return expandPartials(messages, await this.partials.defaultTexts(await scope(), slugs));
+    const texts = slugs.length ? await this.partials.defaultTexts(await scope(), slugs) : new Map<string, string>();
+    return expandPartials(messages, texts, this.expansionLimits);
   }
 
   /** The provider to call and the model to ask it for. */

@@ -1,7 +1,8 @@
 import type { Scope } from '../../auth/scope';
-import { inScope } from '../../db/scope';
+import type { Tx } from '../../db/prisma-errors';
+import { inScope, scopeSql } from '../../db/scope';
 import type { PrismaClient } from '../../db/database';
-import { Prisma, type File as FileRow } from '../../generated/prisma/client';
+import type { Prisma, File as FileRow } from '../../generated/prisma/client';
 import { filePurpose, type FilePurpose } from './file.schemas';
 
 /** The gateway's internal file model (what services and the fine-tuning module see). */
@@ -91,16 +92,23 @@ export class FileRepository {
     return toModel(await this.prisma.file.create({ data: { ...inScope(scope), ...data, bytes: BigInt(data.bytes) } }));
   }
 
-  /** The deleted file, or null when the scope has no file with that id. */
-  async delete(scope: Scope, id: string): Promise<GatewayFile | null> {
-    const file = await this.findById(scope, id);
-    if (!file) return null;
-    const { count } = await this.prisma.file.deleteMany({ where: { ...inScope(scope), id } });
-    return count > 0 ? file : null;
+  /**
+   * Deletes the file unless a guard says what still needs it: the deleted file, `{ neededBy }`, or null
+   * when the scope has no file with that id. The row is locked first, so a fine-tuning job being
+   * recorded for this file meanwhile is either committed (and seen by the guards) or finds it gone.
+   */
+  async delete(scope: Scope, id: string, guards: readonly DeletionGuard[]): Promise<GatewayFile | { neededBy: string } | null> {
+    return this.prisma.$transaction(async (tx) => {
+      const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM files WHERE id = ${id}::uuid AND ${scopeSql(scope)} FOR UPDATE`;
+      if (!locked.length) return null;
+      for (const guard of guards) {
+        const neededBy = await guard(tx, scope, id);
+        if (neededBy !== null) return { neededBy };
+      }
+      return toModel(await tx.file.delete({ where: { id, ...inScope(scope) } }));
+    });
   }
 }
 
-/** True when a write broke a foreign key (Prisma's P2003), e.g. deleting a file a job still uses. */
-export function isForeignKeyViolation(err: unknown): boolean {
-  return err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2003';
-}
+/** What still needs a file about to be deleted (a sentence), or null; runs in the deletion's transaction. */
+export type DeletionGuard = (tx: Tx, scope: Scope, fileId: string) => Promise<string | null>;

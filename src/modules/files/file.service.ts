@@ -6,7 +6,7 @@ import type { Logger } from '../../logger';
 import type { FileStore } from '../../storage/file-store';
 import { isUuid, parseInput, type Input } from '../../validation/parse';
 import { assertValidDataset, createDatasetValidator, type DatasetReport } from './dataset-validator';
-import { isForeignKeyViolation, type FileRepository, type GatewayFile } from './file.repository';
+import type { DeletionGuard, FileRepository, GatewayFile } from './file.repository';
 import { filePurpose, listFilesSchema, MAX_FILENAME_LENGTH, type FilePurpose, type ListFilesInput } from './file.schemas';
 
 export type { GatewayFile };
@@ -53,6 +53,8 @@ export interface FilePage {
 
 /** Gateway-hosted files: bytes in a FileStore, metadata in the database. */
 export class FileService {
+  private readonly deletionGuards: DeletionGuard[] = [];
+
   constructor(
     private readonly files: FileRepository,
     private readonly store: FileStore,
@@ -171,18 +173,19 @@ export class FileService {
     }
   }
 
-  /** Deletes the record, then the bytes (a failure there leaves only unreachable bytes, logged). */
+  /** Other modules' say on deleting a file they may still need (the fine-tuning jobs not yet at their provider). */
+  guardDeletion(guard: DeletionGuard): void {
+    this.deletionGuards.push(guard);
+  }
+
+  /**
+   * Deletes the record, then the bytes (a failure there leaves only unreachable bytes, logged); 409
+   * `file_in_use` while something still needs them.
+   */
   async delete(scope: Scope, id: string): Promise<GatewayFile> {
-    let file: GatewayFile | null = null;
-    if (isUuid(id)) {
-      try {
-        file = await this.files.delete(scope, id);
-      } catch (err) {
-        if (isForeignKeyViolation(err)) throw conflict(`File '${id}' is used by a fine-tuning job and cannot be deleted`, 'id', 'file_in_use');
-        throw err;
-      }
-    }
+    const file = isUuid(id) ? await this.files.delete(scope, id, this.deletionGuards) : null;
     if (!file) throw notFound('File', id);
+    if ('neededBy' in file) throw conflict(`File '${id}' is still needed: ${file.neededBy}`, 'id', 'file_in_use');
     try {
       await this.store.delete(file.storageKey);
     } catch (err) {

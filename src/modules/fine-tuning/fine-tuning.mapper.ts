@@ -1,7 +1,13 @@
 import { cursorListJson, listJson, unixOrNull, unixSeconds, type Page } from '../../http/openai-shapes';
 import type { Hyperparameters, JobMethod, ProviderCheckpoint, ProviderEvent, ProviderJob } from '../../providers/types';
-import type { HostedJob, JobCheckpoint, JobEvent } from './fine-tuning.model';
-import type { FineTuningHyperparametersType, FineTuningJobCheckpointType, FineTuningJobEventType, FineTuningJobType } from './fine-tuning.types';
+import type { HostedJob, JobCheckpoint, JobEvent, JobRetry } from './fine-tuning.model';
+import type {
+  FineTuningHyperparametersType,
+  FineTuningJobCheckpointType,
+  FineTuningJobEventType,
+  FineTuningJobGatewayStatusType,
+  FineTuningJobType,
+} from './fine-tuning.types';
 
 /** OpenAI's hyperparameters object: snake_case, "auto" where the provider chooses. */
 export function hyperparametersJson(h: Hyperparameters) {
@@ -67,11 +73,28 @@ export function toJobJson(job: ProviderJob) {
   };
 }
 
-export const toHostedJobJson = (job: HostedJob) => toJobJson(hostedJobView(job));
+/**
+ * The gateway's extension of OpenAI's job object, on hosted jobs only: null while nothing is amiss;
+ * while the job monitor retries a failed step, why, how often, and what happens next.
+ */
+export function gatewayStatusJson(retry: JobRetry | null) {
+  if (!retry) return null;
+  const { reason, code, message, status } = retry.lastError;
+  return {
+    retrying: true as const,
+    reason,
+    attempts: retry.attempts,
+    next_attempt_at: unixSeconds(retry.nextAttemptAt),
+    fails_at: unixOrNull(retry.giveUpAt),
+    last_error: { code, message, status },
+  };
+}
+
+export const toHostedJobJson = (job: HostedJob) => ({ ...toJobJson(hostedJobView(job)), gateway_status: gatewayStatusJson(job.retry) });
 
 export const toJobListJson = (page: Page<ProviderJob>) => listJson(page, toJobJson);
 
-export const toHostedJobListJson = (page: Page<HostedJob>) => toJobListJson({ items: page.items.map(hostedJobView), hasMore: page.hasMore });
+export const toHostedJobListJson = (page: Page<HostedJob>) => listJson(page, toHostedJobJson);
 
 /** A stored event as the provider-independent view (the REST event object is made from it). */
 export const storedEventView = (event: JobEvent): ProviderEvent => ({ ...event, createdAt: unixSeconds(event.createdAt) });
@@ -137,6 +160,19 @@ export function toJobType(job: HostedJob): FineTuningJobType {
     createdAt: job.createdAt,
     finishedAt: job.finishedAt,
     estimatedFinish: job.estimatedFinish,
+    gatewayStatus: toGatewayStatusType(job.retry),
+  };
+}
+
+function toGatewayStatusType(retry: JobRetry | null): FineTuningJobGatewayStatusType | null {
+  if (!retry) return null;
+  return {
+    retrying: true,
+    reason: retry.lastError.reason,
+    attempts: retry.attempts,
+    nextAttemptAt: retry.nextAttemptAt,
+    failsAt: retry.giveUpAt,
+    lastError: retry.lastError,
   };
 }
 

@@ -7,7 +7,8 @@ import type { EventLevel, JobError, JobMethod, JobStatus, ProviderName, Provider
 
 export type { EventLevel, Hyperparameters, JobError, JobMethod, JobStatus, MethodType, ProviderOptions } from '../../providers/types';
 
-const TERMINAL: ReadonlySet<JobStatus> = new Set<JobStatus>(['succeeded', 'failed', 'cancelled']);
+export const TERMINAL_STATUSES = ['succeeded', 'failed', 'cancelled'] as const satisfies readonly JobStatus[];
+const TERMINAL: ReadonlySet<JobStatus> = new Set<JobStatus>(TERMINAL_STATUSES);
 
 /** Finished: nothing moves a job in these states any more (the monitor never claims them again). */
 export const isTerminal = (status: JobStatus) => TERMINAL.has(status);
@@ -53,7 +54,35 @@ export interface HostedJob {
   providerCancelPending: boolean;
   idlePolls: number;
   failedAttempts: number;
+  /** What the monitor is retrying, while it is (the answers' `gateway_status`); null otherwise. */
+  retry: JobRetry | null;
   createdAt: Date;
+}
+
+/**
+ * Why a step of the monitor failed and will be retried: the provider could not be reached (refused
+ * connection, DNS failure, time-out), answered 5xx, or 429; or the gateway itself failed.
+ */
+export const RETRY_REASONS = ['provider_unreachable', 'provider_unavailable', 'provider_rate_limited', 'gateway_error'] as const;
+export type RetryReason = (typeof RETRY_REASONS)[number];
+
+/** The last failure of a step that will be retried. */
+export interface RetryError {
+  reason: RetryReason;
+  code: string;
+  message: string;
+  /** The HTTP status the provider call ended with (null for the gateway's own failures). */
+  status: number | null;
+}
+
+/** A job whose monitor steps fail and are retried with back-off. */
+export interface JobRetry {
+  /** Failed steps in a row. */
+  attempts: number;
+  nextAttemptAt: Date;
+  /** When a job not yet submitted fails as `provider_unreachable` if it still cannot be; null once submitted (then followed until it ends). */
+  giveUpAt: Date | null;
+  lastError: RetryError;
 }
 
 export interface JobEvent {

@@ -1,9 +1,10 @@
 import type { Scope } from '../../auth/scope';
 import type { PrismaClient } from '../../db/database';
+import type { Tx } from '../../db/prisma-errors';
 import { inScope, scopeSql } from '../../db/scope';
 import { Prisma } from '../../generated/prisma/client';
 import { isUuid } from '../../validation/parse';
-import type { EventLevel, HostedJob, JobCheckpoint, JobEvent } from './fine-tuning.model';
+import { TERMINAL_STATUSES, type EventLevel, type HostedJob, type JobCheckpoint, type JobEvent } from './fine-tuning.model';
 import { jsonOrNull, toCheckpoint, toEvent, toJob, toRowUpdate, type JobUpdate } from './fine-tuning.rows';
 
 /** An event to record; `providerEventId` deduplicates copies of a provider's events. */
@@ -93,8 +94,17 @@ export class FineTuningRepository {
     return { rows: rows.slice(0, input.take).map(toJob), hasMore: rows.length > input.take };
   }
 
-  create(scope: Scope, job: NewJob, event: EventDraft): Promise<HostedJob> {
+  /**
+   * Records a job; null when one of its files is gone. The files' rows are locked (shared) first, so
+   * a deletion either waits and then sees this job (FileService: `file_in_use`), or went first and
+   * the job is not recorded.
+   */
+  create(scope: Scope, job: NewJob, event: EventDraft): Promise<HostedJob | null> {
     return this.prisma.$transaction(async (tx) => {
+      const fileIds = [...new Set([job.trainingFileId, ...(job.validationFileId ? [job.validationFileId] : [])])];
+      const files = await tx.$queryRaw<{ id: string }[]>`
+        SELECT id FROM files WHERE ${scopeSql(scope)} AND id IN (${Prisma.join(fileIds.map((id) => Prisma.sql`${id}::uuid`))}) FOR KEY SHARE`;
+      if (files.length < fileIds.length) return null;
       const { method, metadata, gatewayOptions, providerOptions, ...plain } = job;
       const row = await tx.fineTuningJob.create({
         data: {
@@ -135,6 +145,24 @@ export class FineTuningRepository {
       }
       return { job: toJob(await tx.fineTuningJob.findFirstOrThrow({ where: { ...inScope(scope), id } })), changed: true };
     }, TX_OPTIONS);
+  }
+
+  /**
+   * A job of the scope, not finished, that has yet to upload this gateway file to its provider (and
+   * so still needs its bytes); asked by a file's deletion, in its transaction.
+   */
+  async pendingJobNeeding(tx: Tx, scope: Scope, fileId: string): Promise<HostedJob | null> {
+    const row = await tx.fineTuningJob.findFirst({
+      where: {
+        ...inScope(scope),
+        status: { notIn: [...TERMINAL_STATUSES] },
+        OR: [
+          { trainingFileId: fileId, providerTrainingFileId: null },
+          { validationFileId: fileId, providerValidationFileId: null },
+        ],
+      },
+    });
+    return row ? toJob(row) : null;
   }
 
   /** A job's events, newest first; `after` is an event id of the job (unknown → null). */

@@ -12,7 +12,7 @@ import {
 } from '../../generated/prisma/client';
 import { JOB_STATUSES, METHOD_TYPES, type JobStatus } from '../../providers/types';
 import { PROVIDER_NAMES } from '../../providers/names';
-import type { HostedJob, JobCheckpoint, JobError, JobEvent } from './fine-tuning.model';
+import { isTerminal, RETRY_REASONS, type HostedJob, type JobCheckpoint, type JobError, type JobEvent, type JobRetry } from './fine-tuning.model';
 
 const hyperparameterValue = z.union([z.literal('auto'), z.number()]);
 const hyperparametersSchema = z
@@ -20,6 +20,7 @@ const hyperparametersSchema = z
   .partial();
 const methodSchema = z.object({ type: z.enum(METHOD_TYPES), hyperparameters: hyperparametersSchema });
 const errorSchema = z.object({ code: z.string(), message: z.string(), param: z.string().nullable() });
+const retryErrorSchema = z.object({ reason: z.enum(RETRY_REASONS), code: z.string(), message: z.string(), status: z.number().nullable() });
 const stringMap = z.record(z.string());
 const providerOptionsSchema = z
   .object({ roleArn: z.string(), jobName: z.string(), outputFile: z.string(), trainingType: z.string(), learningRate: z.number() })
@@ -35,17 +36,21 @@ const jobColumns = z.object({
   gatewayOptions: stringMap,
   providerOptions: providerOptionsSchema,
   resultFiles: z.array(z.string()),
+  retryError: retryErrorSchema.nullable(),
 });
 
 export function toJob(row: JobRow): HostedJob {
-  const { method, hyperparameters, ...columns } = jobColumns.parse(row);
-  const { nextPollAt: _n, leaseOwner: _o, leaseExpiresAt: _e, updatedAt: _u, trainedTokens, ...rest } = row;
+  const { method, hyperparameters, retryError, ...columns } = jobColumns.parse(row);
+  const { nextPollAt, leaseOwner: _o, leaseExpiresAt: _e, updatedAt: _u, retryError: _r, giveUpAt, trainedTokens, ...rest } = row;
+  const retrying = retryError !== null && row.failedAttempts > 0 && !isTerminal(columns.status);
+  const retry: JobRetry | null = retrying ? { attempts: row.failedAttempts, nextAttemptAt: nextPollAt, giveUpAt, lastError: retryError } : null;
   return {
     ...rest,
     ...columns,
     // The `method` column keeps the request; the `hyperparameters` column the values in effect (settled by the provider).
     method: { type: method?.type ?? 'supervised', hyperparameters },
     trainedTokens: trainedTokens === null ? null : Number(trainedTokens),
+    retry,
   };
 }
 

@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Scope } from '../../auth/scope';
+import type { Tx } from '../../db/prisma-errors';
 import { badRequest, GatewayError, invalidField, notFound } from '../../errors';
 import type { ProviderClient, ProviderRegistry } from '../../providers/registry';
 import { checkJobSettingKeys } from '../../providers/settings';
@@ -70,7 +71,7 @@ export class FineTuningService {
     checkJobSettingKeys(this.providers.module(integration.provider).settings, settings, ['gatewayOptions']);
     this.checkHosting(this.client(integration, settings));
     const { method, legacy, providerModel, providerOptions } = requestedJob(data);
-    return this.jobs.create(
+    const created = await this.jobs.create(
       scope,
       {
         model: data.model,
@@ -99,6 +100,19 @@ export class FineTuningService {
         data: { status: 'validating_files' },
       },
     );
+    if (created) return created;
+    // A file was deleted after the checks above: they now say which.
+    await this.checkFile(scope, data.trainingFile, 'trainingFile');
+    if (data.validationFile !== undefined) await this.checkFile(scope, data.validationFile, 'validationFile');
+    throw new Error('A fine-tuning job was not recorded although its files exist');
+  }
+
+  /** What still needs a gateway file's bytes: a hosted job that has not uploaded it to its provider yet (FileService's deletion guard). */
+  async fileInUse(tx: Tx, scope: Scope, fileId: string): Promise<string | null> {
+    const job = await this.jobs.pendingJobNeeding(tx, scope, fileId);
+    if (!job) return null;
+    const provider = this.providers.module(job.provider).title;
+    return `fine-tuning job '${job.id}' has not uploaded it to ${provider} yet; delete it once the job has (or cancel the job)`;
   }
 
   async list(scope: Scope, input: Input<ListJobsInput> = {}): Promise<Page<HostedJob>> {

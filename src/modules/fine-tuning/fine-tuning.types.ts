@@ -3,7 +3,7 @@ import { GraphQLJSON, GraphQLJSONObject, GraphQLSafeInt } from 'graphql-scalars'
 import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { itemCost } from '../../graphql/cost';
 import { Entity, loadByIds } from '../../graphql/entity';
-import type { EventLevel, EventType, JobStatus, MethodType } from './fine-tuning.model';
+import type { EventLevel, EventType, JobStatus, MethodType, RetryReason } from './fine-tuning.model';
 import { toCheckpointType, toEventType, toJobType } from './fine-tuning.mapper';
 
 /** The REST status values; GraphQL names are the same upper-cased (api.md §8's rule for enums). */
@@ -18,7 +18,18 @@ export const FineTuningJobStatusEnum = {
 
 export const FineTuningMethodTypeEnum = { SUPERVISED: 'supervised', DPO: 'dpo' } as const satisfies Record<string, MethodType>;
 
+export const FineTuningRetryReasonEnum = {
+  PROVIDER_UNREACHABLE: 'provider_unreachable',
+  PROVIDER_UNAVAILABLE: 'provider_unavailable',
+  PROVIDER_RATE_LIMITED: 'provider_rate_limited',
+  GATEWAY_ERROR: 'gateway_error',
+} as const satisfies Record<string, RetryReason>;
+
 registerEnumType(FineTuningJobStatusEnum, { name: 'FineTuningJobStatus' });
+registerEnumType(FineTuningRetryReasonEnum, {
+  name: 'FineTuningRetryReason',
+  description: 'Why a step of the job monitor failed: no answer from the provider, its 5xx, its 429, or the gateway itself.',
+});
 registerEnumType(FineTuningMethodTypeEnum, { name: 'FineTuningMethodType' });
 
 @ObjectType('FineTuningHyperparameters', { description: 'A null value means "auto": the provider chooses.' })
@@ -40,6 +51,27 @@ export class FineTuningJobErrorType {
   @Field() code!: string;
   @Field() message!: string;
   @Field(() => String, { nullable: true }) param!: string | null;
+}
+
+@ObjectType('FineTuningJobRetryError', { description: 'The last failure of a step the job monitor retries.' })
+export class FineTuningJobRetryErrorType {
+  @Field() code!: string;
+  @Field() message!: string;
+  @Field(() => Int, { nullable: true, description: "The provider call's HTTP status (null for the gateway's own failures)." }) status!: number | null;
+}
+
+@ObjectType('FineTuningJobGatewayStatus', { description: 'The job monitor retrying a failed step of the job: why, how often, what happens next.' })
+export class FineTuningJobGatewayStatusType {
+  @Field() retrying!: boolean;
+  @Field(() => FineTuningRetryReasonEnum) reason!: RetryReason;
+  @Field(() => Int, { description: 'Failed attempts in a row.' }) attempts!: number;
+  @Field() nextAttemptAt!: Date;
+  @Field(() => Date, {
+    nullable: true,
+    description: 'When the job fails as `provider_unreachable` if it still cannot be submitted; null once submitted (followed until it ends).',
+  })
+  failsAt!: Date | null;
+  @Field(() => FineTuningJobRetryErrorType) lastError!: FineTuningJobRetryErrorType;
 }
 
 @Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.fineTuning.findMany(scope, ids), toJobType))
@@ -66,6 +98,11 @@ export class FineTuningJobType {
   @Field() createdAt!: Date;
   @Field(() => Date, { nullable: true }) finishedAt!: Date | null;
   @Field(() => Date, { nullable: true }) estimatedFinish!: Date | null;
+  @Field(() => FineTuningJobGatewayStatusType, {
+    nullable: true,
+    description: 'Null while nothing is amiss; set while the job monitor retries a failed step (the provider cannot be reached, say).',
+  })
+  gatewayStatus!: FineTuningJobGatewayStatusType | null;
 }
 
 @ObjectType('FineTuningJobPage')

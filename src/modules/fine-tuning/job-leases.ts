@@ -1,15 +1,18 @@
 import type { Scope } from '../../auth/scope';
 import type { PrismaClient } from '../../db/database';
 import { inScope, scopeSql } from '../../db/scope';
-import type { HostedJob } from './fine-tuning.model';
+import type { HostedJob, RetryError } from './fine-tuning.model';
 import { toJob } from './fine-tuning.rows';
 
 /** How the monitor hands a job back: when it is due again, and its back-off counters. */
 export interface Release {
   delayMs: number;
   idlePolls: number;
+  /** Failed steps in a row; 0 (a step that worked) clears what `retry` stored. */
   failedAttempts: number;
   clearCancelPending?: boolean;
+  /** The failure being retried and when a job not yet submitted gives up; absent: left as stored. */
+  retry?: { error: RetryError; giveUpAt: Date | null };
 }
 
 /**
@@ -93,14 +96,20 @@ export class JobLeases {
     return row ? toJob(row) : null;
   }
 
-  /** Hands the job back: due again after `delayMs` (database clock), with the back-off counters. */
+  /** Hands the job back: due again after `delayMs` (database clock), with the back-off counters and what is being retried. */
   async release(scope: Scope, id: string, owner: string, next: Release): Promise<void> {
+    const retrying = next.failedAttempts > 0;
+    const setRetry = retrying && next.retry !== undefined;
     await this.prisma.$executeRaw`
       UPDATE fine_tuning_jobs
       SET lease_owner = NULL, lease_expires_at = NULL,
           next_poll_at = now() + make_interval(secs => ${next.delayMs / 1000}::double precision),
           idle_polls = ${next.idlePolls}::integer, failed_attempts = ${next.failedAttempts}::integer,
           provider_cancel_pending = CASE WHEN ${next.clearCancelPending ?? false}::boolean THEN false ELSE provider_cancel_pending END,
+          retry_error = CASE WHEN ${setRetry}::boolean THEN ${setRetry ? JSON.stringify(next.retry?.error) : null}::jsonb
+                             WHEN ${retrying}::boolean THEN retry_error END,
+          give_up_at = CASE WHEN ${setRetry}::boolean THEN ${next.retry?.giveUpAt ?? null}::timestamptz
+                            WHEN ${retrying}::boolean THEN give_up_at END,
           updated_at = now()
       WHERE id = ${id}::uuid AND ${scopeSql(scope)}
         AND lease_owner = ${owner}`;

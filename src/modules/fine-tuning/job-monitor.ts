@@ -9,8 +9,11 @@
  *   otherwise               → poll it (JobPolling);
  *
  * and hands the job back with its next poll time. A failing step is retried with back-off while
- * the provider answers 429/5xx or cannot be reached; any other refusal fails the job with the
- * provider's error. Finished jobs are never claimed again.
+ * the provider answers 429/5xx or cannot be reached, and the job's answers say so (`gateway_status`):
+ * what failed, how often, when the next attempt is. A job not yet submitted is retried until
+ * `submitDeadlineMs` after its first failure, then fails as `provider_unreachable`; a submitted one
+ * is followed until it ends. Any other refusal fails the job with the provider's error. Finished
+ * jobs are never claimed again.
  *
  * While the database is out of reach the monitor pauses: it logs that once, keeps the hand-backs it
  * could not write and writes them first when the database answers again (so no job waits for its
@@ -21,14 +24,15 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Scope } from '../../auth/scope';
 import { isDatabaseUnavailable } from '../../db/outage';
-import { GatewayError } from '../../errors';
+import { PROVIDER_UNREACHABLE } from '../../errors';
 import type { Logger } from '../../logger';
-import { isTerminal, type HostedJob } from './fine-tuning.model';
+import type { ProviderRegistry } from '../../providers/registry';
+import { isTerminal, type HostedJob, type JobError, type RetryError } from './fine-tuning.model';
 import type { EventDraft, FineTuningRepository } from './fine-tuning.repository';
 import type { FineTuningService, TrainingFileSource } from './fine-tuning.service';
 import { failed } from './fine-tuning.state';
 import type { JobCancellation } from './job-cancellation';
-import { describeError, isTransient, jobError } from './job-errors';
+import { describeError, isTransient, jobError, retryError } from './job-errors';
 import type { JobLeases, Release } from './job-leases';
 import { JobPolling } from './job-polling';
 import { JobSubmission } from './job-submission';
@@ -38,6 +42,8 @@ export interface JobMonitorOptions {
   pollMs: number;
   /** How long a claimed job stays claimed without renewal (config.jobLeaseMs). */
   leaseMs: number;
+  /** How long a job not yet submitted is retried after its first failure before it fails (config.jobSubmitDeadlineMs). */
+  submitDeadlineMs: number;
   /** Jobs claimed per tick (default 10). */
   batchSize?: number;
 }
@@ -48,12 +54,12 @@ export interface JobMonitorParts {
   service: FineTuningService;
   files: TrainingFileSource;
   cancellation: JobCancellation;
+  /** Names providers in a job's error. */
+  providers: Pick<ProviderRegistry, 'module'>;
 }
 
 /** After failures (provider 429/5xx, network), pollMs · 2^n up to this many poll intervals. */
 const MAX_RETRY_FACTOR = 60;
-/** Failures in a row before a job not yet submitted is given up (a submitted job is followed forever). */
-const MAX_SUBMIT_FAILURES = 20;
 
 export class JobMonitor {
   /** Identifies this process's leases; unique per monitor, so two in one process never share one. */
@@ -209,13 +215,35 @@ export class JobMonitor {
     }
     const failedAttempts = job.failedAttempts + 1;
     const backOff = { delayMs: Math.min(pollMs * 2 ** failedAttempts, pollMs * MAX_RETRY_FACTOR), idlePolls: job.idlePolls, failedAttempts };
-    const gaveUp = !job.providerJobId && !job.providerCancelPending && failedAttempts >= MAX_SUBMIT_FAILURES;
-    if (isTransient(err) && !gaveUp) {
-      this.logger.warn({ err: describeError(err), jobId: job.id, failedAttempts, retryInMs: backOff.delayMs }, 'fine-tuning job step failed; will retry');
-      await this.recordRetry(scope, job, err, backOff.delayMs);
-      return backOff;
+    if (!isTransient(err)) return this.fail(scope, job, jobError(err), backOff);
+    const retry = { error: retryError(err), giveUpAt: this.giveUpAt(job) };
+    if (retry.giveUpAt && Date.now() >= retry.giveUpAt.getTime()) {
+      return this.fail(scope, job, this.deadlineError(job, failedAttempts, retry.error), backOff);
     }
-    const error = jobError(err);
+    // The last attempt is made at the deadline, not a back-off later.
+    const delayMs = retry.giveUpAt ? Math.max(0, Math.min(backOff.delayMs, retry.giveUpAt.getTime() - Date.now())) : backOff.delayMs;
+    this.logger.warn({ err: describeError(err), jobId: job.id, failedAttempts, retryInMs: delayMs }, 'fine-tuning job step failed; will retry');
+    await this.recordRetry(scope, job, retry.error, delayMs);
+    return { ...backOff, delayMs, retry };
+  }
+
+  /** When a job not yet submitted gives up (set at its first failure); null for a submitted job, followed until it ends. */
+  private giveUpAt(job: HostedJob): Date | null {
+    if (job.providerJobId || job.providerCancelPending) return null;
+    return job.retry?.giveUpAt ?? new Date(Date.now() + this.options.submitDeadlineMs);
+  }
+
+  /** The job's error once it could not be submitted before the deadline. */
+  private deadlineError(job: HostedJob, attempts: number, last: RetryError): JobError {
+    const provider = this.parts.providers.module(job.provider).title;
+    const tried = `${attempts} attempts over ${duration(this.options.submitDeadlineMs)}; the last one: ${last.message}`;
+    // The gateway's own failure (its file store, say) is not the provider's.
+    if (last.reason === 'gateway_error')
+      return { code: 'internal_error', message: `The gateway could not submit the job to ${provider} (${tried})`, param: null };
+    return { code: PROVIDER_UNREACHABLE, message: `${provider} could not be reached to submit the job (${tried})`, param: null };
+  }
+
+  private async fail(scope: Scope, job: HostedJob, error: JobError, backOff: Release): Promise<Release> {
     this.logger.warn({ jobId: job.id, error }, 'fine-tuning job failed');
     try {
       await this.parts.jobs.mutate(scope, job.id, (current) => failed(current, error));
@@ -223,17 +251,16 @@ export class JobMonitor {
       this.logger.error({ err: writeErr, jobId: job.id }, 'could not record a failed fine-tuning job');
       return backOff;
     }
-    return { delayMs: pollMs, idlePolls: 0, failedAttempts: 0, clearCancelPending: job.providerCancelPending };
+    return { delayMs: this.options.pollMs, idlePolls: 0, failedAttempts: 0, clearCancelPending: job.providerCancelPending };
   }
 
   /** The job's event for a failed step that will be retried, so callers see it while it happens (not only the log). */
-  private async recordRetry(scope: Scope, job: HostedJob, err: unknown, delayMs: number): Promise<void> {
-    const { code, message } = jobError(err);
+  private async recordRetry(scope: Scope, job: HostedJob, error: RetryError, delayMs: number): Promise<void> {
     const event: EventDraft = {
       level: 'warn',
-      message: `Provider call failed (${message}); retrying in ${Math.ceil(delayMs / 1000)} s`,
+      message: `Provider call failed (${error.message}); retrying in ${Math.ceil(delayMs / 1000)} s`,
       type: 'message',
-      data: { code, status: err instanceof GatewayError ? err.status : null, retry_in_ms: delayMs },
+      data: { code: error.code, reason: error.reason, status: error.status, retry_in_ms: delayMs },
     };
     try {
       await this.parts.jobs.mutate(scope, job.id, (current) => (isTerminal(current.status) ? null : { data: {}, events: [event] }));
@@ -242,3 +269,6 @@ export class JobMonitor {
     }
   }
 }
+
+/** A duration for a message: `1.5 s`, `15 min`. */
+const duration = (ms: number) => (ms < 60_000 ? `${Math.round(ms / 100) / 10} s` : `${Math.round(ms / 6000) / 10} min`);

@@ -9,6 +9,7 @@ import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../
 import { chatCompletions } from '../openai-compatible/chat';
 import { defineSettings, PATTERNS } from '../settings';
 import type { ChatAnswer, ChatRequest, ProviderModule } from '../types';
+import { urlPath } from '../url';
 
 const settings = defineSettings({
   apiKey: { header: 'authorization', bearer: true, key: 'api_key', secret: true, required: true, maxLength: 512 },
@@ -17,6 +18,7 @@ const settings = defineSettings({
     key: 'x-gateway-azure-resource-name',
     aliases: ['resource_name'],
     required: true,
+    pinned: true,
     ...PATTERNS.dnsLabel,
   },
   apiVersion: {
@@ -51,8 +53,8 @@ function chat(conn: AzureConnection, request: ChatRequest): Promise<ChatAnswer> 
     const message = `Azure OpenAI serves ${request.model} only on a deployment: deploy it on the resource and name the deployment in ${DEPLOYMENT_HEADER}`;
     return Promise.reject(new GatewayError('invalid_request', message, { param: DEPLOYMENT_HEADER, code: 'deployment_required' }));
   }
-  // The deployment id matched the path-id pattern; encoding keeps it one path segment all the same.
-  return chatCompletions(conn, `/deployments/${encodeURIComponent(conn.deploymentId)}/chat/completions`, request);
+  // The deployment id matched the path-id pattern; it is one path segment all the same.
+  return chatCompletions(conn, urlPath`/deployments/${conn.deploymentId}/chat/completions`, request);
 }
 
 /** `method` (and `metadata`) on create arrived with the 2025 preview API versions. */

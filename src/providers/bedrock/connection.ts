@@ -10,10 +10,12 @@ import { BedrockClient } from '@aws-sdk/client-bedrock';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import type { BuildHandler, MiddlewareStack } from '@smithy/types';
 import { lazy } from '../../lazy';
 import { DEFAULT_HTTP_POLICY } from '../http';
 import type { SettingValues } from '../settings';
 import type { ProviderEnvironment } from '../types';
+import { changedPath, hasDotSegment } from '../url';
 import type { GatewayError } from '../../errors';
 import { aws, awsFailure, type AwsService } from './errors';
 import { maxAttempts, retryStrategy } from './retry';
@@ -43,6 +45,26 @@ const agents = {
   httpsAgent: new https.Agent({ keepAlive: true, maxSockets: 50 }),
 };
 
+/**
+ * The SDKs build Bedrock's and S3's paths themselves: the guard of url.ts on the request they are
+ * about to sign and send. A path with a `.` or `..` segment (which a server may fold into another
+ * route) is refused before any connection.
+ */
+function pathGuard<I extends object, O extends object>(next: BuildHandler<I, O>): BuildHandler<I, O> {
+  return (args) => {
+    const { path } = args.request as { path?: unknown };
+    if (typeof path === 'string' && hasDotSegment(path)) throw changedPath();
+    return next(args);
+  };
+}
+
+function guarded<I extends object, O extends object, C extends { middlewareStack: MiddlewareStack<I, O> }>(
+  client: C & { middlewareStack: MiddlewareStack<I, O> },
+): C {
+  client.middlewareStack.add(pathGuard<I, O>, { step: 'build', name: 'gatewayPathGuard' });
+  return client;
+}
+
 export function connectBedrock(s: SettingValues<BedrockSettings>, env: ProviderEnvironment): BedrockConnection {
   const timeoutMs = env.http.timeoutMs ?? DEFAULT_HTTP_POLICY.timeoutMs;
   // The region matched a strict pattern: it fills a host name's label and nothing else.
@@ -62,10 +84,10 @@ export function connectBedrock(s: SettingValues<BedrockSettings>, env: ProviderE
     objectKey: s.objectKey,
     roleArn: s.roleArn,
     servingModel: s.servingModel,
-    control: lazy(() => new BedrockClient({ ...common(), endpoint: endpoint('control') })),
-    runtime: lazy(() => new BedrockRuntimeClient({ ...common(), endpoint: endpoint('runtime') })),
+    control: lazy(() => guarded(new BedrockClient({ ...common(), endpoint: endpoint('control') }))),
+    runtime: lazy(() => guarded(new BedrockRuntimeClient({ ...common(), endpoint: endpoint('runtime') }))),
     // A configured S3 endpoint (a private or test S3) is addressed path-style; AWS's own virtual-hosted.
-    s3: lazy(() => new S3Client({ ...common(), endpoint: endpoint('s3'), forcePathStyle: env.configured.has('s3') })),
+    s3: lazy(() => guarded(new S3Client({ ...common(), endpoint: endpoint('s3'), forcePathStyle: env.configured.has('s3') }))),
     call: (service, send) => aws(service, secrets, send),
     failure: (service, err) => awsFailure(err, service, secrets),
   };

@@ -5,7 +5,8 @@
  * for a time-out, 502 for a connection that failed. Messages carry the service's own words with
  * every credential scrubbed out (a signature error quotes the signed headers, session token included).
  */
-import { GatewayError } from '../../errors';
+import { GatewayError, PROVIDER_UNREACHABLE } from '../../errors';
+import { redactText, redactValue } from '../redact';
 
 export type AwsService = 'Amazon Bedrock' | 'Amazon S3';
 
@@ -34,17 +35,11 @@ const STATUS_BY_NAME: Readonly<Record<string, number>> = {
   NotFound: 404,
 };
 
-function scrub(message: string, secrets: readonly string[]): string {
-  let out = message;
-  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
-  return out;
-}
-
 function serviceError(err: ServiceFailure, service: AwsService, secrets: readonly string[]): GatewayError {
   const status = err.$metadata?.httpStatusCode ?? STATUS_BY_NAME[err.name] ?? (err.$fault === 'server' ? 500 : 400);
   // HEAD answers have no body: the SDK then names the error after the status only.
   const said = err.message && err.message !== 'UnknownError' ? err.message : err.name;
-  return new GatewayError('provider', `${service}: ${scrub(said, secrets)}`, { status: status >= 500 ? 502 : status, code: err.name, cause: err });
+  return new GatewayError('provider', `${service}: ${redactText(said, secrets)}`, { status: status >= 500 ? 502 : status, code: err.name, cause: err });
 }
 
 /** The gateway error for anything an AWS SDK call threw; GatewayErrors (ours, e.g. a dataset line refused) pass unchanged. */
@@ -56,13 +51,13 @@ export function awsFailure(err: unknown, service: AwsService, secrets: readonly 
   if (e.name === 'AbortError') return new GatewayError('provider', `The call to ${service} was cancelled`, { status: 502, cause: e });
   // Only an error code, never the cause's message: it may embed the URL or request details.
   const code = 'code' in e && typeof e.code === 'string' ? e.code : undefined;
-  return new GatewayError('provider', `Could not reach ${service}${code ? ` (${code})` : ''}`, { status: 502, cause: e });
+  return new GatewayError('provider', `Could not reach ${service}${code ? ` (${code})` : ''}`, { status: 502, code: PROVIDER_UNREACHABLE, cause: e });
 }
 
-/** Runs an SDK call, mapping what it throws. */
+/** Runs an SDK call, mapping what it throws; the credentials are scrubbed out of its output too (redact.ts). */
 export async function aws<T>(service: AwsService, secrets: readonly string[], call: () => Promise<T>): Promise<T> {
   try {
-    return await call();
+    return redactValue(await call(), secrets);
   } catch (err) {
     throw awsFailure(err, service, secrets);
   }

@@ -48,8 +48,15 @@ export const bedrockSettings = defineSettings({
   },
   secretAccessKey: { header: 'x-gateway-aws-secret-access-key', key: 'aws_secret_access_key', secret: true, required: true, maxLength: 256 },
   sessionToken: { header: 'x-gateway-aws-session-token', key: 'aws_session_token', secret: true, maxLength: 8192 },
-  region: { header: 'x-gateway-aws-region', key: 'x-gateway-aws-region', aliases: ['aws_region', 'region'], required: true, ...REGION },
-  bucket: { header: 'x-gateway-aws-s3-bucket', key: 'x-gateway-aws-s3-bucket', aliases: ['aws_s3_bucket', 's3_bucket'], required: FILE_OPERATIONS, ...BUCKET },
+  region: { header: 'x-gateway-aws-region', key: 'x-gateway-aws-region', aliases: ['aws_region', 'region'], required: true, pinned: true, ...REGION },
+  bucket: {
+    header: 'x-gateway-aws-s3-bucket',
+    key: 'x-gateway-aws-s3-bucket',
+    aliases: ['aws_s3_bucket', 's3_bucket'],
+    required: FILE_OPERATIONS,
+    pinned: true,
+    ...BUCKET,
+  },
   objectKey: { header: 'x-gateway-aws-s3-object-key', key: 'x-gateway-aws-s3-object-key', aliases: ['aws_s3_object_key', 's3_object_key'], ...OBJECT_KEY },
   // Required for createJob, but it may come as provider_options.role_arn instead: create-job.ts checks.
   roleArn: { header: 'x-gateway-aws-role-arn', key: 'x-gateway-aws-role-arn', aliases: ['aws_role_arn', 'role_arn'], ...ROLE_ARN },

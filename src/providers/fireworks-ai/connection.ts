@@ -6,6 +6,8 @@
  * the caller's account and takes either form back.
  */
 import { apiRequest, type ApiEndpoint, type ApiRequest } from '../api';
+import type { SignedUrlPolicy } from '../signed-urls';
+import { urlPath } from '../url';
 
 export const TITLE = 'Fireworks AI';
 
@@ -16,11 +18,13 @@ export interface FireworksConnection extends ApiEndpoint {
   account: string;
   /** The deployment that serves the account's fine-tuned models, when the caller named one. */
   deployment: string | undefined;
+  /** Where the signed URLs of datasets may point (signed-urls.ts). */
+  signedUrls: SignedUrlPolicy;
 }
 
 /** A control-plane call under the caller's account (`path` below `/v1/accounts/{account}`). */
 export const controlRequest = <T>(conn: FireworksConnection, req: ApiRequest): Promise<T> =>
-  apiRequest<T>(conn, { ...req, path: `/v1/accounts/${conn.account}${req.path}` });
+  apiRequest<T>(conn, { ...req, path: urlPath`/v1/accounts/${conn.account}` + req.path });
 
 /** `accounts/{account}/{collection}/{id}` of the caller's account. */
 export const resourceName = (conn: FireworksConnection, collection: string, id: string) => `accounts/${conn.account}/${collection}/${id}`;
@@ -35,9 +39,9 @@ export function shortId(conn: FireworksConnection, collection: string, name: str
 export const fullName = (conn: FireworksConnection, collection: string, ref: string) =>
   ref.startsWith('accounts/') ? ref : resourceName(conn, collection, ref);
 
-/** The path of one resource of the caller's account; the id is encoded so a hostile one cannot reach another route. */
+/** The path of one resource of the caller's account; the id is one segment, so a hostile one cannot reach another route (url.ts). */
 export const resourcePath = (conn: FireworksConnection, collection: string, ref: string, verb = '') =>
-  `/${collection}/${encodeURIComponent(shortId(conn, collection, ref))}${verb}`;
+  urlPath`/${collection}/${shortId(conn, collection, ref)}` + verb;
 
 /** Fireworks resource ids: 1-63 of `[a-z0-9-]`, no hyphen at either end. */
 export const RESOURCE_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;

@@ -6,6 +6,7 @@
 import { Readable } from 'node:stream';
 import { GatewayError } from '../../errors';
 import { providerDownload } from '../http';
+import { checkSignedUrl } from '../signed-urls';
 import type { FileListInput, ProviderContent, ProviderFile, ProviderPage } from '../types';
 import { controlRequest, resourcePath, TITLE, type FireworksConnection } from './connection';
 import { toFile, type FireworksDataset } from './mappers';
@@ -39,10 +40,10 @@ export async function fileContent(conn: FireworksConnection, id: string): Promis
     method: 'GET',
     path: resourcePath(conn, 'datasets', id, ':getDownloadEndpoint'),
   });
+  // Every URL is checked before the first is fetched: a dataset is served whole or not at all.
   const urls = Object.entries(endpoint.filenameToSignedUrls ?? {})
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([, url]) => url);
-  if (urls.some((url) => !/^https?:\/\//.test(url))) throw new GatewayError('provider', `${TITLE} gave an unusable download URL`, { status: 502 });
+    .map(([, url]) => checkSignedUrl(url, conn.signedUrls));
   if (urls.length === 0) throw new GatewayError('provider', `${TITLE} dataset '${id}' has no uploaded data`, { status: 404, code: 'not_found' });
   // The signed URLs are the bucket's: they get no API key.
   const download = (url: string) => providerDownload({ provider: `${TITLE} dataset storage`, method: 'GET', url, redact: conn.secrets, policy: conn.http });

@@ -18,9 +18,18 @@ import { uploadFile } from './upload-file';
 /** Fireworks resource ids (accounts, deployments): 1-63 of `[a-z0-9-]`, no hyphen at either end. */
 const FIREWORKS_ID = { pattern: /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, format: 'a Fireworks id (lower-case letters, digits and "-")' };
 
+const DOWNLOAD_HOSTS_ENV = 'GATEWAY_FIREWORKS_DOWNLOAD_HOSTS';
+
 const settings = defineSettings({
   apiKey: { header: 'authorization', bearer: true, key: 'api_key', secret: true, required: true, maxLength: 512 },
-  accountId: { header: 'x-gateway-fireworks-account-id', key: 'x-gateway-fireworks-account-id', aliases: ['account_id'], required: true, ...FIREWORKS_ID },
+  accountId: {
+    header: 'x-gateway-fireworks-account-id',
+    key: 'x-gateway-fireworks-account-id',
+    aliases: ['account_id'],
+    required: true,
+    pinned: true,
+    ...FIREWORKS_ID,
+  },
   deployment: { header: DEPLOYMENT_HEADER, key: DEPLOYMENT_HEADER, aliases: ['deployment', 'deployment_id'], ...FIREWORKS_ID },
 });
 
@@ -29,9 +38,12 @@ export const fireworksProvider: ProviderModule<typeof settings, FireworksConnect
   title: TITLE,
   settings,
   endpoints: { api: { env: 'GATEWAY_FIREWORKS_BASE_URL', default: 'https://api.fireworks.ai' } },
+  // Fireworks' signed dataset URLs are Cloud Storage V4 signed URLs (`x-goog-*` parameters and headers).
+  downloads: { env: DOWNLOAD_HOSTS_ENV, default: ['storage.googleapis.com', '*.storage.googleapis.com'] },
   connect: (s, env) => ({
     title: TITLE,
     baseUrl: env.baseUrls.api,
+    signedUrls: { title: TITLE, env: DOWNLOAD_HOSTS_ENV, hosts: env.downloadHosts, baseUrls: Object.values(env.baseUrls) },
     account: s.accountId,
     deployment: s.deployment,
     headers: { authorization: `Bearer ${s.apiKey}` },

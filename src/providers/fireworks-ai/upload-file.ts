@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { GatewayError, invalidField } from '../../errors';
 import { providerFetch } from '../http';
 import { sendMultipart } from '../multipart';
+import { checkSignedUrl } from '../signed-urls';
 import type { ProviderFile, UploadInput } from '../types';
 import { controlRequest, RESOURCE_ID, resourcePath, slug, TITLE, type FireworksConnection } from './connection';
 import { toFile, type FireworksDataset } from './mappers';
@@ -58,8 +59,9 @@ async function uploadSigned(conn: FireworksConnection, id: string, filename: str
     path: resourcePath(conn, 'datasets', id, ':getUploadEndpoint'),
     json: { filenameToSize: { [filename]: String(content.bytes) } },
   });
-  const url = endpoint.filenameToSignedUrls?.[filename];
-  if (!url || !/^https?:\/\//.test(url)) throw new GatewayError('provider', `${TITLE} gave no upload URL for the dataset`, { status: 502 });
+  const signed = endpoint.filenameToSignedUrls?.[filename];
+  if (!signed) throw new GatewayError('provider', `${TITLE} gave no upload URL for the dataset`, { status: 502 });
+  const url = checkSignedUrl(signed, conn.signedUrls);
   // The signed URL is the bucket's, not Fireworks': it gets no API key, and its signature commits to this exact size.
   await providerFetch({
     provider: `${TITLE} dataset storage`,

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { GatewayError } from '../../errors';
 import { apiUrl, type ApiEndpoint } from '../api';
 import { providerDownload, providerFetch } from '../http';
+import { redactText } from '../redact';
 import type { ChatAnswer, ChatChunk, ChatCompletion, ChatRequest, ChatUsage, FinishReason } from '../types';
 
 const wireUsage = z.object({ prompt_tokens: z.number().optional(), completion_tokens: z.number().optional(), total_tokens: z.number().optional() });
@@ -60,7 +61,7 @@ export async function chatCompletions(endpoint: ApiEndpoint, path: string, reque
     return { stream: false, completion: toCompletion(answer, request.model) };
   }
   const content = await providerDownload({ ...call, headers: { ...endpoint.headers, accept: 'text/event-stream' } });
-  const events = wireChunks(content.stream, endpoint.title);
+  const events = wireChunks(content.stream, endpoint);
   // The answer's id, model and time come with its first chunk: read it before answering.
   const first = await events.next();
   if (first.done) throw new GatewayError('provider', `${endpoint.title} ended the stream before its first chunk`, { status: 502 });
@@ -141,7 +142,7 @@ async function* toChunks(head: WireCompletion, rest: AsyncIterator<WireCompletio
  * (providers close it right after `[DONE]`): a body left unread would cost the keep-alive connection,
  * and opening a new one is most of what a short streamed call takes.
  */
-async function* wireChunks(stream: Readable, title: string): AsyncGenerator<WireCompletion> {
+async function* wireChunks(stream: Readable, { title, secrets }: ApiEndpoint): AsyncGenerator<WireCompletion> {
   let done = false;
   for await (const data of eventData(stream, title)) {
     if (done) continue;
@@ -157,7 +158,7 @@ async function* wireChunks(stream: Readable, title: string): AsyncGenerator<Wire
     }
     if (chunk.error) {
       const message = typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? 'unknown error');
-      throw new GatewayError('provider', `${title} failed while streaming: ${message}`, { status: 502 });
+      throw new GatewayError('provider', `${title} failed while streaming: ${redactText(message, secrets)}`, { status: 502 });
     }
     yield chunk;
   }

@@ -6,6 +6,7 @@
  */
 import type { ApiEndpoint } from '../api';
 import type { PageInput } from '../types';
+import { urlPath } from '../url';
 
 export interface OpenAICompatibleConnection extends ApiEndpoint {
   /** The API root, e.g. `https://api.openai.com/v1` or `https://<resource>.openai.azure.com/openai`. */
@@ -21,6 +22,6 @@ export interface OpenAICompatibleConnection extends ApiEndpoint {
 /** OpenAI's list endpoints all take the same cursor parameters. */
 export const pageQuery = (page: PageInput) => ({ after: page.after, limit: page.limit });
 
-/** Ids go into paths; encoding keeps a hostile id from reaching another route. */
-export const jobPath = (id: string, suffix = '') => `/fine_tuning/jobs/${encodeURIComponent(id)}${suffix}`;
-export const filePath = (id: string, suffix = '') => `/files/${encodeURIComponent(id)}${suffix}`;
+/** Ids go into paths as one segment each (url.ts keeps a hostile id from reaching another route). */
+export const jobPath = (id: string, suffix = '') => urlPath`/fine_tuning/jobs/${id}` + suffix;
+export const filePath = (id: string, suffix = '') => urlPath`/files/${id}` + suffix;

@@ -93,7 +93,8 @@ export interface OpenAICheckpoint {
 export interface OpenAIList<T> {
   object: 'list';
   data: T[];
-  has_more: boolean;
+  /** Azure's file list (2024-10-21) has none: it is not paged. */
+  has_more?: boolean;
   first_id?: string | null;
   last_id?: string | null;
 }
@@ -208,7 +209,7 @@ export const toCheckpoint = (c: OpenAICheckpoint): ProviderCheckpoint => ({
 
 export const toPage = <W extends { id: string }, T>(list: OpenAIList<W>, map: (w: W) => T): ProviderPage<T> => ({
   data: list.data.map(map),
-  hasMore: list.has_more,
+  hasMore: list.has_more ?? false,
   nextAfter: list.data.at(-1)?.id ?? null,
 });
 

@@ -3,6 +3,7 @@
  * key, and the hand-off to providerFetch / providerDownload.
  */
 import type { ApiEndpoint } from '../api';
+import { urlPath } from '../url';
 
 export const TITLE = 'Together AI';
 
@@ -11,9 +12,9 @@ export interface TogetherConnection extends ApiEndpoint {
   baseUrl: string;
 }
 
-/** Ids go into paths; encoding keeps a hostile id from reaching another route. */
-export const jobPath = (id: string, suffix = '') => `/fine-tunes/${encodeURIComponent(id)}${suffix}`;
-export const filePath = (id: string, suffix = '') => `/files/${encodeURIComponent(id)}${suffix}`;
+/** Ids go into paths as one segment each (url.ts keeps a hostile id from reaching another route). */
+export const jobPath = (id: string, suffix = '') => urlPath`/fine-tunes/${id}` + suffix;
+export const filePath = (id: string, suffix = '') => urlPath`/files/${id}` + suffix;
 
 /** Together's `{data: [...]}` lists (none of them paged by the API). */
 export interface TogetherList<T> {

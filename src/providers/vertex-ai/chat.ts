@@ -5,6 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import { GatewayError, invalidField } from '../../errors';
+import { redactText } from '../redact';
 import type { ChatAnswer, ChatChunk, ChatRequest, ChatUsage, FinishReason } from '../types';
 import { googleDownload, googleFetch, parentPath, VERTEX, vertexUrl, type VertexConnection } from './connection';
 import { answerText, completionId, finishReason, toCompletion, toGenerateRequest, toUsage } from './chat-mappers';
@@ -31,12 +32,12 @@ export async function chat(conn: VertexConnection, request: ChatRequest): Promis
     return { stream: false, completion: toCompletion(request.model, parseAnswer(generateContentSchema, answer, VERTEX, 'answer')) };
   }
   const url = vertexUrl(conn, `${path}:streamGenerateContent`, { alt: 'sse' });
-  const { stream } = await googleDownload(conn, VERTEX, { method: 'POST', url, json, signal: request.signal });
-  return { stream: true, id: completionId(), model: request.model, created: Math.floor(Date.now() / 1000), chunks: chunks(stream) };
+  const { content, secrets } = await googleDownload(conn, VERTEX, { method: 'POST', url, json, signal: request.signal });
+  return { stream: true, id: completionId(), model: request.model, created: Math.floor(Date.now() / 1000), chunks: chunks(content.stream, secrets) };
 }
 
-/** One streamed response; an error Vertex reports mid-stream ends the answer as the provider's failure. */
-function streamedResponse(data: string): GenerateContentResponse {
+/** One streamed response; an error Vertex reports mid-stream ends the answer as the provider's failure (scrubbed of `secrets`). */
+function streamedResponse(data: string, secrets: readonly string[]): GenerateContentResponse {
   let value: unknown;
   try {
     value = JSON.parse(data);
@@ -44,16 +45,19 @@ function streamedResponse(data: string): GenerateContentResponse {
     throw new GatewayError('provider', `${VERTEX} streamed an event that is not JSON`, { status: 502 });
   }
   const failure = parseAnswer(streamErrorSchema, value, VERTEX, 'event').error;
-  if (failure) throw new GatewayError('provider', failure.message ?? `${VERTEX} ended the stream with an error`, { status: 502, code: failure.status ?? null });
+  if (failure) {
+    const message = failure.message ? redactText(failure.message, secrets) : `${VERTEX} ended the stream with an error`;
+    throw new GatewayError('provider', message, { status: 502, code: failure.status ?? null });
+  }
   return parseAnswer(generateContentSchema, value, VERTEX, 'streamed answer');
 }
 
-async function* chunks(stream: Readable): AsyncGenerator<ChatChunk> {
+async function* chunks(stream: Readable, secrets: readonly string[]): AsyncGenerator<ChatChunk> {
   let finish: FinishReason | null = null;
   let usage: ChatUsage | null = null;
   try {
     for await (const data of sseData(stream)) {
-      const response = streamedResponse(data);
+      const response = streamedResponse(data, secrets);
       const content = answerText(response);
       if (content) yield { type: 'delta', content };
       finish = finishReason(response) ?? finish;

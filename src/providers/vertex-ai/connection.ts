@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { GatewayError } from '../../errors';
 import { providerDownload, providerFetch, type HttpPolicy } from '../http';
 import type { ProviderContent } from '../types';
+import { providerUrl, type Query } from '../url';
 import type { GoogleCredentials } from './auth';
 
 export const VERTEX = 'Vertex AI';
@@ -36,22 +37,14 @@ export interface GoogleRequest {
   signal?: AbortSignal;
 }
 
-type Query = Record<string, string | number | undefined>;
-
-function withQuery(url: string, query: Query): string {
-  const out = new URL(url);
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) out.searchParams.set(key, String(value));
-  return out.toString();
-}
-
 /** `projects/{project}/locations/{region}`: the parent of the connection's tuning jobs and models. */
 export const parentPath = (conn: VertexConnection) => `projects/${conn.project}/locations/${conn.region}`;
 
 /** A Vertex AI URL; `path` is made of validated resource-name segments. */
-export const vertexUrl = (conn: VertexConnection, path: string, query: Query = {}) => withQuery(`${conn.vertexUrl}/${path}`, query);
+export const vertexUrl = (conn: VertexConnection, path: string, query: Query = {}) => providerUrl(conn.vertexUrl, `/${path}`, query);
 
-/** A Cloud Storage JSON API URL; `path` holds URL-encoded bucket and object names. */
-export const storageUrl = (conn: VertexConnection, path: string, query: Query = {}) => withQuery(`${conn.storageUrl}/${path}`, query);
+/** A Cloud Storage JSON API URL; `path` holds URL-encoded bucket and object names (urlPath). */
+export const storageUrl = (conn: VertexConnection, path: string, query: Query = {}) => providerUrl(conn.storageUrl, `/${path}`, query);
 
 const isUnauthorized = (err: unknown) => err instanceof GatewayError && err.kind === 'provider' && err.status === 401;
 
@@ -76,9 +69,20 @@ export function googleFetch(conn: VertexConnection, service: Service, req: Googl
   return authorized(conn, (token) => providerFetch<unknown>({ provider: service, ...req, headers: bearer(token), redact: [token], policy: conn.http }));
 }
 
-/** A call whose answer is streamed back (an object's content, a streamed generation). */
-export function googleDownload(conn: VertexConnection, service: Service, req: Omit<GoogleRequest, 'idempotent'>): Promise<ProviderContent> {
-  return authorized(conn, (token) => providerDownload({ provider: service, ...req, headers: bearer(token), redact: [token], policy: conn.http }));
+/**
+ * A call whose answer is streamed back (an object's content, a streamed generation), with the token
+ * it used: what the stream reports as an error is scrubbed of it (redact.ts).
+ */
+export function googleDownload(
+  conn: VertexConnection,
+  service: Service,
+  req: Omit<GoogleRequest, 'idempotent'>,
+): Promise<{ content: ProviderContent; secrets: readonly string[] }> {
+  const download = async (token: string) => ({
+    content: await providerDownload({ provider: service, ...req, headers: bearer(token), redact: [token], policy: conn.http }),
+    secrets: [token],
+  });
+  return authorized(conn, download);
 }
 
 /** A streamed upload: sent once (a stream cannot be replayed), under the upload time-out. */

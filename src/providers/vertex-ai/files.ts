@@ -5,6 +5,7 @@
  */
 import { invalidField } from '../../errors';
 import type { FileListInput, ProviderContent, ProviderFile, ProviderPage } from '../types';
+import { urlPath } from '../url';
 import { googleDownload, googleFetch, STORAGE, storageUrl, type VertexConnection } from './connection';
 import { bucketOf, FILE_PREFIX, gatewayFile, gsUri, objectPath, type GcsLocation } from './references';
 import { gcsObjectListSchema, gcsObjectSchema, parseAnswer, unixSeconds, type GcsObject } from './wire';
@@ -29,7 +30,7 @@ export async function listFiles(conn: VertexConnection, page: FileListInput): Pr
   const bucket = bucketOf(conn);
   if (page.purpose !== undefined && page.purpose !== FILE_PURPOSE) return { data: [], hasMore: false, nextAfter: null };
   const query = { prefix: FILE_PREFIX, maxResults: page.limit, pageToken: page.after };
-  const url = storageUrl(conn, `storage/v1/b/${encodeURIComponent(bucket)}/o`, query);
+  const url = storageUrl(conn, urlPath`storage/v1/b/${bucket}/o`, query);
   const list = parseAnswer(gcsObjectListSchema, await googleFetch(conn, STORAGE, { method: 'GET', url }), STORAGE, 'object list');
   return { data: (list.items ?? []).map(toFile), hasMore: list.nextPageToken !== undefined, nextAfter: list.nextPageToken ?? null };
 }
@@ -40,8 +41,8 @@ export async function getFile(conn: VertexConnection, id: string): Promise<Provi
 }
 
 /** The object's bytes as stored: the dataset in Gemini's format. */
-export function fileContent(conn: VertexConnection, id: string): Promise<ProviderContent> {
-  return googleDownload(conn, STORAGE, { method: 'GET', url: storageUrl(conn, objectPath(gatewayFile(conn, id)), { alt: 'media' }) });
+export async function fileContent(conn: VertexConnection, id: string): Promise<ProviderContent> {
+  return (await googleDownload(conn, STORAGE, { method: 'GET', url: storageUrl(conn, objectPath(gatewayFile(conn, id)), { alt: 'media' }) })).content;
 }
 
 /** Idempotent: a repeat after a lost answer at worst gets a 404. */

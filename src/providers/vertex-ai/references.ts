@@ -5,6 +5,7 @@
  * every segment is matched by a strict pattern, so an id can never point a call elsewhere.
  */
 import { GatewayError, invalidField } from '../../errors';
+import { urlPath } from '../url';
 import { parentPath, type VertexConnection } from './connection';
 
 /** Where the gateway keeps the datasets it uploads, in the configured bucket. */
@@ -68,4 +69,4 @@ export function gatewayFile(conn: VertexConnection, id: string): GcsLocation {
 }
 
 /** The JSON API path of an object: names are one URL-encoded segment each (`/` as %2F). */
-export const objectPath = ({ bucket, object }: GcsLocation) => `storage/v1/b/${encodeURIComponent(bucket)}/o/${encodeURIComponent(object)}`;
+export const objectPath = ({ bucket, object }: GcsLocation) => urlPath`storage/v1/b/${bucket}/o/${object}`;

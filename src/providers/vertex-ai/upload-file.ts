@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { GatewayError, invalidField } from '../../errors';
 import type { ProviderFile, UploadInput } from '../types';
+import { urlPath } from '../url';
 import { googleUpload, STORAGE, storageUrl, type VertexConnection } from './connection';
 import { deleteObject, FILE_PURPOSE, toFile } from './files';
 import { bucketOf, FILE_PREFIX, type GcsLocation } from './references';
@@ -24,7 +25,7 @@ export async function uploadFile(conn: VertexConnection, input: UploadInput): Pr
   const location: GcsLocation = { bucket: bucketOf(conn), object: objectName(input.filename) };
   const boundary = `gateway-${randomBytes(16).toString('hex')}`;
   const metadata = { name: location.object, contentType: CONTENT_TYPE, metadata: { filename: input.filename } };
-  const url = storageUrl(conn, `upload/storage/v1/b/${encodeURIComponent(location.bucket)}/o`, { uploadType: 'multipart' });
+  const url = storageUrl(conn, urlPath`upload/storage/v1/b/${location.bucket}/o`, { uploadType: 'multipart' });
   // The HTTP client rewraps errors thrown by a body stream, so the content reports its own failure here.
   const report: { failure?: GatewayError } = {};
   let answer: unknown;
