@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'coverage/**', 'node_modules/**', 'src/generated/**', 'test/graphql/generated/**', 'console/dist/**'] },
+  { ignores: ['dist/**', 'coverage/**', 'node_modules/**', 'src/generated/**', 'test/graphql/generated/**', 'console/dist/**', '.cache/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

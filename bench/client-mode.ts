@@ -14,13 +14,13 @@
  * `256,512`), BENCH_CONCURRENCY (default `1,50`).
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { child, load, runBench, SECONDS, type Target } from './harness';
+import { child, load, memoryOf, runBench, SECONDS, type Target } from './harness';
 
 const UPLOAD_MB = (process.env.BENCH_UPLOAD_MB ?? '256,512').split(',').map(Number);
 const PROVIDER_KEY = 'sk-bench-0123456789abcdef';
@@ -83,13 +83,6 @@ async function measuredUpload(
   const before = memoryOf(gatewayPid).rss;
   const mbPerSecond = await upload(port, headers, mb);
   return { mbPerSecond, rssGrowthMb: (memoryOf(gatewayPid).peak - before) / (1024 * 1024) };
-}
-
-/** Resident and peak resident memory of a process (Linux /proc), in bytes. */
-function memoryOf(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
-  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
 }
 
 async function main(): Promise<void> {

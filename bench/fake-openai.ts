@@ -1,4 +1,19 @@
-/** A child of bench/client-mode.ts and bench/chat.ts: the fake OpenAI server on a free port, reported to the parent. */
+/**
+ * A child of the process-based benchmarks: the fake OpenAI server on a free port, reported to the
+ * parent. BENCH_STREAM_DELAY_MS paces streamed answers (a slow provider); BENCH_FAKE_STEPS_PER_POLL
+ * lets a hosted job finish in fewer polls.
+ */
 import { startFakeOpenAI } from '../test/fakes/openai-server';
 
-void startFakeOpenAI({ apiKey: process.env.BENCH_PROVIDER_KEY }).then((fake) => process.send?.(Number(new URL(fake.url).port)));
+void startFakeOpenAI({
+  apiKey: process.env.BENCH_PROVIDER_KEY,
+  streamDelayMs: Number(process.env.BENCH_STREAM_DELAY_MS ?? 0),
+  stepsPerPoll: Number(process.env.BENCH_FAKE_STEPS_PER_POLL ?? 1),
+}).then((fake) => {
+  // Tests read what the fake received; a benchmark would only grow its heap (and its GC time) with it.
+  setInterval(() => {
+    fake.state.requests.length = 0;
+    fake.state.chatRequests.length = 0;
+  }, 1000).unref();
+  process.send?.(Number(new URL(fake.url).port));
+});

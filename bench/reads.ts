@@ -14,35 +14,14 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { adminQuery, child, load, runBench, SECONDS, type Target } from './harness';
+import { adminQuery, child, cpuMs, load, runBench, SECONDS, statements, stop, type Target } from './harness';
 
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const CONCURRENCY = Number(process.env.BENCH_READ_CONCURRENCY ?? 50);
 const LABEL_FIELDS = 'id name description colorCode organisationId workspaceId isUniversal status createdAt lastUpdatedAt';
-
-/** The statements a child has sent so far. */
-function statements(proc: ChildProcess): Promise<number> {
-  return new Promise((resolve) => {
-    const onMessage = (message: unknown) => {
-      if (typeof message !== 'object' || message === null || !('statements' in message)) return;
-      proc.off('message', onMessage);
-      resolve(Number(message.statements));
-    };
-    proc.on('message', onMessage);
-    proc.send('statements');
-  });
-}
-
-/** CPU time a process has used (user + system, Linux /proc), in milliseconds. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  // utime and stime, fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
 
 interface Measured {
   perSecond: number;
@@ -62,14 +41,6 @@ async function measure(server: ChildProcess, target: Target): Promise<Measured> 
   const result = await load(target, CONCURRENCY);
   const cpu = cpuMs(server.pid!) - cpuBefore;
   return { ...result, perRequest: ((await statements(server)) - before) / result.requests, cpuMsPerRequest: cpu / result.requests };
-}
-
-function stop(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    proc.once('exit', () => resolve());
-    proc.send('exit');
-  });
 }
 
 async function main(): Promise<void> {

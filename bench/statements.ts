@@ -1,11 +1,12 @@
 /**
- * SQL statement counting for benchmark children: every `pg` query of this process (Prisma's adapter and
- * a bare pool alike go through `Client.prototype.query`) is counted, and the count is sent to the
- * parent when it asks (`'statements'` over IPC). Counting costs an increment, not Prisma's query events.
+ * SQL statement counting for benchmark children: the count is sent to the parent when it asks
+ * (`'statements'` over IPC). On Postgres every `pg` query of this process is counted (Prisma's adapter
+ * and a bare pool alike go through `Client.prototype.query`), for an increment each. The embedded
+ * PGlite has no such seam: there the gateway counts what Prisma sends (`onQuery`, returned here).
  */
 import { Client } from 'pg';
 
-export function countStatementsForParent(): void {
+export function countStatementsForParent(): () => void {
   let count = 0;
   const query = Client.prototype.query as (...args: unknown[]) => unknown;
   Client.prototype.query = function (this: Client, ...args: unknown[]) {
@@ -17,4 +18,5 @@ export function countStatementsForParent(): void {
     // A normal exit, so `--cpu-prof` writes its profile.
     if (message === 'exit') process.exit(0);
   });
+  return () => count++;
 }
