@@ -55,4 +55,18 @@ export default tseslint.config(
       'no-restricted-syntax': 'off',
     },
   },
+  {
+    // Every answer the gateway gives a test is validated (test/support/answers.ts): the SDK too goes through gatewaySdk().
+    files: ['test/**/*.ts'],
+    ignores: ['test/fakes/**', 'test/support/answers.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='OpenAI']",
+          message: 'Use gatewaySdk() (test/support/answers.ts): it validates every answer against both API documents.',
+        },
+      ],
+    },
+  },
 );

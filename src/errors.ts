@@ -100,6 +100,20 @@ export class GatewayError extends Error {
     return new GatewayError(kind, message, { path, param, aboutField, code, status, retryAfterSeconds: this.retryAfterSeconds ?? undefined });
   }
 
+  /** The same error, its message followed by what the caller can do about it. */
+  withHint(hint: string): GatewayError {
+    const { kind, message, path, param, aboutField, code, status } = this;
+    return new GatewayError(kind, `${message} (${hint})`, {
+      path,
+      param,
+      aboutField,
+      code,
+      status,
+      cause: this,
+      retryAfterSeconds: this.retryAfterSeconds ?? undefined,
+    });
+  }
+
   /** The parameter and message as a face shows them, given how it spells a path. */
   render(spell: (path: FieldPath) => string): { param: string | null; message: string } {
     const param = this.param ?? (this.path?.length ? spell(this.path) : null);

@@ -212,10 +212,14 @@ function httpError(req: Pick<ProviderRequest, 'provider' | 'redact'>, status: nu
     if (typeof inner.param === 'string') param = inner.param;
   } else if (typeof parsed?.message === 'string') message = parsed.message;
   // Not JSON (an HTML error page, a proxy's text): the status text is all we can trust.
-  // api.md §6.2: the provider's status for its 4xx; a provider's own failure (5xx) is a bad gateway here, and so is
-  // an answer the gateway cannot use (a redirect, which it does not follow, or a 1xx).
+  // api.md §6.2: the message names the provider and carries its own; the provider's status for its 4xx; a provider's
+  // own failure (5xx) is a bad gateway here, and so is an answer the gateway cannot use (a redirect, which it does
+  // not follow, or a 1xx).
   const place = { code: code && redactText(code, req.redact), param: param && redactText(param, req.redact) };
-  return new GatewayError('provider', redactText(message, req.redact), { status: status >= 400 && status < 500 ? status : 502, ...place });
+  return new GatewayError('provider', `${req.provider}: ${redactText(message, req.redact)}`, {
+    status: status >= 400 && status < 500 ? status : 502,
+    ...place,
+  });
 }
 
 /** `Retry-After` is either delta-seconds or an HTTP date; anything else is ignored. */

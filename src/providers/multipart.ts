@@ -18,6 +18,8 @@ export interface FormFile {
   /** The exact size of what `open()` yields, when known: declared, and checked while sending. */
   bytes?: number;
   open: () => Readable;
+  /** Told how many bytes of the file were sent, once all were. */
+  sent?: (bytes: number) => void;
 }
 
 export interface Form {
@@ -99,6 +101,7 @@ async function* fileContent(file: FormFile, report: { failure?: GatewayError }):
     throw err;
   }
   if (file.bytes !== undefined && sent !== file.bytes) throw mismatch(sent);
+  file.sent?.(sent);
 }
 
 /** Multipart filenames escape quotes and line breaks the way browsers do (WHATWG form encoding). */

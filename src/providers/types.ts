@@ -47,8 +47,11 @@ export type JobError = {
 
 export type EventLevel = 'info' | 'warn' | 'error';
 
-/** OpenAI's file statuses plus Azure's (`pending`, `running`, `deleting`, `deleted`). */
-export type FileStatus = 'uploaded' | 'pending' | 'running' | 'processed' | 'error' | 'deleting' | 'deleted';
+/**
+ * OpenAI's file statuses: `uploaded` (not processed yet), `processed` (usable), `error`. Providers' own
+ * (Azure's `pending`, `running`, `deleting`…, Together's and Fireworks' processing states) map onto them.
+ */
+export type FileStatus = 'uploaded' | 'processed' | 'error';
 
 export interface ProviderFile {
   /** The provider's reference: a file id, an `s3://`/`gs://` URI, a resource name. */
@@ -58,6 +61,8 @@ export interface ProviderFile {
   filename: string;
   purpose: string;
   status: FileStatus;
+  /** The provider's own word for `status` where it says more (Azure's `deleted`): internal, for messages only. */
+  providerStatus?: string;
   statusDetails: string | null;
 }
 
@@ -82,9 +87,11 @@ export interface ProviderJob {
   resultFiles: string[];
   trainingFile: string;
   validationFile: string | null;
+  /** The seed the provider reports; null where it takes none or reports none. */
   seed: number | null;
   suffix: string | null;
   metadata: Record<string, string> | null;
+  /** The provider's account, project or organisation the job belongs to, where it has one. */
   organizationId: string | null;
 }
 
@@ -182,6 +189,12 @@ export interface ChatMessage {
 export interface ChatRequest {
   /** The provider's model (or deployment) to answer with. */
   model: string;
+  /**
+   * The model is a hosted job's result, which the gateway knows needs a deployment at some providers:
+   * without one it says what to provision rather than calling. In client mode the model is the
+   * caller's to choose: it is passed on, and the provider's answer relayed.
+   */
+  hosted: boolean;
   messages: ChatMessage[];
   stream: boolean;
   maxTokens?: number;
@@ -283,6 +296,10 @@ export interface HostingPolicy {
   /** Whether an uploaded file may be used by a job yet (Azure processes files first). Default: ready. */
   fileState?(file: ProviderFile): 'ready' | 'pending' | 'failed';
 }
+
+/** `fileState` for providers that process uploads before a job may use them: by OpenAI's file status. */
+export const fileStateOf = (file: ProviderFile): 'ready' | 'pending' | 'failed' =>
+  file.status === 'processed' ? 'ready' : file.status === 'error' ? 'failed' : 'pending';
 
 /**
  * A training format that differs from OpenAI's chat JSONL: uploads are converted line by line (see

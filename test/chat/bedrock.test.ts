@@ -1,12 +1,12 @@
 /**
  * Chat through the gateway's route with Amazon Bedrock in client mode (the OpenAI SDK, AWS settings
  * in headers) against the fake runtime's Converse and ConverseStream: a custom model answers through
- * the deployment named in x-gateway-aws-bedrock-model, streamed and not, with usage; without one it is
- * `deployment_required`; throttling comes back as 429.
+ * the deployment named in x-gateway-aws-bedrock-model, streamed and not, with usage; without one the
+ * model goes to Bedrock, whose refusal comes back; throttling comes back as 429.
  */
-import OpenAI from 'openai';
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
 import { awsHeaders, fakeEndpoints } from '../providers/bedrock-harness';
+import { gatewaySdk } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 import { streamedText } from './harness';
 
@@ -28,8 +28,7 @@ afterAll(async () => {
 });
 
 const headers = (extra: Record<string, string> = {}) => ({ 'x-gateway-provider': 'bedrock', ...awsHeaders(fake), ...extra });
-const client = (extra: Record<string, string> = {}) =>
-  new OpenAI({ apiKey: 'unused', baseURL: `${gw.url}/v1`, defaultHeaders: { 'x-gateway-api-key': gw.key, ...headers(extra) }, maxRetries: 0 });
+const client = (extra: Record<string, string> = {}) => gatewaySdk(gw, { headers: headers(extra) });
 
 it('answers with the custom model through its deployment, streamed and not', async () => {
   const sdk = client({ 'x-gateway-aws-bedrock-model': deployment });
@@ -66,12 +65,15 @@ it('answers with the custom model through its deployment, streamed and not', asy
   expect(fake.state.converseCalls.at(-1)).toMatchObject({ modelId: deployment, stream: true });
 });
 
-it('needs a deployment for a custom model: 400 deployment_required', async () => {
-  const before = fake.state.converseCalls.length;
+it('passes a custom model without a deployment on to Bedrock and relays its refusal (client mode does not second-guess)', async () => {
   const res = await api(gw, 'POST', '/v1/chat/completions', { headers: headers(), body: { model: CUSTOM_MODEL, messages: [{ role: 'user', content: 'Hi' }] } });
   expect(res.status).toBe(400);
-  expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'deployment_required', param: 'x-gateway-aws-bedrock-model' });
-  expect(fake.state.converseCalls).toHaveLength(before);
+  expect(res.body.error).toMatchObject({
+    type: 'provider_error',
+    code: 'ValidationException',
+    message: expect.stringMatching(/^Amazon Bedrock: .*deployment/),
+  });
+  expect(fake.state.converseCalls.at(-1)).toMatchObject({ modelId: CUSTOM_MODEL });
 });
 
 it('relays throttling as 429 provider_error', async () => {

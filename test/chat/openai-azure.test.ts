@@ -19,6 +19,7 @@ import {
   tempDir,
   type HostedGateway,
 } from '../fine-tuning/harness';
+import { gatewayFetch, gatewaySdk } from '../support/answers';
 import { api, createOrganisation } from '../support/gateway';
 import { sseData, streamedText, succeededJob } from './harness';
 
@@ -105,7 +106,7 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
   });
 
   it('ends a plain stream with [DONE] and sends no usage chunk unless asked', async () => {
-    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    const res = await gatewayFetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-gateway-api-key': gw.key },
       body: JSON.stringify({ model: openaiJob.model, messages: [{ role: 'user', content: 'Hi' }], stream: true }),
@@ -245,7 +246,7 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
     try {
       const abandoned = fake.state.abandonedStreams;
       const cancel = new AbortController();
-      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      const res = await gatewayFetch(`${gw.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-gateway-api-key': gw.key },
         body: JSON.stringify({ model: openaiJob.model, messages: [{ role: 'user', content: 'a long answer with many words in it' }], stream: true }),
@@ -295,12 +296,7 @@ describe('provider mode: a model of a succeeded Azure OpenAI job', () => {
 
 describe('client mode', () => {
   it('calls the provider named in x-gateway-provider with the caller’s own key', async () => {
-    const direct = new OpenAI({
-      apiKey: SECRET,
-      baseURL: `${gw.url}/v1`,
-      defaultHeaders: { 'x-gateway-api-key': gw.key, 'x-gateway-provider': 'openai' },
-      maxRetries: 0,
-    });
+    const direct = gatewaySdk(gw, { apiKey: SECRET, headers: { 'x-gateway-provider': 'openai' } });
     const completion = await direct.chat.completions.create({
       model: 'gpt-4o-mini',
       messages: [
@@ -326,5 +322,23 @@ describe('client mode', () => {
     expect(res.status).toBe(200);
     expect(res.body.choices[0].message.content).toBe('Answer from gpt-4o: Via slug');
     expect(azure.state.chatRequests.at(-1)?.deployment).toBe('base-4o');
+  });
+
+  it('takes the model for the Azure deployment when none is named, and relays Azure’s 404 with what to do', async () => {
+    azure.registerDeployment('base-4o', 'gpt-4o');
+    const ask = (model: string) =>
+      api(gw, 'POST', '/v1/chat/completions', {
+        headers: { 'x-gateway-provider': '@my-azure' },
+        body: { model, messages: [{ role: 'user', content: 'As model' }] },
+      });
+    const named = await ask('base-4o');
+    expect(named.status).toBe(200);
+    expect(azure.state.chatRequests.at(-1)?.deployment).toBe('base-4o');
+    const unknown = await ask('not-deployed');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error).toMatchObject({ type: 'provider_error', code: 'DeploymentNotFound' });
+    expect(unknown.body.error.message).toMatch(
+      /^Azure OpenAI: .*\(no deployment is named not-deployed: deploy it on the resource and name the deployment in x-gateway-azure-deployment-id\)$/,
+    );
   });
 });

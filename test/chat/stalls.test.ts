@@ -5,6 +5,7 @@
  */
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { eventually } from '../fine-tuning/harness';
+import { gatewayFetch } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 import { sseData } from './harness';
 
@@ -38,7 +39,7 @@ it('ends a stream that stalls midway with a 504 error event, and closes the prov
   fake.setStreamDelay(5_000);
   try {
     const abandoned = fake.state.abandonedStreams;
-    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    const res = await gatewayFetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json', 'x-gateway-api-key': gw.key },
       body: JSON.stringify({ model: 'gpt-4o-mini', messages, stream: true }),

@@ -8,6 +8,7 @@ import { toFile } from 'openai';
 import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
 import { dataset, eventually, sdk } from '../fine-tuning/harness';
 import { BUCKET, fakeEndpoints } from '../providers/vertex-ai.support';
+import { gatewayFetch } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 import { sseData, streamedText } from './harness';
 
@@ -94,7 +95,7 @@ it('ends the upstream stream when the client drops it', async () => {
   try {
     const before = fake.state.abortedStreams;
     const cancel = new AbortController();
-    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    const res = await gatewayFetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-gateway-api-key': gw.key },
       body: JSON.stringify({ model, messages: [{ role: 'user', content: 'many words to stream slowly here' }], stream: true }),
@@ -109,7 +110,7 @@ it('ends the upstream stream when the client drops it', async () => {
 });
 
 it('streams a plain SSE answer ending with [DONE]', async () => {
-  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+  const res = await gatewayFetch(`${gw.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-gateway-api-key': gw.key },
     body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Done?' }], stream: true }),

@@ -6,8 +6,10 @@
  * OpenAI's shapes with Bedrock's own ids (S3 URIs, job ARNs) round-tripping through the paths;
  * hostile settings refused before any connection; AWS errors relayed without a credential.
  */
-import OpenAI, { toFile } from 'openai';
+import type OpenAI from 'openai';
+import { toFile } from 'openai';
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
+import { gatewaySdk } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 import { awsHeaders, chatDataset, CLAUDE, DEFAULT_BUCKET, fakeEndpoints, NOVA, ROLE_ARN, storedLines } from '../providers/bedrock-harness';
 
@@ -27,8 +29,7 @@ afterAll(async () => {
 const HEADERS = () => ({ 'x-gateway-provider': 'bedrock', ...awsHeaders(fake) });
 
 /** The OpenAI SDK in client mode: Bedrock settings as headers, the gateway's key in its own. */
-const client = (headers: Record<string, string>) =>
-  new OpenAI({ apiKey: 'unused', baseURL: `${gw.url}/v1`, defaultHeaders: { 'x-gateway-api-key': gw.key, ...headers }, maxRetries: 0 });
+const client = (headers: Record<string, string>) => gatewaySdk(gw, { headers });
 
 /** Every request the fake saw had a signature it recomputed and accepted. */
 function expectEverySignatureVerified() {
@@ -55,7 +56,11 @@ async function exercise(sdk: OpenAI, model: string, check: (line: unknown, n: nu
 
   expect(await sdk.files.retrieve(file.id)).toMatchObject({ id: file.id, bytes: file.bytes, object: 'file' });
   expect((await (await sdk.files.content(file.id)).text()).trim().split('\n')).toHaveLength(12);
-  expect((await sdk.files.list()).data.map((f) => f.id)).toContain(file.id);
+  const files = await sdk.files.list();
+  expect(files.data.map((f) => f.id)).toContain(file.id);
+  // The last page: no page token, so last_id is the last file's id, as OpenAI answers.
+  const listed = await (await sdk.files.list().asResponse()).json();
+  expect(listed).toMatchObject({ has_more: false, first_id: files.data[0].id, last_id: files.data.at(-1)!.id });
 
   const job = await sdk.fineTuning.jobs.create({
     model,
@@ -65,6 +70,8 @@ async function exercise(sdk: OpenAI, model: string, check: (line: unknown, n: nu
   });
   expect(job).toMatchObject({ object: 'fine_tuning.job', status: 'validating_files', model, training_file: file.id, suffix: 'cm', fine_tuned_model: null });
   expect(job.id).toMatch(/^arn:aws:bedrock:us-east-1:123456789012:model-customization-job\//);
+  // The AWS account of the job; Bedrock takes no seed: 0.
+  expect(job).toMatchObject({ organization_id: '123456789012', seed: 0 });
   let current = job;
   for (let i = 0; i < 5 && current.status !== 'succeeded'; i++) current = await sdk.fineTuning.jobs.retrieve(job.id);
   expect(current).toMatchObject({
@@ -77,6 +84,8 @@ async function exercise(sdk: OpenAI, model: string, check: (line: unknown, n: nu
 
   const jobs = await sdk.fineTuning.jobs.list({ limit: 50 });
   expect(jobs.data.map((j) => j.id)).toContain(job.id);
+  // Bedrock's list has no hyperparameters: "auto" (not chosen here) rather than missing.
+  expect(jobs.data.find((j) => j.id === job.id)?.hyperparameters).toEqual({ n_epochs: 'auto', batch_size: 'auto', learning_rate_multiplier: 'auto' });
   const events = await sdk.fineTuning.jobs.listEvents(job.id, { limit: 100 });
   expect(events.data[0]).toMatchObject({
     object: 'fine_tuning.job.event',

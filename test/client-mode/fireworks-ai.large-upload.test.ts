@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { startFakeFireworks, type FakeFireworks } from '../fakes/fireworks-server';
+import { gatewayFetch } from '../support/answers';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 
 const KEY = 'fw-large-upload-0123456789';
@@ -104,7 +105,7 @@ test('a 200 MB dataset goes through the signed URL with its exact size declared,
   }, 1000);
   let res: Response;
   try {
-    res = await fetch(`${gw.url}/v1/files`, {
+    res = await gatewayFetch(`${gw.url}/v1/files`, {
       method: 'POST',
       headers: {
         'x-gateway-api-key': gw.key,

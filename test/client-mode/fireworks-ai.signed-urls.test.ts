@@ -7,13 +7,13 @@
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { toFile } from 'openai';
-import OpenAI from 'openai';
 import { loadConfig } from '../../src/config';
 import { GatewayError } from '../../src/errors';
 import { ProviderRegistry } from '../../src/providers/registry';
 import { checkSignedUrl, parseHostList } from '../../src/providers/signed-urls';
 import { startFakeFireworks, type FakeFireworks } from '../fakes/fireworks-server';
 import { dataset } from '../fine-tuning/harness';
+import { gatewaySdk } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 
 const KEY = 'fw-signed-urls-0123456789abcdef';
@@ -47,7 +47,7 @@ beforeAll(async () => {
   traps = [trap(), trap()];
   // Another loopback address, and another port of the fake's own address.
   trapOrigins = [await listen(traps[0], '127.0.0.2'), await listen(traps[1], '127.0.0.1')];
-  const sdk = new OpenAI({ apiKey: KEY, baseURL: `${gw.url}/v1`, defaultHeaders: { 'x-gateway-api-key': gw.key, ...HEADERS }, maxRetries: 0 });
+  const sdk = gatewaySdk(gw, { apiKey: KEY, headers: HEADERS });
   fileId = (await sdk.files.create({ file: await toFile(Buffer.from(content), 'train.jsonl'), purpose: 'fine-tune' })).id;
 });
 

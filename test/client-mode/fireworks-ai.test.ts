@@ -8,6 +8,7 @@
 import OpenAI, { toFile } from 'openai';
 import { startFakeFireworks, type FakeFireworks } from '../fakes/fireworks-server';
 import { dataset } from '../fine-tuning/harness';
+import { gatewaySdk } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 
 const KEY = 'fw-client-mode-0123456789abcdef';
@@ -29,7 +30,7 @@ afterAll(async () => {
 });
 
 function client(headers: Record<string, string>, apiKey = 'unused'): OpenAI {
-  return new OpenAI({ apiKey, baseURL: `${gw.url}/v1`, defaultHeaders: { 'x-gateway-api-key': gw.key, ...headers }, maxRetries: 0 });
+  return gatewaySdk(gw, { apiKey, headers });
 }
 
 async function exerciseEverything(sdk: OpenAI) {
@@ -43,7 +44,11 @@ async function exerciseEverything(sdk: OpenAI) {
     status: 'processed',
   });
   expect(fake.state.datasetFiles.get(uploaded.id)?.get('train.jsonl')?.content?.toString()).toBe(content);
-  expect((await sdk.files.list()).data.map((f) => f.id)).toContain(uploaded.id);
+  const files = await sdk.files.list();
+  expect(files.data.map((f) => f.id)).toContain(uploaded.id);
+  // The last page: no page token, so last_id is the last file's id, as OpenAI answers.
+  const listed = await (await sdk.files.list().asResponse()).json();
+  expect(listed).toMatchObject({ has_more: false, first_id: files.data[0].id, last_id: files.data.at(-1)!.id });
   expect(await sdk.files.retrieve(uploaded.id)).toMatchObject({ id: uploaded.id, object: 'file', purpose: 'fine-tune', filename: 'train.jsonl' });
   expect(await (await sdk.files.content(uploaded.id)).text()).toBe(content);
 
@@ -60,6 +65,9 @@ async function exerciseEverything(sdk: OpenAI) {
     training_file: uploaded.id,
     status: 'queued',
     suffix: 'cm',
+    // The Fireworks account; Fireworks takes no seed: 0.
+    organization_id: ACCOUNT,
+    seed: 0,
   });
   expect(fake.state.jobs.get(job.id)).toMatchObject({
     epochs: 2,
@@ -159,7 +167,7 @@ describe('client mode with Fireworks AI', () => {
     const headers = { ...HEADERS, authorization: `Bearer ${KEY}` };
     const wrongKey = await api(gw, 'GET', '/v1/fine_tuning/jobs', { headers: { ...headers, authorization: 'Bearer fw-wrong-9876543210' } });
     expect(wrongKey.status).toBe(401);
-    expect(wrongKey.body.error.type).toBe('provider_error');
+    expect(wrongKey.body.error).toMatchObject({ type: 'provider_error', message: 'Fireworks AI: unauthenticated: invalid API key' });
     expect(JSON.stringify(wrongKey.body)).not.toContain('fw-wrong-9876543210');
     expect((await api(gw, 'GET', '/v1/files', { headers: { ...headers, 'x-gateway-fireworks-account-id': 'someone-else' } })).status).toBe(403);
     expect((await api(gw, 'GET', '/v1/fine_tuning/jobs/missing-job', { headers })).status).toBe(404);
@@ -169,5 +177,18 @@ describe('client mode with Fireworks AI', () => {
     expect(JSON.stringify(broken.body)).not.toContain(KEY);
     fake.delayNext('GET', `/v1/accounts/${ACCOUNT}/supervisedFineTuningJobs`, 3_000, 3);
     expect((await api(gw, 'GET', '/v1/fine_tuning/jobs', { headers })).status).toBe(504);
+  });
+
+  it('passes a fine-tuned model without a deployment on to Fireworks, relaying its 404 with what to do', async () => {
+    const model = `accounts/${ACCOUNT}/models/my-tuned-model`;
+    const before = fake.state.chatRequests.length;
+    const res = await api(gw, 'POST', '/v1/chat/completions', {
+      headers: { ...HEADERS, authorization: `Bearer ${KEY}` },
+      body: { model, messages: [{ role: 'user', content: 'Hi' }] },
+    });
+    expect(fake.state.chatRequests.slice(before)).toEqual([expect.objectContaining({ model })]);
+    expect(res.status).toBe(404);
+    expect(res.body.error).toMatchObject({ type: 'provider_error', code: 'NOT_FOUND', param: 'model' });
+    expect(res.body.error.message).toMatch(/^Fireworks AI: Model not found, inaccessible, and\/or not deployed \(.*x-gateway-fireworks-deployment\)$/);
   });
 });

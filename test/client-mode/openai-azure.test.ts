@@ -4,10 +4,12 @@
  * `Authorization` and through a stored integration (`@slug`); hostile settings refused before any
  * connection; provider errors mapped; nothing stored and no credential echoed or logged.
  */
-import OpenAI, { toFile } from 'openai';
+import type OpenAI from 'openai';
+import { toFile } from 'openai';
 import { AZURE_TEST_API_KEY, startFakeAzureOpenAI, type FakeAzureOpenAI } from '../fakes/azure-openai-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { createAzureIntegration, dataset } from '../fine-tuning/harness';
+import { gatewaySdk } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 
 const OPENAI_KEY = 'sk-client-mode-0123456789abcdef';
@@ -34,7 +36,7 @@ afterAll(async () => {
 
 /** The OpenAI SDK in client mode: the provider's key as the SDK's apiKey, the gateway's in a header. */
 function client(headers: Record<string, string>, apiKey = 'unused'): OpenAI {
-  return new OpenAI({ apiKey, baseURL: `${gw.url}/v1`, defaultHeaders: { 'x-gateway-api-key': gw.key, ...headers }, maxRetries: 0 });
+  return gatewaySdk(gw, { apiKey, headers });
 }
 
 const AZURE_HEADERS = { 'x-gateway-provider': 'azure-openai', 'x-gateway-azure-resource-name': 'fake-aoai' };
@@ -44,15 +46,23 @@ async function fileCount(): Promise<number> {
 }
 
 /** The whole files and fine-tuning surface through one client; returns what the provider saw. */
-async function exerciseEverything(sdk: OpenAI, expectFileStatus: string) {
+/** What differs between the two providers' answers: the file status right after an upload, and whose the jobs are. */
+interface Expected {
+  fileStatus: string;
+  organization: string | RegExp;
+}
+
+async function exerciseEverything(sdk: OpenAI, expected: Expected) {
   const content = dataset(12);
   const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(content), 'train.jsonl'), purpose: 'fine-tune' });
   expect(uploaded).toMatchObject({
     id: expect.stringMatching(/^file-/),
     object: 'file',
+    // The bytes the gateway streamed, also where the provider does not say yet (Azure).
+    bytes: Buffer.byteLength(content),
     filename: 'train.jsonl',
     purpose: 'fine-tune',
-    status: expectFileStatus,
+    status: expected.fileStatus,
   });
 
   const listed = await sdk.files.list();
@@ -67,7 +77,15 @@ async function exerciseEverything(sdk: OpenAI, expectFileStatus: string) {
     suffix: 'cm',
     method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 2 } } },
   });
-  expect(job).toMatchObject({ object: 'fine_tuning.job', model: 'gpt-4o-mini-2024-07-18', training_file: uploaded.id });
+  expect(job).toMatchObject({
+    object: 'fine_tuning.job',
+    model: 'gpt-4o-mini-2024-07-18',
+    training_file: uploaded.id,
+    organization_id: expect.stringMatching(expected.organization),
+    seed: expect.any(Number),
+    // What nobody chose reads "auto" (Azure answers -1 there).
+    hyperparameters: { n_epochs: 2, batch_size: 'auto', learning_rate_multiplier: 'auto' },
+  });
   expect(['validating_files', 'queued']).toContain(job.status);
 
   const jobs = await sdk.fineTuning.jobs.list({ limit: 5 });
@@ -94,7 +112,10 @@ async function exerciseEverything(sdk: OpenAI, expectFileStatus: string) {
 describe('client mode with OpenAI', () => {
   it('forwards every files and fine-tuning call with the key from Authorization, storing nothing', async () => {
     const before = await fileCount();
-    const { uploaded, content, job } = await exerciseEverything(client({ 'x-gateway-provider': 'openai' }, OPENAI_KEY), 'processed');
+    const { uploaded, content, job } = await exerciseEverything(client({ 'x-gateway-provider': 'openai' }, OPENAI_KEY), {
+      fileStatus: 'processed',
+      organization: /^org-/,
+    });
     // The provider received the exact bytes and fields.
     expect(openaiFake.state.files.get(uploaded.id)).toBeUndefined(); // deleted at the end
     const sent = openaiFake.state.jobs.get(job.id);
@@ -152,7 +173,12 @@ describe('client mode with OpenAI', () => {
     const headers = { 'x-gateway-provider': 'openai', authorization: `Bearer ${OPENAI_KEY}` };
     const wrongKey = await api(gw, 'GET', '/v1/fine_tuning/jobs', { headers: { ...headers, authorization: 'Bearer sk-wrong-9876543210' } });
     expect(wrongKey.status).toBe(401);
-    expect(wrongKey.body.error).toMatchObject({ type: 'provider_error', code: 'invalid_api_key' });
+    // The message names the provider and carries its own words; its code stays.
+    expect(wrongKey.body.error).toMatchObject({
+      type: 'provider_error',
+      code: 'invalid_api_key',
+      message: expect.stringMatching(/^OpenAI: Incorrect API key provided/),
+    });
     expect(JSON.stringify(wrongKey.body)).not.toContain('sk-wrong-9876543210');
 
     const missing = await api(gw, 'GET', '/v1/fine_tuning/jobs/ftjob-missing', { headers });
@@ -185,7 +211,7 @@ describe('client mode with OpenAI', () => {
 
 describe('client mode with Azure OpenAI', () => {
   it('forwards every call to the resource, api-version and api-key handled inside (Azure 201s, pending files)', async () => {
-    const { job } = await exerciseEverything(client(AZURE_HEADERS, AZURE_TEST_API_KEY), 'pending');
+    const { job } = await exerciseEverything(client(AZURE_HEADERS, AZURE_TEST_API_KEY), { fileStatus: 'uploaded', organization: /^fake-aoai$/ });
     const request = azureFake.state.jobRequests.find((r) => r.body.suffix === 'cm');
     expect(request?.apiVersion).toBe('2024-10-21');
     // The 2024-10-21 API has no method: the hyperparameters went top-level.
@@ -199,7 +225,7 @@ describe('client mode with Azure OpenAI', () => {
 
   it('with a stored integration (@slug) and its options', async () => {
     await createAzureIntegration(gw, 'cm-azure');
-    await exerciseEverything(client({ 'x-gateway-provider': '@cm-azure' }), 'pending');
+    await exerciseEverything(client({ 'x-gateway-provider': '@cm-azure' }), { fileStatus: 'uploaded', organization: /^fake-aoai$/ });
   });
 
   it.each(['evil.com/x', 'a@b', 'a:1', 'a.b', 'a%2fb', 'x'.repeat(300)])('refuses the resource name %j before any connection', async (hostile) => {

@@ -5,11 +5,13 @@
  * integration whose key the caller never saw, for HTTP providers (providerFetch) and for the AWS SDK's
  * parsed outputs alike. File content is the caller's data and streams back as it is.
  */
+
 import OpenAI, { toFile } from 'openai';
 import { DEFAULT_BUCKET, startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { dataset } from '../fine-tuning/harness';
 import { fakeEndpoints } from '../providers/bedrock-harness';
+import { gatewaySdk } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 
 const OPENAI_KEY = 'sk-scrubbed-0123456789abcdef';
@@ -38,8 +40,7 @@ afterAll(async () => {
   await Promise.all([openai.close(), bedrock.close()]);
 });
 
-const client = (provider: string) =>
-  new OpenAI({ apiKey: 'unused', baseURL: `${gw.url}/v1`, defaultHeaders: { 'x-gateway-api-key': gw.key, 'x-gateway-provider': provider }, maxRetries: 0 });
+const client = (provider: string) => gatewaySdk(gw, { headers: { 'x-gateway-provider': provider } });
 
 it('scrubs the key out of an OpenAI 2xx answer that echoes it, but not out of the file content', async () => {
   const sdk = client('@scrub-openai');

@@ -4,9 +4,11 @@
  * through a stored integration (`@slug`), cancel, what Together cannot take refused naming the field,
  * provider errors mapped, nothing stored and no key echoed.
  */
-import OpenAI, { toFile } from 'openai';
+import type OpenAI from 'openai';
+import { toFile } from 'openai';
 import { startFakeTogether, type FakeTogether } from '../fakes/together-server';
 import { dataset } from '../fine-tuning/harness';
+import { gatewaySdk } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 
 const KEY = 'tg-client-mode-0123456789abcdef';
@@ -26,7 +28,7 @@ afterAll(async () => {
 });
 
 function client(headers: Record<string, string>, apiKey = 'unused'): OpenAI {
-  return new OpenAI({ apiKey, baseURL: `${gw.url}/v1`, defaultHeaders: { 'x-gateway-api-key': gw.key, ...headers }, maxRetries: 0 });
+  return gatewaySdk(gw, { apiKey, headers });
 }
 
 const direct = () => client({ 'x-gateway-provider': 'together-ai' }, KEY);
@@ -40,11 +42,12 @@ async function exerciseEverything(sdk: OpenAI) {
     bytes: content.length,
     filename: 'train.jsonl',
     purpose: 'fine-tune',
-    status: 'pending',
+    // Together's PENDING (then RUNNING) validation is OpenAI's `uploaded`.
+    status: 'uploaded',
   });
   expect(fake.state.fileContents.get(uploaded.id)?.toString()).toBe(content);
   expect((await sdk.files.list()).data.map((f) => f.id)).toContain(uploaded.id);
-  expect(await sdk.files.retrieve(uploaded.id)).toMatchObject({ id: uploaded.id, object: 'file', status: 'running' });
+  expect(await sdk.files.retrieve(uploaded.id)).toMatchObject({ id: uploaded.id, object: 'file', status: 'uploaded' });
   expect(await (await sdk.files.content(uploaded.id)).text()).toBe(content);
 
   const job = await sdk.fineTuning.jobs.create({
@@ -61,6 +64,9 @@ async function exerciseEverything(sdk: OpenAI) {
     training_file: uploaded.id,
     status: 'queued',
     suffix: 'cm',
+    // Together names no owner: the caller's gateway organisation. No seed was sent: 0.
+    organization_id: (await api(gw, 'GET', '/v1/admin/workspaces')).body.data[0].organisation_id,
+    seed: 0,
   });
   expect(fake.state.fineTuneRequests.at(-1)).toMatchObject({ n_epochs: 2, batch_size: 4, learning_rate: 0.0003, suffix: 'cm' });
 
@@ -90,9 +96,10 @@ async function exerciseEverything(sdk: OpenAI) {
     step_number: 6,
   });
 
-  const other = await sdk.fineTuning.jobs.create({ model: BASE, training_file: uploaded.id });
+  const other = await sdk.fineTuning.jobs.create({ model: BASE, training_file: uploaded.id, seed: 42 });
+  expect(fake.state.fineTuneRequests.at(-1)).toMatchObject({ random_seed: 42 });
   // Together stops a job asynchronously: `cancel_requested` reads running until it is cancelled.
-  expect(await sdk.fineTuning.jobs.cancel(other.id)).toMatchObject({ id: other.id, status: 'running' });
+  expect(await sdk.fineTuning.jobs.cancel(other.id)).toMatchObject({ id: other.id, status: 'running', seed: 42 });
   expect(await sdk.fineTuning.jobs.retrieve(other.id)).toMatchObject({ status: 'cancelled' });
 
   expect(await sdk.files.delete(uploaded.id)).toMatchObject({ id: uploaded.id, deleted: true });

@@ -5,10 +5,12 @@
  * resource names as ids; one token exchange (its signature verified) for a whole sequence; hostile
  * or malformed settings refused with a 400 before any connection; nothing stored, no secret echoed.
  */
-import OpenAI, { toFile } from 'openai';
+import type OpenAI from 'openai';
+import { toFile } from 'openai';
 import { createServiceAccount, type ServiceAccountKey } from '../fakes/google-auth';
 import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
 import { dataset, example } from '../fine-tuning/harness';
+import { gatewaySdk } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 import { BUCKET, fakeEndpoints, vertexHeaders } from '../providers/vertex-ai.support';
 
@@ -27,12 +29,7 @@ afterAll(async () => {
 
 /** The OpenAI SDK in client mode: the gateway's key in a header, the provider's settings in others. */
 function client(headers: Record<string, string>, apiKey = 'unused'): OpenAI {
-  return new OpenAI({
-    apiKey,
-    baseURL: `${gw.url}/v1`,
-    defaultHeaders: { 'x-gateway-api-key': gw.key, 'x-gateway-provider': 'vertex-ai', ...headers },
-    maxRetries: 0,
-  });
+  return gatewaySdk(gw, { apiKey, headers: { 'x-gateway-provider': 'vertex-ai', ...headers } });
 }
 
 /** A service account the fake's token endpoint knows, other than the one the other tests use (its own token cache entry). */
@@ -71,7 +68,11 @@ async function exerciseEverything(sdk: OpenAI) {
       .split('\n')
       .map((line) => JSON.parse(line)),
   ).toEqual(Array.from({ length: 12 }, (_, i) => geminiExample(i + 1)));
-  expect((await sdk.files.list()).data.map((f) => f.id)).toContain(uploaded.id);
+  const files = await sdk.files.list();
+  expect(files.data.map((f) => f.id)).toContain(uploaded.id);
+  // The last page: no page token, so last_id is the last file's id, as OpenAI answers.
+  const listed = await (await sdk.files.list().asResponse()).json();
+  expect(listed).toMatchObject({ has_more: false, first_id: files.data[0].id, last_id: files.data.at(-1)!.id });
   expect(await sdk.files.retrieve(uploaded.id)).toMatchObject({ id: uploaded.id, bytes: stored.data.length });
   expect(await (await sdk.files.content(uploaded.id)).text()).toBe(stored.data.toString('utf8'));
 
@@ -84,6 +85,9 @@ async function exerciseEverything(sdk: OpenAI) {
     model: 'gemini-2.0-flash-001',
     training_file: uploaded.id,
     suffix: 'cm',
+    // The Google Cloud project the job runs in; Vertex AI takes no seed: 0.
+    organization_id: fake.projectNumber,
+    seed: 0,
   });
   expect((await sdk.fineTuning.jobs.list({ limit: 5 })).data.map((j) => j.id)).toContain(job.id);
   expect(await sdk.fineTuning.jobs.retrieve(job.id)).toMatchObject({ id: job.id, status: 'running' });

@@ -12,6 +12,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import { gatewayFetch } from '../support/answers';
 import { api } from '../support/gateway';
 import { closedPort, createIntegration, createTestDatabase, dataset, newKey, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
 import { CONSOLE_DIST, SCREENSHOTS, ensureConsoleBuilt, launchChromium, screenshot } from './browser';
@@ -393,7 +394,7 @@ async function uploadThroughApi(filename: string): Promise<string> {
   const form = new FormData();
   form.append('purpose', 'fine-tune');
   form.append('file', new Blob([dataset()]), filename);
-  const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key }, body: form });
+  const res = await gatewayFetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key }, body: form });
   return ((await res.json()) as { id: string }).id;
 }
 

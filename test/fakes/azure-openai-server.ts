@@ -20,6 +20,8 @@
  * - `method` is not part of 2024-10-21's (nor 2024-12-01-preview's) job schema, and Azure ignores
  *   members it does not know: on those versions it is dropped, so only top-level `hyperparameters`
  *   count. From 2025-03-01-preview it is accepted and echoed, and its supervised hyperparameters apply.
+ *   A hyperparameter nobody chose reads `-1` (Azure's placeholder for "the service picks"), at the top
+ *   level and in the echoed method.
  * - Chat on `/deployments/{name}/chat/completions` → 404 `DeploymentNotFound` unless `registerDeployment`
  *   made it; answers carry Azure's content-filter results, and a stream starts with Azure's
  *   choice-less `prompt_filter_results` chunk.
@@ -330,8 +332,7 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
     return id;
   }
 
-  function checkHyperparameters(value: unknown): Record<string, unknown> {
-    if (value === undefined) return { n_epochs: -1 };
+  function checkHyperparameters(value: unknown = {}): Record<string, unknown> {
     if (!value || typeof value !== 'object' || Array.isArray(value)) throw invalidPayload("The 'hyperparameters' field must be an object.");
     const hp = value as Record<string, unknown>;
     for (const key of ['n_epochs', 'batch_size']) {
@@ -340,7 +341,7 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
     if (hp.learning_rate_multiplier !== undefined && typeof hp.learning_rate_multiplier !== 'number') {
       throw invalidPayload("The hyperparameter 'learning_rate_multiplier' must be a number.");
     }
-    return hp;
+    return { n_epochs: -1, batch_size: -1, learning_rate_multiplier: -1, ...hp };
   }
 
   function createJob(resource: string, apiVersion: string, body: Record<string, unknown>): AzureFakeJob {
@@ -356,6 +357,7 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
     if (seed !== undefined && !Number.isInteger(seed)) throw invalidPayload("The 'seed' field must be an integer.");
     const method = METHOD_VERSIONS.has(apiVersion) ? (body.method as Record<string, unknown> | undefined) : undefined;
     const methodHyperparameters = (method?.supervised as { hyperparameters?: unknown } | undefined)?.hyperparameters;
+    const hyperparameters = checkHyperparameters(body.hyperparameters ?? methodHyperparameters);
     const job: AzureFakeJob = {
       id: `ftjob-${hex32()}`,
       object: 'fine_tuning.job',
@@ -363,8 +365,8 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
       model,
       training_file: trainingFile,
       validation_file: validationFile,
-      hyperparameters: checkHyperparameters(body.hyperparameters ?? methodHyperparameters),
-      method,
+      hyperparameters,
+      method: method && { ...method, supervised: { ...(method.supervised as object), hyperparameters } },
       suffix: suffix,
       seed: (seed as number | undefined) ?? randomBytes(2).readUInt16BE(),
       created_at: unixNow(),

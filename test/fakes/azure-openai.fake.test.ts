@@ -122,7 +122,7 @@ describe('fake Azure OpenAI, fine-tuning', () => {
     expect(response.status).toBe(201);
     expect(response.headers.get('location')).toBe(`${fake.url()}/fine_tuning/jobs/${created.id}`);
     expect(created).toMatchObject({ id: expect.stringMatching(/^ftjob-[0-9a-f]{32}$/), object: 'fine_tuning.job', status: 'pending', model: MODEL });
-    expect(created.hyperparameters).toEqual({ n_epochs: 2 });
+    expect(created.hyperparameters).toEqual({ n_epochs: 2, batch_size: -1, learning_rate_multiplier: -1 });
     // Azure leaves absent fields out instead of sending null.
     expect(created).not.toHaveProperty('fine_tuned_model');
     expect(created).not.toHaveProperty('finished_at');
@@ -220,12 +220,12 @@ describe('fake Azure OpenAI, fine-tuning', () => {
     const method = { type: 'supervised' as const, supervised: { hyperparameters: { n_epochs: 3 } } };
 
     const stable = await client.fineTuning.jobs.create({ model: MODEL, training_file: file.id, method });
-    expect(stable.hyperparameters).toEqual({ n_epochs: -1 });
+    expect(stable.hyperparameters).toEqual({ n_epochs: -1, batch_size: -1, learning_rate_multiplier: -1 });
     expect(stable).not.toHaveProperty('method');
 
     const preview = await azure({ apiVersion: '2025-04-01-preview' }).fineTuning.jobs.create({ model: MODEL, training_file: file.id, method });
-    expect(preview.hyperparameters).toEqual({ n_epochs: 3 });
-    expect(preview.method).toEqual(method);
+    expect(preview.hyperparameters).toEqual({ n_epochs: 3, batch_size: -1, learning_rate_multiplier: -1 });
+    expect(preview.method).toEqual({ type: 'supervised', supervised: { hyperparameters: { n_epochs: 3, batch_size: -1, learning_rate_multiplier: -1 } } });
     expect(fake.state.jobRequests.map((r) => [r.apiVersion, r.body.method])).toEqual([
       ['2024-10-21', method],
       ['2025-04-01-preview', method],

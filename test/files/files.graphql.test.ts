@@ -1,3 +1,4 @@
+import { gatewayFetch } from '../support/answers';
 import { api, createOrganisation, gql, startTestGateway, type TestGateway } from '../support/gateway';
 import { dataset, example, recordedKeys, storedNames, tempDataDir } from './helpers';
 
@@ -49,7 +50,7 @@ describe('files over GraphQL', () => {
 
     const rest = await api(gw, 'GET', `/v1/files/${file.id}`);
     expect(rest.body).toMatchObject({ id: file.id, purpose: 'fine-tune', bytes: file.bytes, created_at: Math.floor(Date.parse(file.createdAt) / 1000) });
-    const content2 = await fetch(`${gw.url}/v1/files/${file.id}/content`, { headers: { 'x-gateway-api-key': gw.key } });
+    const content2 = await gatewayFetch(`${gw.url}/v1/files/${file.id}/content`, { headers: { 'x-gateway-api-key': gw.key } });
     expect(await content2.text()).toBe(content);
 
     const read = await gql(gw, `query($id: ID!) { file(id: $id) { id purpose bytes } }`, { id: file.id });

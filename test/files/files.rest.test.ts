@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import OpenAI, { toFile } from 'openai';
+import { gatewayFetch } from '../support/answers';
 import { api, createOrganisation, startTestGateway, type TestGateway } from '../support/gateway';
 import { dataset, example, fieldPart, filePart, postMultipart, recordedKeys, sdk, storedNames, tempDataDir, waitFor, BOUNDARY } from './helpers';
 import { sha256 } from '../support/streams';
@@ -118,7 +119,7 @@ describe('POST /v1/files multipart handling', () => {
     ] as const) {
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ object: 'file', filename, purpose: 'fine-tune', bytes: Buffer.byteLength(content), status: 'processed' });
-      const downloaded = await fetch(`${gw.url}/v1/files/${res.body.id}/content`, { headers: { 'x-gateway-api-key': gw.key } });
+      const downloaded = await gatewayFetch(`${gw.url}/v1/files/${res.body.id}/content`, { headers: { 'x-gateway-api-key': gw.key } });
       expect(await downloaded.text()).toBe(content);
     }
     await expectNothingStray();
@@ -128,7 +129,7 @@ describe('POST /v1/files multipart handling', () => {
     const bytes = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7919) % 256));
     const res = await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'vision'), filePart(bytes, 'pixels.bin')]);
     expect(res.status).toBe(200);
-    const downloaded = await fetch(`${gw.url}/v1/files/${res.body.id}/content`, { headers: { 'x-gateway-api-key': gw.key } });
+    const downloaded = await gatewayFetch(`${gw.url}/v1/files/${res.body.id}/content`, { headers: { 'x-gateway-api-key': gw.key } });
     expect(downloaded.headers.get('content-type')).toBe('application/octet-stream');
     expect(Buffer.from(await downloaded.arrayBuffer()).equals(bytes)).toBe(true);
   });
@@ -244,7 +245,7 @@ describe('POST /v1/files multipart handling', () => {
     const res = await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'batch'), filePart('{}\n', 'C:\\data\\sets\\named.jsonl')]);
     expect(res.status).toBe(200);
     expect(res.body.filename).toBe('named.jsonl');
-    const disposition = await fetch(`${gw.url}/v1/files/${res.body.id}/content`, { headers: { 'x-gateway-api-key': gw.key } });
+    const disposition = await gatewayFetch(`${gw.url}/v1/files/${res.body.id}/content`, { headers: { 'x-gateway-api-key': gw.key } });
     expect(disposition.headers.get('content-disposition')).toBe(`attachment; filename="named.jsonl"; filename*=UTF-8''named.jsonl`);
   });
 

@@ -1,7 +1,8 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
+import { gatewayFetch, gatewaySdk } from '../support/answers';
+import type OpenAI from 'openai';
 import type { TestGateway } from '../support/gateway';
 
 /** A fresh DATA_DIR for one test file (files, temporary files and the master key live there). */
@@ -28,7 +29,7 @@ export async function recordedKeys(gw: TestGateway): Promise<string[]> {
 
 /** The official SDK, unchanged, pointed at the gateway. */
 export function sdk(gw: { url: string; key: string }): OpenAI {
-  return new OpenAI({ apiKey: 'unused', baseURL: gw.url + '/v1', defaultHeaders: { 'x-gateway-api-key': gw.key }, maxRetries: 0 });
+  return gatewaySdk(gw);
 }
 
 export const example = (n: number, extra: Record<string, unknown> = {}) =>
@@ -61,7 +62,7 @@ export const closing = () => Buffer.from(`--${BOUNDARY}--\r\n`);
 
 /** A hand-built multipart request, so the order of the parts is ours to choose. */
 export async function postMultipart(gw: { url: string; key: string }, path: string, parts: Buffer[], headers: Record<string, string> = {}) {
-  const res = await fetch(gw.url + path, {
+  const res = await gatewayFetch(gw.url + path, {
     method: 'POST',
     headers: { 'x-gateway-api-key': gw.key, 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, ...headers },
     body: Buffer.concat([...parts, closing()]),

@@ -8,6 +8,7 @@ import { readdir } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { createIntegration, createTestDatabase, dataset, eventually, newKey, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
+import { gatewayFetch } from '../support/answers';
 import { api } from '../support/gateway';
 import { startLocalS3, type LocalS3 } from '../support/s3rver';
 
@@ -19,7 +20,7 @@ async function upload(gw: { url: string; key: string }, content: string, purpose
   const form = new FormData();
   form.append('purpose', purpose);
   form.append('file', new Blob([content]), filename);
-  const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key }, body: form });
+  const res = await gatewayFetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key }, body: form });
   return { status: res.status, body: await res.json() };
 }
 

@@ -6,8 +6,10 @@
  * checkpoint recorded once; cancel stops it at Bedrock; throttling retried by the monitor without a
  * second job; an interrupted submission's job adopted through findJob.
  */
-import OpenAI, { toFile } from 'openai';
+import type OpenAI from 'openai';
+import { toFile } from 'openai';
 import { startFakeBedrock, type FakeBedrock, type FakeCustomizationJob } from '../fakes/bedrock-server';
+import { gatewaySdk } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 import { awsHeaders, bedrock, chatDataset, DEFAULT_BUCKET, fakeEndpoints, NOVA, ROLE_ARN, storedLines, upload } from '../providers/bedrock-harness';
 import { eventually } from './harness';
@@ -23,7 +25,7 @@ beforeAll(async () => {
   // Jobs move only when a test says so (fake.advance): every status the monitor sees is one the test chose.
   fake = await startFakeBedrock({ stepsPerPoll: 0 });
   gw = await startTestGateway({ ...fakeEndpoints(fake), GATEWAY_JOB_POLL_MS: '50', GATEWAY_PROVIDER_TIMEOUT_MS: '5000' });
-  sdk = new OpenAI({ apiKey: 'unused', baseURL: `${gw.url}/v1`, defaultHeaders: { 'x-gateway-api-key': gw.key }, maxRetries: 0 });
+  sdk = gatewaySdk(gw);
   const headers = awsHeaders(fake);
   const integration = await api(gw, 'POST', '/v1/integrations', {
     body: {

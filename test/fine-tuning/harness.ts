@@ -3,7 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI, { toFile } from 'openai';
+import { gatewaySdk } from '../support/answers';
+import type OpenAI from 'openai';
+import { toFile } from 'openai';
 import 'reflect-metadata';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
@@ -71,17 +73,7 @@ export { createTestDatabase };
 
 /** Raw response bodies the SDK received, to check what the gateway sent back. */
 export function sdk(gw: { url: string; key: string }, seen: string[] = []): OpenAI {
-  return new OpenAI({
-    apiKey: 'unused',
-    baseURL: gw.url + '/v1',
-    defaultHeaders: { 'x-gateway-api-key': gw.key },
-    maxRetries: 0,
-    fetch: async (url, init) => {
-      const res = await fetch(url, init);
-      seen.push(await res.clone().text());
-      return res;
-    },
-  });
+  return gatewaySdk(gw, { onAnswer: (text) => seen.push(text) });
 }
 
 export const example = (n: number) =>

@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { toFile } from 'openai';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import { gatewayFetch } from '../support/answers';
 import { api, createOrganisation } from '../support/gateway';
 import {
   closedPort,
@@ -246,16 +247,17 @@ describe('hosted fine-tuning jobs with the OpenAI SDK', () => {
     const created = await createJob({ model: 'gpt-nope' });
     const done = await waitForStatus(created.id, ['failed', 'succeeded']);
     expect(done.status).toBe('failed');
-    expect(done.error).toEqual({ code: 'provider_error', message: 'Model gpt-nope is not available for fine-tuning', param: null });
+    // The provider's message, named as the provider's.
+    expect(done.error).toEqual({ code: 'provider_error', message: 'OpenAI: Model gpt-nope is not available for fine-tuning', param: null });
     const events = await client.fineTuning.jobs.listEvents(created.id);
-    expect(events.data[0]).toMatchObject({ level: 'error', message: 'Job failed: Model gpt-nope is not available for fine-tuning' });
+    expect(events.data[0]).toMatchObject({ level: 'error', message: 'Job failed: OpenAI: Model gpt-nope is not available for fine-tuning' });
   });
 
   it('fails a job whose integration key the provider rejects, without revealing the key', async () => {
     const created = await createJob({ gateway_options: { 'x-gateway-provider': '@wrong-key' } });
     const done = await waitForStatus(created.id, ['failed', 'succeeded']);
     expect(done.status).toBe('failed');
-    expect(done.error).toMatchObject({ code: 'invalid_api_key', message: expect.stringMatching(/^Incorrect API key provided/) });
+    expect(done.error).toMatchObject({ code: 'invalid_api_key', message: expect.stringMatching(/^OpenAI: Incorrect API key provided/) });
     expect(JSON.stringify(done)).not.toContain(WRONG_SECRET);
   });
 
@@ -298,7 +300,7 @@ describe('hosted fine-tuning jobs with the OpenAI SDK', () => {
     const created = await createJob();
     const done = await waitForStatus(created.id, ['succeeded', 'failed']);
     const [resultId] = done.result_files;
-    const res = await fetch(`${gw.url}/v1/files/${resultId}/content`, { headers: { 'x-gateway-api-key': gw.key } });
+    const res = await gatewayFetch(`${gw.url}/v1/files/${resultId}/content`, { headers: { 'x-gateway-api-key': gw.key } });
     expect(res.status).toBe(200);
     expect(await res.text()).toBe(fake.state.files.get(resultId)!.content.toString());
     const sdkContent = await client.files.content(resultId);

@@ -4,6 +4,7 @@
  * causes (the limit raised far) is the caller's 400, never a 500.
  */
 import { jsonTooDeep, valueTooDeep } from '../../src/http/json-depth';
+import { gatewayFetch } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 
 /** `{"a":{"a":…1…}}`, `depth` objects deep. */
@@ -72,7 +73,11 @@ describe('the body parser, at the default depth (64)', () => {
   it('decodes a UTF-16 body before scanning it', async () => {
     const utf16 = (text: string) => new Uint8Array(Buffer.from(text, 'utf16le'));
     const post = (body: BodyInit) =>
-      fetch(`${gw.url}/v1/labels`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key, 'content-type': 'application/json; charset=utf-16le' }, body });
+      gatewayFetch(`${gw.url}/v1/labels`, {
+        method: 'POST',
+        headers: { 'x-gateway-api-key': gw.key, 'content-type': 'application/json; charset=utf-16le' },
+        body,
+      });
     // U+7B22 (a CJK letter) is the bytes 22 7B in UTF-16LE: `"` and `{` to a byte scanner.
     const created = await post(utf16(JSON.stringify({ name: 'wide', description: '\u7b22\u7b22\u7b22' })));
     expect(created.status).toBe(200);

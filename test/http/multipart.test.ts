@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { MAX_FILENAME_LENGTH } from '../../src/modules/files/file.schemas';
 import { BOUNDARY, dataset, example, fieldPart, filePart, postMultipart, recordedKeys, storedNames, tempDataDir, waitFor } from '../files/helpers';
+import { gatewayFetch } from '../support/answers';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { sha256 } from '../support/streams';
 
@@ -54,7 +55,7 @@ function expectError(
 async function postForm(...parts: Array<[string, string | File]>) {
   const body = new FormData();
   for (const [name, value] of parts) body.append(name, value);
-  const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key }, body });
+  const res = await gatewayFetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key }, body });
   return { status: res.status, body: await res.json() };
 }
 
@@ -62,7 +63,7 @@ const jsonl = (content: string | Buffer, name = 'train.jsonl') =>
   new File([typeof content === 'string' ? content : new Uint8Array(content)], name, { type: 'application/jsonl' });
 
 async function download(id: string): Promise<Buffer> {
-  const res = await fetch(`${gw.url}/v1/files/${id}/content`, { headers: { 'x-gateway-api-key': gw.key } });
+  const res = await gatewayFetch(`${gw.url}/v1/files/${id}/content`, { headers: { 'x-gateway-api-key': gw.key } });
   expect(res.status).toBe(200);
   return Buffer.from(await res.arrayBuffer());
 }
@@ -184,7 +185,7 @@ describe('refused uploads keep nothing', () => {
 
   it('a body that is not multipart: 415', async () => {
     await expectNothingKept(async () => {
-      const res = await fetch(`${gw.url}/v1/files`, {
+      const res = await gatewayFetch(`${gw.url}/v1/files`, {
         method: 'POST',
         headers: { 'x-gateway-api-key': gw.key, 'content-type': 'application/json' },
         body: JSON.stringify({ purpose: 'batch' }),
@@ -195,7 +196,7 @@ describe('refused uploads keep nothing', () => {
 
   it('a multipart content type without a boundary: 400', async () => {
     await expectNothingKept(async () => {
-      const res = await fetch(`${gw.url}/v1/files`, {
+      const res = await gatewayFetch(`${gw.url}/v1/files`, {
         method: 'POST',
         headers: { 'x-gateway-api-key': gw.key, 'content-type': 'multipart/form-data' },
         body: 'whatever',
@@ -207,7 +208,7 @@ describe('refused uploads keep nothing', () => {
   it('a complete request whose body stops mid-file, without its closing boundary: 400', async () => {
     const truncated = filePart(Buffer.alloc(20_000, 'x'));
     await expectNothingKept(async () => {
-      const res = await fetch(`${gw.url}/v1/files`, {
+      const res = await gatewayFetch(`${gw.url}/v1/files`, {
         method: 'POST',
         headers: { 'x-gateway-api-key': gw.key, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
         body: Buffer.concat([fieldPart('purpose', 'batch'), truncated.subarray(0, truncated.length - 5_000)]),

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { createIntegration, databaseText, dataset, eventually, newKey, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
+import { gatewayFetch } from '../support/answers';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { api, type ApiResponse } from '../support/gateway';
 import { storedNames } from '../files/helpers';
@@ -43,7 +44,7 @@ async function upload(key: string, content: string, purpose = 'fine-tune', filen
   const form = new FormData();
   form.append('purpose', purpose);
   form.append('file', new Blob([content]), filename);
-  const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key, ...idem(key) }, body: form });
+  const res = await gatewayFetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key, ...idem(key) }, body: form });
   return { status: res.status, body: await res.json(), headers: res.headers };
 }
 
@@ -191,7 +192,7 @@ describe('client mode', () => {
     const form = new FormData();
     form.append('purpose', 'fine-tune');
     form.append('file', new Blob([dataset(13)]), 'cm.jsonl');
-    const uploaded = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key, ...providerHeaders }, body: form });
+    const uploaded = await gatewayFetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key, ...providerHeaders }, body: form });
     const fileId = ((await uploaded.json()) as { id: string }).id;
     const key = newIdemKey();
     const body = { model: 'gpt-4o-mini', training_file: fileId };
@@ -210,7 +211,7 @@ describe('client mode', () => {
     const form = new FormData();
     form.append('purpose', 'fine-tune');
     form.append('file', new Blob([dataset(14)]), 'cm.jsonl');
-    const res = await fetch(`${gw.url}/v1/files`, {
+    const res = await gatewayFetch(`${gw.url}/v1/files`, {
       method: 'POST',
       headers: { 'x-gateway-api-key': gw.key, ...providerHeaders, ...idem(newIdemKey()) },
       body: form,

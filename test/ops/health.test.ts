@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { startGateway, type RunningGateway } from '../../src/main';
+import { gatewayFetch } from '../support/answers';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 
@@ -105,10 +106,10 @@ describe('CORS and request logs', () => {
       expect(preflight.headers.get('access-control-allow-headers')).toBe('content-type,x-gateway-api-key');
       expect(preflight.headers.get('access-control-allow-methods')).toContain('PATCH');
     }
-    const actual = await fetch(`${gateway.url}/v1/labels`, { headers: { origin: ORIGIN, 'x-gateway-api-key': key } });
+    const actual = await gatewayFetch(`${gateway.url}/v1/labels`, { headers: { origin: ORIGIN, 'x-gateway-api-key': key } });
     expect(actual.status).toBe(200);
     expect(actual.headers.get('access-control-allow-origin')).toBe(ORIGIN);
-    const stranger = await fetch(`${gateway.url}/v1/labels`, { headers: { origin: 'https://evil.example.com', 'x-gateway-api-key': key } });
+    const stranger = await gatewayFetch(`${gateway.url}/v1/labels`, { headers: { origin: 'https://evil.example.com', 'x-gateway-api-key': key } });
     expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
   });
 

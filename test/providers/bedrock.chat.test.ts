@@ -26,6 +26,7 @@ const request = (model: string, overrides: Partial<ChatRequest> = {}): ChatReque
     { role: 'user', content: 'there' },
   ],
   stream: false,
+  hosted: false,
   signal: new AbortController().signal,
   ...overrides,
 });
@@ -37,11 +38,18 @@ async function collect(chunks: AsyncIterable<ChatChunk>): Promise<ChatChunk[]> {
 }
 
 describe('Bedrock chat', () => {
-  it('asks for a deployment when the model is a custom model and none is named', async () => {
-    const err = await gatewayError(bedrock(fake).chat(request(CUSTOM_MODEL)), 'invalid_request');
+  it('asks for a deployment when a hosted job’s custom model has none named', async () => {
+    const err = await gatewayError(bedrock(fake).chat(request(CUSTOM_MODEL, { hosted: true })), 'invalid_request');
     expect(err).toMatchObject({ status: 400, code: 'deployment_required', param: 'x-gateway-aws-bedrock-model' });
     expect(err.message).toMatch(/custom model deployment or provisioned throughput.*x-gateway-aws-bedrock-model/);
     expect(fake.runtime.requests).toHaveLength(0);
+  });
+
+  it('passes a custom model on in client mode and relays Bedrock’s refusal', async () => {
+    const err = await gatewayError(bedrock(fake).chat(request(CUSTOM_MODEL)), 'provider');
+    expect(err).toMatchObject({ status: 400, code: 'ValidationException' });
+    expect(err.message).toMatch(/^Amazon Bedrock: Invocation of a custom model on demand is not supported/);
+    expect(fake.state.converseCalls.at(-1)).toMatchObject({ modelId: CUSTOM_MODEL });
   });
 
   it('answers through the deployment in x-gateway-aws-bedrock-model, translating the request for Converse', async () => {

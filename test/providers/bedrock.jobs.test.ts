@@ -63,7 +63,7 @@ describe('creating and following a job', () => {
       seed: null,
       suffix: 'my-model',
       metadata: null,
-      organizationId: null,
+      organizationId: '123456789012',
     });
     expect(fake.state.createJobRequests).toEqual([
       {

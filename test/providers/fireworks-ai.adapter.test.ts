@@ -285,7 +285,8 @@ describe('fireworks-ai fine-tuning jobs', () => {
 
 describe('fireworks-ai chat', () => {
   const messages = [{ role: 'user' as const, content: 'Say hi' }];
-  const ask = (client: ProviderClient, model: string, stream = false) => client.chat({ model, messages, stream, signal: new AbortController().signal });
+  const ask = (client: ProviderClient, model: string, stream = false, hosted = false) =>
+    client.chat({ model, messages, stream, hosted, signal: new AbortController().signal });
 
   it('answers with a base model named by its short id', async () => {
     const answer = await ask(fireworks(), BASE);
@@ -300,10 +301,16 @@ describe('fireworks-ai chat', () => {
     const { id } = await createJob({ suffix: 'chat' });
     await runToEnd(id);
     const model = (await fireworks().getJob(id)).fineTunedModel!;
-    const err = await failure(ask(fireworks(), model));
+    const err = await failure(ask(fireworks(), model, false, true));
     expect(err).toMatchObject({ kind: 'invalid_request', status: 400, code: 'deployment_required', param: 'x-gateway-fireworks-deployment' });
     expect(err.message).toContain(model);
     expect(fake.state.chatRequests).toHaveLength(0);
+
+    // Client mode does not second-guess: the model goes to Fireworks, whose 404 comes back with the advice.
+    const relayed = await failure(ask(fireworks(), model));
+    expect(relayed).toMatchObject({ kind: 'provider', status: 404, code: 'NOT_FOUND', param: 'model' });
+    expect(relayed.message).toMatch(/^Fireworks AI: Model not found, inaccessible, and\/or not deployed \(.*x-gateway-fireworks-deployment\)$/);
+    expect(fake.state.chatRequests).toEqual([expect.objectContaining({ model })]);
 
     fake.deploy(model, `accounts/${ACCOUNT}/deployments/my-deployment`);
     const answer = await ask(fireworks({ 'x-gateway-fireworks-deployment': 'my-deployment' }), model);
@@ -311,7 +318,7 @@ describe('fireworks-ai chat', () => {
     expect(fake.state.chatRequests.at(-1)).toMatchObject({ model: `${model}#accounts/${ACCOUNT}/deployments/my-deployment` });
     // A caller naming the deployed model itself needs no setting.
     await ask(fireworks(), `${model}#accounts/${ACCOUNT}/deployments/my-deployment`);
-    expect(fake.state.chatRequests).toHaveLength(2);
+    expect(fake.state.chatRequests).toHaveLength(3);
   });
 
   it('streams chunk by chunk', async () => {

@@ -268,7 +268,7 @@ describe('openai adapter', () => {
   it("maps a provider 400 to a provider GatewayError with the provider's status, message and param", async () => {
     const err = await providerError(openai().createJob({ model: 'gpt-4o-mini', trainingFile: 'file-missing', options: {} }));
     expect(err.status).toBe(400);
-    expect(err.message).toBe('invalid training_file: file-missing');
+    expect(err.message).toBe('OpenAI: invalid training_file: file-missing');
     expect(err.param).toBe('training_file');
     expect(err.type).toBe('provider_error');
   });
@@ -288,7 +288,7 @@ describe('openai adapter', () => {
     fake.failNext('GET', '/v1/fine_tuning/jobs', 500, { times: 3, message: `bad key ${API_KEY}` });
     const err = await providerError(openai().listJobs({}));
     expect(err.status).toBe(502);
-    expect(err.message).toBe('bad key [redacted]');
+    expect(err.message).toBe('OpenAI: bad key [redacted]');
   });
 
   it('retries a GET answered 429 with Retry-After: 0, and succeeds', async () => {

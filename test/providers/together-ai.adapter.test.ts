@@ -80,7 +80,8 @@ describe('together-ai files', () => {
       createdAt: expect.any(Number),
       filename: 'träin.jsonl',
       purpose: 'fine-tune',
-      status: 'pending',
+      status: 'uploaded',
+      providerStatus: 'PENDING',
       statusDetails: null,
     });
     expect(fake.state.fileContents.get(file.id)?.equals(content)).toBe(true);
@@ -89,7 +90,7 @@ describe('together-ai files', () => {
     expect(req.headers['transfer-encoding']).toBeUndefined();
     expect(Number(req.headers['content-length'])).toBeGreaterThan(content.length);
     // Together validates fine-tune files after the upload: each read moves its validation on.
-    expect((await together().getFile(file.id)).status).toBe('running');
+    expect(await together().getFile(file.id)).toMatchObject({ status: 'uploaded', providerStatus: 'RUNNING' });
     expect(await together().getFile(file.id)).toMatchObject({ status: 'processed', statusDetails: null });
   });
 
@@ -304,7 +305,15 @@ describe('together-ai chat', () => {
   const messages = [{ role: 'user' as const, content: 'Say hi' }];
 
   it('answers a chat completion with its usage', async () => {
-    const answer = await together().chat({ model: BASE, messages, stream: false, maxTokens: 20, temperature: 0.5, signal: new AbortController().signal });
+    const answer = await together().chat({
+      model: BASE,
+      messages,
+      stream: false,
+      hosted: false,
+      maxTokens: 20,
+      temperature: 0.5,
+      signal: new AbortController().signal,
+    });
     expect(answer).toEqual({
       stream: false,
       completion: {
@@ -320,7 +329,7 @@ describe('together-ai chat', () => {
   });
 
   it('streams chunks as Together sends them', async () => {
-    const answer = await together().chat({ model: BASE, messages, stream: true, signal: new AbortController().signal });
+    const answer = await together().chat({ model: BASE, messages, stream: true, hosted: false, signal: new AbortController().signal });
     if (!answer.stream) throw new Error('expected a stream');
     const chunks: ChatChunk[] = [];
     for await (const chunk of answer.chunks) chunks.push(chunk);
@@ -337,7 +346,7 @@ describe('together-ai chat', () => {
 
   it('ends the provider stream when the caller aborts', async () => {
     const controller = new AbortController();
-    const answer = await together().chat({ model: BASE, messages, stream: true, signal: controller.signal });
+    const answer = await together().chat({ model: BASE, messages, stream: true, hosted: false, signal: controller.signal });
     if (!answer.stream) throw new Error('expected a stream');
     const iterator = answer.chunks[Symbol.asyncIterator]();
     await iterator.next();
@@ -348,7 +357,7 @@ describe('together-ai chat', () => {
   });
 
   it('answers an unknown model with the provider 404', async () => {
-    const err = await failure(together().chat({ model: 'nobody/nothing', messages, stream: false, signal: new AbortController().signal }));
+    const err = await failure(together().chat({ model: 'nobody/nothing', messages, stream: false, hosted: false, signal: new AbortController().signal }));
     expect(err).toMatchObject({ kind: 'provider', status: 404, code: 'model_not_available' });
   });
 });

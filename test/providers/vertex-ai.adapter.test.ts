@@ -191,7 +191,7 @@ describe('Vertex AI tuning jobs', () => {
       seed: null,
       suffix: 'faq-bot',
       metadata: { team: 'search', gateway_job_id: '0f8fad5b-d9cb-469f-a165-70867728950e' },
-      organizationId: null,
+      organizationId: fake.projectNumber,
     });
     expect(Math.abs(created.createdAt - Date.now() / 1000)).toBeLessThan(60);
   });

@@ -68,7 +68,7 @@ describe('Vertex AI service-account auth', () => {
     const stranger = fake.unknownServiceAccount();
     const err = await gatewayError(vertexClient(fake, { headers: { 'x-gateway-vertex-service-account-json': JSON.stringify(stranger) } }).listJobs({}));
     expect(err).toMatchObject({ kind: 'provider', type: 'provider_error', status: 400, code: 'invalid_grant' });
-    expect(err.message).toBe(`Google refused to issue an access token for ${stranger.client_email}: Invalid grant: account not found`);
+    expect(err.message).toBe(`Google OAuth: Invalid grant: account not found (exchanging the key of ${stranger.client_email} for an access token)`);
     expect(fake.state.requests.map((r) => r.path)).toEqual(['/token']);
   });
 

@@ -25,6 +25,7 @@ const request = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({
     { role: 'user', content: 'And 3+3?' },
   ],
   stream: false,
+  hosted: false,
   signal: new AbortController().signal,
   ...overrides,
 });
@@ -136,7 +137,7 @@ describe('Vertex AI chat', () => {
       kind: 'provider',
       status: 502,
       code: 'INTERNAL',
-      message: 'Internal error while serving the request with token [redacted]',
+      message: 'Vertex AI: Internal error while serving the request with token [redacted]',
     });
   });
 

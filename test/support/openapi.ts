@@ -5,13 +5,16 @@
  * every /v1 answer, so every REST test checks the document too. An answer the document does not
  * describe fails the test, so the document has to stay complete; the one exception is an error
  * answer on a path or method no operation has (a 404 for an unknown route, a 401 before routing):
- * it is checked against the error shape only.
+ * it is checked against the error shape only. An answer in one of OpenAI's shapes is also checked against
+ * OpenAI's own document (test/support/openai-schemas.ts), and so is every event of a stream
+ * (`assertDocumentedEvent`).
  */
 import fs from 'node:fs';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import YAML from 'yaml';
 import { openApiPath } from '../../src/http/openapi';
+import { assertOpenAIShape, ERROR_ANSWER, openAIComponentFor, openAIEventComponentFor } from './openai-schemas';
 
 type Json = Record<string, any>;
 
@@ -105,7 +108,8 @@ export function assertDocumentedAnswer(method: string, path: string, status: num
   const found = findOperation(method, path);
   if (!found) {
     if (status >= 400 && status < 500 && mediaType === 'application/json') {
-      return check('error-response', { $ref: '#/components/schemas/ErrorResponse' }, body, `${where} (no such operation)`);
+      check('error-response', { $ref: '#/components/schemas/ErrorResponse' }, body, `${where} (no such operation)`);
+      return assertOpenAIShape(ERROR_ANSWER, body, `${where} (no such operation)`);
     }
     throw new Error(`${where}: openapi.yaml has no operation for ${method.toUpperCase()} ${path.split('?')[0]}`);
   }
@@ -123,4 +127,29 @@ export function assertDocumentedAnswer(method: string, path: string, status: num
   }
   if (mediaType !== 'application/json') return;
   check(`${method.toLowerCase()} ${found.template} ${statusKey}`, content[mediaType].schema ?? {}, body, where);
+  const component = openAIComponentFor(found.operation.operationId, status);
+  if (component) assertOpenAIShape(component, body, where);
+}
+
+/**
+ * Throws when one `data:` payload of a server-sent event stream answering `method path` is not what
+ * both documents describe: a chunk (openapi.yaml's `x-data-schema` of the stream, OpenAI's
+ * chat.completion.chunk), `[DONE]`, or the error event that ends a failed stream.
+ */
+export function assertDocumentedEvent(method: string, path: string, data: string): void {
+  const where = `${method} ${path.split('?')[0]} → event`;
+  if (data === '[DONE]') return;
+  let event: unknown;
+  try {
+    event = JSON.parse(data);
+  } catch {
+    throw new Error(`${where}: not JSON: ${data.slice(0, 200)}`);
+  }
+  const found = findOperation(method, path);
+  const stream: Json | undefined = found && resolve(found.operation.responses['200'] ?? {}).content?.['text/event-stream'];
+  if (!found || !stream?.['x-data-schema']) throw new Error(`${where}: openapi.yaml documents no event stream for this operation`);
+  if (typeof event === 'object' && event !== null && 'error' in event) check('error-response', { $ref: '#/components/schemas/ErrorResponse' }, event, where);
+  else check(`${method.toLowerCase()} ${found.template} event`, stream['x-data-schema'], event, where);
+  const component = openAIEventComponentFor(found.operation.operationId, event);
+  if (component) assertOpenAIShape(component, event, where);
 }

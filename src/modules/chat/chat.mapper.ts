@@ -9,7 +9,8 @@ export const toCompletionJson = (c: ChatCompletion) => ({
   created: c.created,
   model: c.model,
   choices: [{ index: 0, message: { role: 'assistant' as const, content: c.content, refusal: null }, logprobs: null, finish_reason: c.finishReason ?? 'stop' }],
-  usage: c.usage ? usageJson(c.usage) : null,
+  // OpenAI's `usage` is an object when present, never null.
+  ...(c.usage ? { usage: usageJson(c.usage) } : {}),
 });
 
 /** What every chunk of one stream repeats. */

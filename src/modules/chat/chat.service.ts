@@ -45,10 +45,11 @@ export class ChatService {
   async complete(scope: LazyScope, settings: RequestHeaders, input: Input<ChatCompletionInput>, signal: AbortSignal): Promise<ChatReply> {
     const data = parseInput(chatCompletionSchema, input);
     const messages = await this.expand(scope, data.messages.map(toMessage));
-    const { provider, model } = await this.route(scope, settings, data.model);
+    const { provider, model, hosted } = await this.route(scope, settings, data.model);
     const guard = new StallGuard(this.stallTimeoutMs, signal);
     const call = provider.chat({
       model,
+      hosted,
       messages,
       stream: data.stream ?? false,
       maxTokens: data.maxCompletionTokens ?? data.maxTokens ?? undefined,
@@ -72,10 +73,10 @@ export class ChatService {
   }
 
   /** The provider to call and the model to ask it for. */
-  private async route(scope: LazyScope, settings: RequestHeaders, model: string): Promise<{ provider: ProviderClient; model: string }> {
-    if (settings[PROVIDER_HEADER] !== undefined) return { provider: await this.clientMode.provider(scope, settings), model };
+  private async route(scope: LazyScope, settings: RequestHeaders, model: string): Promise<{ provider: ProviderClient; model: string; hosted: boolean }> {
+    if (settings[PROVIDER_HEADER] !== undefined) return { provider: await this.clientMode.provider(scope, settings), model, hosted: false };
     const job = await this.models.servingJob(await scope(), model);
-    return { provider: await this.jobProvider(scope, job, settings), model: job.servingModel ?? job.fineTunedModel ?? model };
+    return { provider: await this.jobProvider(scope, job, settings), model: job.servingModel ?? job.fineTunedModel ?? model, hosted: true };
   }
 
   /** The job's provider with its integration's credentials; the job's settings, then the request's (non-secret) ones, on top. */

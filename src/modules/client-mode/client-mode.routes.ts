@@ -3,12 +3,12 @@ import { pipeline } from 'node:stream/promises';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { GatewayError, invalidField } from '../../errors';
 import { receiveMultipartUpload } from '../../http/multipart';
-import { json, lazyTenantRequest, pathParam } from '../../http/rest';
+import { callerOf, json, lazyTenantRequest, pathParam } from '../../http/rest';
 import { cursorListJson, type Page } from '../../http/openai-shapes';
-import type { ProviderFile, ProviderPage } from '../../providers/types';
+import type { ProviderFile, ProviderJob, ProviderPage } from '../../providers/types';
 import type { Services } from '../../services';
 import { idempotencyKeyOf } from '../idempotency/idempotency.middleware';
-import { toCheckpointJson, toEventListJson, toJobJson, toJobListJson } from '../fine-tuning/fine-tuning.mapper';
+import { toCheckpointJson, toEventListJson, toJobJson, toJobListJson, type JobView } from '../fine-tuning/fine-tuning.mapper';
 import { PROVIDER_HEADER, type RequestHeaders } from './client-mode.service';
 
 /** Only requests naming a provider are client mode; the others go on to the hosted routes. */
@@ -37,11 +37,30 @@ export function providerFileJson(file: ProviderFile) {
 
 const pageOf = <T>(page: ProviderPage<T>): Page<T> => ({ items: page.data, hasMore: page.hasMore });
 
-/** OpenAI's list with `first_id`/`last_id`; `last_id` is what to send as `after` next (the provider's page token where it has one). */
-const providerListJson = <T, J extends { id: string }>(page: ProviderPage<T>, toJson: (item: T) => J) => ({
+/**
+ * `last_id`: what to send as `after` for the next page (the provider's page token where it pages by
+ * token); on the last page, which has no token, the last item's id as OpenAI answers it.
+ */
+const lastId = <T extends { id: string }>(page: ProviderPage<T>) => page.nextAfter ?? page.data.at(-1)?.id ?? null;
+
+/** OpenAI's list with `first_id`/`last_id`. */
+const providerListJson = <T extends { id: string }, J extends { id: string }>(page: ProviderPage<T>, toJson: (item: T) => J) => ({
   ...cursorListJson(pageOf(page), toJson),
-  last_id: page.nextAfter,
+  last_id: lastId(page),
 });
+
+/**
+ * A provider's job with what OpenAI's job object requires and a provider may not say: the owner is
+ * the caller's gateway organisation where the provider names no account of its own, the seed 0
+ * where the provider takes or reports none (each provider's page in docs/providers says which).
+ */
+const jobView =
+  (res: Response) =>
+  (job: ProviderJob): JobView => ({
+    ...job,
+    organizationId: job.organizationId ?? callerOf(res).organisationId,
+    seed: job.seed ?? 0,
+  });
 
 /**
  * A client-mode upload reaches the provider while it streams in, before its SHA-256 (its identity)
@@ -146,7 +165,7 @@ export function clientModeJobRoutes(services: Services): Router {
     '/',
     json(async (req, res) => {
       const { scope, body } = await lazyTenantRequest(services, req, res);
-      return toJobJson(await clientMode.createJob(scope, headersOf(req), body));
+      return toJobJson(jobView(res)(await clientMode.createJob(scope, headersOf(req), body)));
     }),
   );
 
@@ -155,7 +174,7 @@ export function clientModeJobRoutes(services: Services): Router {
     json(async (req, res) => {
       const { scope, query } = await lazyTenantRequest(services, req, res, PAGE_PARAMS);
       const page = await clientMode.listJobs(scope, headersOf(req), query);
-      return { ...toJobListJson(pageOf(page)), last_id: page.nextAfter };
+      return { ...toJobListJson({ items: page.data.map(jobView(res)), hasMore: page.hasMore }), last_id: lastId(page) };
     }),
   );
 
@@ -163,7 +182,7 @@ export function clientModeJobRoutes(services: Services): Router {
     '/:jobId',
     json(async (req, res) => {
       const { scope } = await lazyTenantRequest(services, req, res);
-      return toJobJson(await clientMode.getJob(scope, headersOf(req), pathParam(req, 'jobId')));
+      return toJobJson(jobView(res)(await clientMode.getJob(scope, headersOf(req), pathParam(req, 'jobId'))));
     }),
   );
 
@@ -171,7 +190,7 @@ export function clientModeJobRoutes(services: Services): Router {
     '/:jobId/cancel',
     json(async (req, res) => {
       const { scope } = await lazyTenantRequest(services, req, res);
-      return toJobJson(await clientMode.cancelJob(scope, headersOf(req), pathParam(req, 'jobId')));
+      return toJobJson(jobView(res)(await clientMode.cancelJob(scope, headersOf(req), pathParam(req, 'jobId'))));
     }),
   );
 
@@ -180,7 +199,7 @@ export function clientModeJobRoutes(services: Services): Router {
     json(async (req, res) => {
       const { scope, query } = await lazyTenantRequest(services, req, res, PAGE_PARAMS);
       const page = await clientMode.listEvents(scope, headersOf(req), pathParam(req, 'jobId'), query);
-      return { ...toEventListJson(pageOf(page)), last_id: page.nextAfter };
+      return { ...toEventListJson(pageOf(page)), last_id: lastId(page) };
     }),
   );
 

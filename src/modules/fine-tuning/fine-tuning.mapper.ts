@@ -9,21 +9,28 @@ import type {
   FineTuningJobType,
 } from './fine-tuning.types';
 
-/** OpenAI's hyperparameters object: snake_case, "auto" where the provider chooses. */
-export function hyperparametersJson(h: Hyperparameters) {
-  const json: Record<string, number | 'auto'> = {};
-  if (h.nEpochs !== undefined) json.n_epochs = h.nEpochs;
-  if (h.batchSize !== undefined) json.batch_size = h.batchSize;
-  if (h.learningRateMultiplier !== undefined) json.learning_rate_multiplier = h.learningRateMultiplier;
-  if (h.beta !== undefined) json.beta = h.beta;
+/**
+ * OpenAI's hyperparameters object: snake_case, each of the method's present (as OpenAI answers them),
+ * "auto" where the provider chooses or has not said (Bedrock's job list has none).
+ */
+function hyperparametersJson({ type, hyperparameters: h }: JobMethod) {
+  const json: Record<string, number | 'auto'> = {
+    n_epochs: h.nEpochs ?? 'auto',
+    batch_size: h.batchSize ?? 'auto',
+    learning_rate_multiplier: h.learningRateMultiplier ?? 'auto',
+  };
+  if (type === 'dpo' || h.beta !== undefined) json.beta = h.beta ?? 'auto';
   return json;
 }
 
 /** OpenAI's `method` object: `{type, <type>: {hyperparameters}}`. */
-export const methodJson = (m: JobMethod) => ({ type: m.type, [m.type]: { hyperparameters: hyperparametersJson(m.hyperparameters) } });
+const methodJson = (m: JobMethod) => ({ type: m.type, [m.type]: { hyperparameters: hyperparametersJson(m) } });
+
+/** What OpenAI's job object is made from: a job with the two fields OpenAI requires that a provider may not know. */
+export type JobView = ProviderJob & { organizationId: string; seed: number };
 
 /** A hosted job as the provider-independent view the REST job object is made from (times in Unix seconds). */
-export function hostedJobView(job: HostedJob): ProviderJob {
+export function hostedJobView(job: HostedJob): JobView {
   return {
     id: job.id,
     status: job.status,
@@ -48,7 +55,7 @@ export function hostedJobView(job: HostedJob): ProviderJob {
 }
 
 /** The REST job object: OpenAI's `fine_tuning.job` (api.md §5), for hosted jobs and client mode alike. */
-export function toJobJson(job: ProviderJob) {
+export function toJobJson(job: JobView) {
   const method: JobMethod = job.method ?? { type: 'supervised', hyperparameters: job.hyperparameters };
   return {
     id: job.id,
@@ -57,7 +64,7 @@ export function toJobJson(job: ProviderJob) {
     error: job.error,
     fine_tuned_model: job.fineTunedModel,
     finished_at: job.finishedAt,
-    hyperparameters: hyperparametersJson(method.hyperparameters),
+    hyperparameters: hyperparametersJson(method),
     model: job.model,
     organization_id: job.organizationId,
     result_files: job.resultFiles,
@@ -92,7 +99,7 @@ export function gatewayStatusJson(retry: JobRetry | null) {
 
 export const toHostedJobJson = (job: HostedJob) => ({ ...toJobJson(hostedJobView(job)), gateway_status: gatewayStatusJson(job.retry) });
 
-export const toJobListJson = (page: Page<ProviderJob>) => listJson(page, toJobJson);
+export const toJobListJson = (page: Page<JobView>) => listJson(page, toJobJson);
 
 export const toHostedJobListJson = (page: Page<HostedJob>) => listJson(page, toHostedJobJson);
 

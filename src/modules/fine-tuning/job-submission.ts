@@ -112,7 +112,7 @@ export class JobSubmission {
       if (state === 'failed') {
         const error = {
           code: 'invalid_training_file',
-          message: `${provider.title} could not process file ${id}: ${file.statusDetails ?? file.status}`,
+          message: `${provider.title} could not process file ${id}: ${file.statusDetails ?? file.providerStatus ?? file.status}`,
           param: null,
         };
         await this.jobs.mutate(scope, job.id, (current) => failed(current, error));

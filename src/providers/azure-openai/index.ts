@@ -8,7 +8,7 @@ import { GatewayError } from '../../errors';
 import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../openai-compatible';
 import { chatCompletions } from '../openai-compatible/chat';
 import { defineSettings, PATTERNS } from '../settings';
-import type { ChatAnswer, ChatRequest, ProviderModule } from '../types';
+import { fileStateOf, type ChatAnswer, type ChatRequest, type ProviderModule } from '../types';
 import { urlPath } from '../url';
 
 const settings = defineSettings({
@@ -44,17 +44,27 @@ interface AzureConnection extends OpenAICompatibleConnection {
 
 const DEPLOYMENT_HEADER = 'x-gateway-azure-deployment-id';
 
+const PROVISION = `deploy it on the resource and name the deployment in ${DEPLOYMENT_HEADER}`;
+
 /**
- * Azure answers chat only on a deployment of the model (`model` in the body is ignored there): without
- * one named, the caller learns what to provision instead of getting Azure's 404.
+ * Azure answers chat only on a deployment (`model` in the body is ignored there). Without one named,
+ * a hosted job's model is a 400 `deployment_required` saying what to provision; in client mode the
+ * model is taken for the deployment's name, as Azure's own SDK does, and Azure's "no such
+ * deployment" comes back with that advice added.
  */
-function chat(conn: AzureConnection, request: ChatRequest): Promise<ChatAnswer> {
-  if (!conn.deploymentId) {
-    const message = `Azure OpenAI serves ${request.model} only on a deployment: deploy it on the resource and name the deployment in ${DEPLOYMENT_HEADER}`;
-    return Promise.reject(new GatewayError('invalid_request', message, { param: DEPLOYMENT_HEADER, code: 'deployment_required' }));
+async function chat(conn: AzureConnection, request: ChatRequest): Promise<ChatAnswer> {
+  if (!conn.deploymentId && request.hosted) {
+    const message = `Azure OpenAI serves ${request.model} only on a deployment: ${PROVISION}`;
+    throw new GatewayError('invalid_request', message, { param: DEPLOYMENT_HEADER, code: 'deployment_required' });
   }
-  // The deployment id matched the path-id pattern; it is one path segment all the same.
-  return chatCompletions(conn, urlPath`/deployments/${conn.deploymentId}/chat/completions`, request);
+  const deployment = conn.deploymentId ?? request.model;
+  try {
+    // The deployment id matched the path-id pattern, a model is any string: either stays one path segment.
+    return await chatCompletions(conn, urlPath`/deployments/${deployment}/chat/completions`, request);
+  } catch (err) {
+    const undeployed = err instanceof GatewayError && err.status === 404 && !conn.deploymentId;
+    throw undeployed ? err.withHint(`no deployment is named ${request.model}: ${PROVISION}`) : err;
+  }
 }
 
 /** `method` (and `metadata`) on create arrived with the 2025 preview API versions. */
@@ -75,10 +85,12 @@ export const azureOpenAIProvider: ProviderModule<typeof settings, AzureConnectio
     http: env.http,
     methodOnCreate: takesMethod(s.apiVersion),
     metadataOnCreate: false,
+    // An Azure OpenAI resource is a Cognitive Services account: the owner of its jobs.
+    account: s.resourceName,
     deploymentId: s.deploymentId,
   }),
   operations: { ...openAICompatibleOperations, chat },
   hosting: {
-    fileState: (file) => (file.status === 'processed' ? 'ready' : file.status === 'error' || file.status === 'deleted' ? 'failed' : 'pending'),
+    fileState: fileStateOf,
   },
 };

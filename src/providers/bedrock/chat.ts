@@ -1,7 +1,8 @@
 /**
  * Chat through the Bedrock runtime's Converse and ConverseStream. A custom model answers only
  * through a custom model deployment or provisioned throughput: its ARN comes in
- * `x-gateway-aws-bedrock-model`; without it, asking a custom model is `deployment_required`. Other
+ * `x-gateway-aws-bedrock-model`; without it, asking a hosted job's custom model is
+ * `deployment_required`, while client mode passes the ARN on and relays Bedrock's answer. Other
  * models (foundation models, inference profiles) are called by their id. System and developer
  * messages become Converse's `system`; consecutive messages of one role share a turn (Converse wants
  * turns to alternate). Converse has no seed, so a seed is not sent.
@@ -32,10 +33,10 @@ const FINISH: Readonly<Record<string, FinishReason>> = {
   tool_use: 'tool_calls',
 };
 
-/** What Converse is called with: the serving deployment when there is one, else the requested model if it can answer on its own. */
+/** What Converse is called with: the serving deployment when there is one, else the requested model (a hosted job's needs one). */
 function modelIdFor(conn: BedrockConnection, request: ChatRequest): string {
   if (conn.servingModel) return conn.servingModel;
-  if (!CUSTOM_MODEL_ARN.test(request.model)) return request.model;
+  if (!request.hosted || !CUSTOM_MODEL_ARN.test(request.model)) return request.model;
   throw new GatewayError(
     'invalid_request',
     `Amazon Bedrock serves the custom model ${request.model} only through a custom model deployment or provisioned throughput: ` +

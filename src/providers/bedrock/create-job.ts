@@ -11,7 +11,7 @@ import { GatewayError, invalidField } from '../../errors';
 import type { CreateJobInput, ProviderJob } from '../types';
 import type { BedrockConnection } from './connection';
 import { bedrockHyperparameters } from './hyperparameters';
-import { toHyperparameters } from './mappers';
+import { accountOf, toHyperparameters } from './mappers';
 import { bedrockS3Uri, folderOf } from './s3-uri';
 import { ROLE_ARN_PATTERN } from './settings';
 
@@ -113,6 +113,6 @@ export async function createJob(conn: BedrockConnection, input: CreateJobInput):
     seed: null,
     suffix: request.customModelName ?? null,
     metadata: null,
-    organizationId: null,
+    organizationId: accountOf(jobArn),
   };
 }

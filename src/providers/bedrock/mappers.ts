@@ -53,6 +53,9 @@ function resultFiles(job: BedrockJob): string[] {
   });
 }
 
+/** The AWS account a job belongs to: the fifth field of its ARN (`arn:aws:bedrock:<region>:<account>:…`). */
+export const accountOf = (arn: string | undefined): string | null => /^arn:[^:]+:[^:]+:[^:]*:(\d{12}):/.exec(arn ?? '')?.[1] ?? null;
+
 export function toJob(job: BedrockJob): ProviderJob {
   const status = statusOf(job);
   const hyperparameters = toHyperparameters(job.hyperParameters);
@@ -74,10 +77,11 @@ export function toJob(job: BedrockJob): ProviderJob {
     // A list summary has no data configuration: its training file reads ''.
     trainingFile: job.trainingDataConfig?.s3Uri ?? '',
     validationFile: job.validationDataConfig?.validators?.[0]?.s3Uri ?? null,
+    // Bedrock takes no seed.
     seed: null,
     suffix: job.outputModelName ?? null,
     metadata: null,
-    organizationId: null,
+    organizationId: accountOf(job.jobArn),
   };
 }
 

@@ -4,7 +4,9 @@
  * what a fine-tuning job produces — answers only on a dedicated deployment someone has provisioned:
  * the caller names it in `x-gateway-fireworks-deployment` (the call then goes to
  * `<model>#accounts/<account>/deployments/<deployment>`), or names the deployed model itself with a
- * `#…` suffix; otherwise the answer is a 400 `deployment_required` saying what to provision.
+ * `#…` suffix. Without either, a hosted job's model is a 400 `deployment_required` saying what to
+ * provision; in client mode the model goes to Fireworks as it is (the caller may have deployed it
+ * another way) and a "not deployed" answer comes back as Fireworks' error with that advice added.
  */
 import { GatewayError } from '../../errors';
 import { chatCompletions } from '../openai-compatible/chat';
@@ -13,20 +15,32 @@ import { TITLE, type FireworksConnection } from './connection';
 
 export const DEPLOYMENT_HEADER = 'x-gateway-fireworks-deployment';
 
-export function chat(conn: FireworksConnection, request: ChatRequest): Promise<ChatAnswer> {
-  return chatCompletions(conn, '/inference/v1/chat/completions', { ...request, model: servedModel(conn, request.model) });
+const PROVISION =
+  'deploy it (a deployment of the model, or loaded onto a deployment of its base model with add-ons enabled) ' +
+  `and name the deployment in ${DEPLOYMENT_HEADER}`;
+
+export async function chat(conn: FireworksConnection, request: ChatRequest): Promise<ChatAnswer> {
+  const model = servedModel(conn, request);
+  try {
+    return await chatCompletions(conn, '/inference/v1/chat/completions', { ...request, model });
+  } catch (err) {
+    const undeployed = err instanceof GatewayError && err.status === 404 && model === request.model && isAccountModel(model);
+    throw undeployed ? err.withHint(`a fine-tuned model answers only on a dedicated deployment: ${PROVISION}`) : err;
+  }
 }
 
+/** A model of an account (what fine-tuning produces), not one of Fireworks' own. */
+const isAccountModel = (model: string) => model.startsWith('accounts/') && !model.startsWith('accounts/fireworks/');
+
 /** The model string Fireworks routes to the deployment that serves `model`. */
-function servedModel(conn: FireworksConnection, model: string): string {
+function servedModel(conn: FireworksConnection, { model, hosted }: ChatRequest): string {
   if (model.includes('#')) return model;
   if (!model.startsWith('accounts/')) return `accounts/fireworks/models/${model}`;
-  if (model.startsWith('accounts/fireworks/')) return model;
-  if (!conn.deployment) {
-    const message =
-      `${TITLE} serves ${model} only on a dedicated deployment: deploy it (a deployment of the model, or loaded onto a ` +
-      `deployment of its base model with add-ons enabled) and name the deployment in ${DEPLOYMENT_HEADER}`;
-    throw new GatewayError('invalid_request', message, { param: DEPLOYMENT_HEADER, code: 'deployment_required' });
-  }
-  return `${model}#accounts/${conn.account}/deployments/${conn.deployment}`;
+  if (!isAccountModel(model)) return model;
+  if (conn.deployment) return `${model}#accounts/${conn.account}/deployments/${conn.deployment}`;
+  if (!hosted) return model;
+  throw new GatewayError('invalid_request', `${TITLE} serves ${model} only on a dedicated deployment: ${PROVISION}`, {
+    param: DEPLOYMENT_HEADER,
+    code: 'deployment_required',
+  });
 }

@@ -6,7 +6,7 @@
  * is no `cancelJob`: Fireworks' REST API has no cancel (its DELETE destroys the job).
  */
 import { defineSettings } from '../settings';
-import type { ProviderModule } from '../types';
+import { fileStateOf, type ProviderModule } from '../types';
 import { chat, DEPLOYMENT_HEADER } from './chat';
 import { TITLE, type FireworksConnection } from './connection';
 import { createJob } from './create-job';
@@ -52,6 +52,6 @@ export const fireworksProvider: ProviderModule<typeof settings, FireworksConnect
   }),
   operations: { uploadFile, listFiles, getFile, fileContent, deleteFile, createJob, getJob, listJobs, listEvents, listCheckpoints, findJob, chat },
   hosting: {
-    fileState: (file) => (file.status === 'processed' ? 'ready' : file.status === 'error' ? 'failed' : 'pending'),
+    fileState: fileStateOf,
   },
 };

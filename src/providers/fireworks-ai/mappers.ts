@@ -49,7 +49,7 @@ const isFailure = (status: FireworksStatus | null | undefined) => !!status?.code
 
 function datasetStatus(d: FireworksDataset): FileStatus {
   if (isFailure(d.status)) return 'error';
-  return d.state === 'READY' ? 'processed' : 'pending';
+  return d.state === 'READY' ? 'processed' : 'uploaded';
 }
 
 /** Datasets hold fine-tuning data only; Fireworks does not report their size in bytes (0 here). */
@@ -116,6 +116,7 @@ export function toJob(conn: FireworksConnection, j: FireworksJob): ProviderJob {
     resultFiles: [],
     trainingFile: shortId(conn, 'datasets', j.dataset),
     validationFile: j.evaluationDataset ? shortId(conn, 'datasets', j.evaluationDataset) : null,
+    // Fireworks' fine-tuning jobs take no seed.
     seed: null,
     suffix: j.displayName || null,
     metadata: null,

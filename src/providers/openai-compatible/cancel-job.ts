@@ -8,5 +8,5 @@ import { jobPath, type OpenAICompatibleConnection } from './connection';
 import { toJob, type OpenAIJob } from './mappers';
 
 export async function cancelJob(conn: OpenAICompatibleConnection, id: string): Promise<ProviderJob> {
-  return toJob(await apiRequest<OpenAIJob>(conn, { method: 'POST', path: jobPath(id, '/cancel'), idempotent: true }));
+  return toJob(await apiRequest<OpenAIJob>(conn, { method: 'POST', path: jobPath(id, '/cancel'), idempotent: true }), conn.account);
 }

@@ -17,6 +17,8 @@ export interface OpenAICompatibleConnection extends ApiEndpoint {
   methodOnCreate: boolean;
   /** Whether create takes `metadata` (the gateway job id travels there, see findJob). */
   metadataOnCreate: boolean;
+  /** Whose jobs these are when an answer does not say (Azure's jobs carry no organisation: the resource's name). */
+  account?: string;
 }
 
 /** OpenAI's list endpoints all take the same cursor parameters. */

@@ -5,5 +5,5 @@ import { type OpenAICompatibleConnection } from './connection';
 import { toCreateJobBody, toJob, type OpenAIJob } from './mappers';
 
 export async function createJob(conn: OpenAICompatibleConnection, input: CreateJobInput): Promise<ProviderJob> {
-  return toJob(await apiRequest<OpenAIJob>(conn, { method: 'POST', path: '/fine_tuning/jobs', json: toCreateJobBody(input, conn) }));
+  return toJob(await apiRequest<OpenAIJob>(conn, { method: 'POST', path: '/fine_tuning/jobs', json: toCreateJobBody(input, conn) }), conn.account);
 }

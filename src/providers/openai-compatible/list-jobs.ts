@@ -5,5 +5,6 @@ import { pageQuery, type OpenAICompatibleConnection } from './connection';
 import { toJob, toPage, type OpenAIJob, type OpenAIList } from './mappers';
 
 export async function listJobs(conn: OpenAICompatibleConnection, page: PageInput): Promise<ProviderPage<ProviderJob>> {
-  return toPage(await apiRequest<OpenAIList<OpenAIJob>>(conn, { method: 'GET', path: '/fine_tuning/jobs', query: pageQuery(page) }), toJob);
+  const list = await apiRequest<OpenAIList<OpenAIJob>>(conn, { method: 'GET', path: '/fine_tuning/jobs', query: pageQuery(page) });
+  return toPage(list, (job) => toJob(job, conn.account));
 }

@@ -99,14 +99,18 @@ export interface OpenAIList<T> {
   last_id?: string | null;
 }
 
+/**
+ * OpenAI's statuses, and Azure's onto them: `pending`/`running` (Azure is still processing) are
+ * `uploaded`; a file being deleted, or deleted, can no longer be used: `error`.
+ */
 const FILE_STATUS: Readonly<Record<string, FileStatus>> = {
   uploaded: 'uploaded',
-  pending: 'pending',
-  running: 'running',
+  pending: 'uploaded',
+  running: 'uploaded',
   processed: 'processed',
   error: 'error',
-  deleting: 'deleting',
-  deleted: 'deleted',
+  deleting: 'error',
+  deleted: 'error',
 };
 
 export const toFile = (f: OpenAIFile): ProviderFile => ({
@@ -116,6 +120,7 @@ export const toFile = (f: OpenAIFile): ProviderFile => ({
   filename: f.filename,
   purpose: f.purpose,
   status: FILE_STATUS[f.status ?? 'processed'] ?? 'processed',
+  ...(f.status && FILE_STATUS[f.status] !== f.status ? { providerStatus: f.status } : {}),
   statusDetails: f.status_details ?? null,
 });
 
@@ -131,8 +136,17 @@ const JOB_STATUS: Readonly<Record<string, JobStatus>> = {
   cancelled: 'cancelled',
 };
 
+/** Azure answers `-1` for a hyperparameter nobody chose (its service picks one): OpenAI says "auto". */
+const chosenOrAuto = (v: HyperparameterValue | null | undefined): HyperparameterValue | undefined =>
+  typeof v === 'number' && v <= 0 ? 'auto' : (v ?? undefined);
+
 export const toHyperparameters = (h: OpenAIHyperparameters | null | undefined): Hyperparameters =>
-  compact({ nEpochs: h?.n_epochs, batchSize: h?.batch_size, learningRateMultiplier: h?.learning_rate_multiplier, beta: h?.beta });
+  compact({
+    nEpochs: chosenOrAuto(h?.n_epochs),
+    batchSize: chosenOrAuto(h?.batch_size),
+    learningRateMultiplier: chosenOrAuto(h?.learning_rate_multiplier),
+    beta: chosenOrAuto(h?.beta),
+  });
 
 const fromHyperparameters = (h: Hyperparameters): OpenAIHyperparameters =>
   compact({ n_epochs: h.nEpochs, batch_size: h.batchSize, learning_rate_multiplier: h.learningRateMultiplier, beta: h.beta });
@@ -159,7 +173,8 @@ const fromMethod = (m: JobMethod): OpenAIMethod =>
     ? { type: 'dpo', dpo: { hyperparameters: chosen(m.hyperparameters) } }
     : { type: 'supervised', supervised: { hyperparameters: chosen(m.hyperparameters) } };
 
-export const toJob = (j: OpenAIJob): ProviderJob => ({
+/** `account`: whose jobs these are when the answer does not say (Azure: the resource). */
+export const toJob = (j: OpenAIJob, account?: string): ProviderJob => ({
   id: j.id,
   status: JOB_STATUS[j.status] ?? 'running',
   model: j.model,
@@ -178,7 +193,7 @@ export const toJob = (j: OpenAIJob): ProviderJob => ({
   method: toMethod(j.method),
   suffix: j.suffix ?? null,
   metadata: j.metadata ?? null,
-  organizationId: j.organization_id ?? j.organisation_id ?? null,
+  organizationId: j.organization_id || j.organisation_id || account || null,
 });
 
 /** OpenAI sometimes sends an error object with every field null for "no error". */

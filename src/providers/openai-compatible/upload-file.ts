@@ -2,6 +2,8 @@
  * POST /files as multipart/form-data, streamed (see ../multipart.ts): a purpose known up front goes
  * first, with the exact Content-Length when the size is declared; a purpose a pass-through upload
  * learns only after the file (the OpenAI SDK sends it last) follows the file, and the body goes chunked.
+ * Azure answers an upload with no size (`bytes` 0 or absent) while it processes the file: the file's
+ * size is then the count of bytes the gateway sent.
  */
 import type { Form } from '../multipart';
 import { sendMultipart } from '../multipart';
@@ -11,9 +13,11 @@ import { type OpenAICompatibleConnection } from './connection';
 import { toFile, type OpenAIFile } from './mappers';
 
 export async function uploadFile(conn: OpenAICompatibleConnection, input: UploadInput): Promise<ProviderFile> {
-  const file = { field: 'file', filename: input.filename, bytes: input.bytes, open: input.open };
+  let sent = 0;
+  const file = { field: 'file', filename: input.filename, bytes: input.bytes, open: input.open, sent: (bytes: number) => (sent = bytes) };
   const purpose = input.purpose;
   const form: Form = typeof purpose === 'string' ? { fields: { purpose }, file } : { fields: {}, file, after: purpose.then((p) => ({ purpose: p })) };
   const uploaded = await sendMultipart(form, (body, headers) => apiRequest<OpenAIFile>(conn, { method: 'POST', path: '/files', body, headers, upload: true }));
-  return toFile(uploaded);
+  const answered = toFile(uploaded);
+  return answered.bytes > 0 ? answered : { ...answered, bytes: sent };
 }

@@ -6,7 +6,7 @@
  */
 import { chatCompletions } from '../openai-compatible/chat';
 import { defineSettings } from '../settings';
-import type { ProviderModule } from '../types';
+import { fileStateOf, type ProviderModule } from '../types';
 import { TITLE, type TogetherConnection } from './connection';
 import { createJob } from './create-job';
 import { deleteFile, fileContent, getFile, listFiles, uploadFile } from './files';
@@ -38,6 +38,6 @@ export const togetherProvider: ProviderModule<typeof settings, TogetherConnectio
     chat: (conn, request) => chatCompletions(conn, '/chat/completions', request),
   },
   hosting: {
-    fileState: (file) => (file.status === 'processed' ? 'ready' : file.status === 'error' ? 'failed' : 'pending'),
+    fileState: fileStateOf,
   },
 };

@@ -55,10 +55,11 @@ export const unixSeconds = (iso: string | null | undefined): number => {
   return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
 };
 
+/** Together's processing states as OpenAI's file statuses (still being validated: `uploaded`). */
 const FILE_STATUS: Readonly<Record<string, FileStatus>> = {
-  PENDING: 'pending',
-  QUEUED: 'pending',
-  RUNNING: 'running',
+  PENDING: 'uploaded',
+  QUEUED: 'uploaded',
+  RUNNING: 'uploaded',
   COMPLETED: 'processed',
   FAILED: 'error',
   INVALID_FORMAT: 'error',
@@ -71,7 +72,8 @@ export const toFile = (f: TogetherFile): ProviderFile => ({
   filename: f.filename,
   purpose: f.purpose,
   // Files Together does not validate (other purposes) carry no processing status: they are ready.
-  status: f.processing_status ? (FILE_STATUS[f.processing_status] ?? 'pending') : 'processed',
+  status: f.processing_status ? (FILE_STATUS[f.processing_status] ?? 'uploaded') : 'processed',
+  ...(f.processing_status ? { providerStatus: f.processing_status } : {}),
   statusDetails: f.validation_report?.error ?? null,
 });
 
@@ -110,9 +112,11 @@ export function toJob(j: TogetherJob): ProviderJob {
     resultFiles: [],
     trainingFile: j.training_file,
     validationFile: j.validation_file || null,
+    // The seed sent with the job (null when none was: Together does not say which it used).
     seed: j.random_seed ?? null,
     suffix: j.suffix || null,
     metadata: null,
+    // Together's jobs name no account or organisation.
     organizationId: null,
   };
 }

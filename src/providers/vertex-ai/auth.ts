@@ -122,7 +122,7 @@ async function exchange(account: ServiceAccount, tokenUrl: string, http: HttpPol
     });
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
-    const message = `Google refused to issue an access token for ${account.clientEmail}: ${err.message}`;
+    const message = `${err.message} (exchanging the key of ${account.clientEmail} for an access token)`;
     throw new GatewayError('provider', message, { status: err.status, code: err.code ?? 'token_exchange_failed' });
   }
   const parsed = tokenAnswerSchema.safeParse(answer);

@@ -46,7 +46,7 @@ function streamedResponse(data: string, secrets: readonly string[]): GenerateCon
   }
   const failure = parseAnswer(streamErrorSchema, value, VERTEX, 'event').error;
   if (failure) {
-    const message = failure.message ? redactText(failure.message, secrets) : `${VERTEX} ended the stream with an error`;
+    const message = `${VERTEX}: ${failure.message ? redactText(failure.message, secrets) : 'the stream ended with an error'}`;
     throw new GatewayError('provider', message, { status: 502, code: failure.status ?? null });
   }
   return parseAnswer(generateContentSchema, value, VERTEX, 'streamed answer');

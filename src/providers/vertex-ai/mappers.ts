@@ -88,10 +88,12 @@ export function toJob(job: TuningJob): ProviderJob {
     resultFiles: [],
     trainingFile: spec?.trainingDatasetUri ?? '',
     validationFile: spec?.validationDatasetUri ?? null,
+    // Vertex AI tuning takes no seed.
     seed: null,
     suffix: job.tunedModelDisplayName ?? null,
     metadata: job.labels ?? null,
-    organizationId: null,
+    // The Google Cloud project the job runs in: `projects/{project}/…`.
+    organizationId: /^projects\/([^/]+)\//.exec(job.name)?.[1] ?? null,
   };
 }
 
