@@ -5,6 +5,7 @@ import { createGraphQLFace } from './graphql/server';
 import { notFoundRoute, requireJsonBody, restErrorHandler } from './http/errors';
 import { corsPolicy } from './http/cors';
 import { refuseDeepJson } from './http/json-depth';
+import { refuseUnstorableBody, refuseUnstorableQuery } from './http/text-guard';
 import { requestLog } from './http/observability';
 import { openApiRoute } from './http/openapi';
 import { authenticate, authenticateRequest } from './http/rest';
@@ -113,10 +114,12 @@ export async function createApp(config: Config, services: Services, logger: Logg
   const jsonBody: RequestHandler[] = [
     requireJsonBody,
     express.json({ limit: config.jsonLimit, strict: true, verify: refuseDeepJson(config.jsonMaxDepth) }),
+    refuseUnstorableBody,
     idempotentCreates(services.idempotency),
   ];
   const v1 = express.Router();
   v1.use(authenticate(services, failures));
+  v1.use(refuseUnstorableQuery);
   if (limiter) v1.use(rateLimit(limiter));
   v1.use('/labels', ...jsonBody, labelRoutes(services));
   v1.use('/integrations', ...jsonBody, integrationRoutes(services));

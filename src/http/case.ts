@@ -18,7 +18,7 @@ const MAP_FIELDS = new Set(['metadata', 'credentials', 'options', 'gatewayOption
  */
 export function fromRest(value: unknown, what = 'body'): Untrusted {
   if (value === undefined || value === null) return untrustedInput({});
-  if (typeof value !== 'object' || Array.isArray(value)) throw badRequest(`The request ${what} must be a JSON object`, null);
+  if (typeof value !== 'object' || Array.isArray(value)) throw badRequest(`The request ${what} must be a JSON object`, null, 'invalid_request');
   return untrustedInput(camelize(value, []));
 }
 
