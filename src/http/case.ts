@@ -49,3 +49,6 @@ export function restPath(path: FieldPath): string {
   }
   return out.join('.');
 }
+
+/** A stored field path (`trainingFile`, `method.hyperparameters.nEpochs`, joined by dots) as a REST caller names it. */
+export const restParam = (dotted: string): string => restPath(dotted.split('.').map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment)));

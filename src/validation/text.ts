@@ -13,24 +13,38 @@ const REASON = 'must not contain NUL characters (U+0000) or unpaired UTF-16 surr
 
 export const isStorableText = (text: string): boolean => !UNSTORABLE.test(text);
 
+/** A place in the walked value: its key in its parent, linked up to the root. */
+interface Place {
+  value: unknown;
+  key: string | number | null;
+  parent: Place | null;
+}
+
+const pathOf = (place: Place, extra: FieldPath = []): FieldPath => {
+  const reversed: (string | number)[] = [];
+  for (let at: Place | null = place; at && at.key !== null; at = at.parent) reversed.push(at.key);
+  return [...reversed.reverse(), ...extra];
+};
+
 /**
  * The path of the first string in `value` (object keys included) that Postgres cannot store, or
  * null. Keys are named with the offending characters replaced, so the answer never echoes them.
+ * Iterative: a value nested deeper than the stack goes is walked like any other.
  */
-export function unstorableTextPath(value: unknown, path: FieldPath = []): FieldPath | null {
-  if (typeof value === 'string') return isStorableText(value) ? null : path;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = unstorableTextPath(value[i], [...path, i]);
-      if (found) return found;
+export function unstorableTextPath(value: unknown): FieldPath | null {
+  const pending: Place[] = [{ value, key: null, parent: null }];
+  for (let place = pending.pop(); place; place = pending.pop()) {
+    const current = place.value;
+    if (typeof current === 'string') {
+      if (!isStorableText(current)) return pathOf(place);
+    } else if (Array.isArray(current)) {
+      for (let i = current.length - 1; i >= 0; i--) pending.push({ value: current[i], key: i, parent: place });
+    } else if (isPlainObject(current)) {
+      const entries = Object.entries(current);
+      const badKey = entries.find(([key]) => !isStorableText(key));
+      if (badKey) return pathOf(place, [badKey[0].replace(new RegExp(UNSTORABLE, 'g'), '\uFFFD')]);
+      for (let i = entries.length - 1; i >= 0; i--) pending.push({ value: entries[i][1], key: entries[i][0], parent: place });
     }
-    return null;
-  }
-  if (!isPlainObject(value)) return null;
-  for (const [key, item] of Object.entries(value)) {
-    if (!isStorableText(key)) return [...path, key.replace(new RegExp(UNSTORABLE, 'g'), '\uFFFD')];
-    const found = unstorableTextPath(item, [...path, key]);
-    if (found) return found;
   }
   return null;
 }
