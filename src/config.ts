@@ -7,6 +7,7 @@ import type { FailedAuthOptions } from './modules/rate-limits/failed-auth.limite
 import type { ExpansionLimits } from './modules/chat/partial-expansion';
 import type { RateLimitOptions } from './modules/rate-limits/rate-limiter';
 import { hostListProblem } from './providers/signed-urls';
+import { MAX_PAGE_SIZE } from './validation/parse';
 import type { S3ClientSettings } from './storage/s3-file-store';
 
 /** Environment variables, parsed and validated once at start-up. */
@@ -144,9 +145,6 @@ export interface Config {
   /** On SIGTERM, how long in-flight requests and job steps may take before connections close and leases are handed back. */
   shutdownGraceMs: number;
 }
-
-/** The page size cap of every list input (REST and GraphQL); not configurable, the services enforce it. */
-export const MAX_PAGE_SIZE = 100;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);

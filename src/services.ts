@@ -65,7 +65,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   files.guardDeletion((tx, scope, fileId) => fineTuning.fileInUse(tx, scope, fileId));
   const clientMode = new ClientModeService(integrations, providers);
   const models = new ModelService(new ModelRepository(prisma));
-  const chat = new ChatService(models, partials, integrations, providers, clientMode, config.providerTimeoutMs, config.chatLimits);
+  const chat = new ChatService(models, partials, integrations, clientMode, config.providerTimeoutMs, config.chatLimits);
   return {
     db,
     workspaces,
