@@ -15,6 +15,7 @@ import { DATABASE_RETRY_AFTER_SECONDS } from './db/outage';
 import { GRAPHQL_MODULES } from './modules/graphql-modules';
 import type { Logger } from './logger';
 import { adminRoutes } from './modules/admin/admin.routes';
+import { batchRoutes } from './modules/batches/batch.routes';
 import { chatRoutes } from './modules/chat/chat.routes';
 import { consoleBuildDir, consoleRoutes } from './modules/console/console.routes';
 import { clientModeFileRoutes, clientModeJobRoutes } from './modules/client-mode/client-mode.routes';
@@ -129,6 +130,7 @@ export async function createApp(config: Config, services: Services, logger: Logg
   v1.use('/fine_tuning/jobs', ...jsonBody, clientModeJobRoutes(services), fineTuningRoutes(services));
   v1.use('/prompts/partials', ...jsonBody, partialRoutes(services));
   v1.use('/chat', ...jsonBody, chatRoutes(services, logger));
+  v1.use('/batches', ...jsonBody, batchRoutes(services));
   v1.use('/models', modelRoutes(services));
   v1.use('/', ...jsonBody, adminRoutes(services));
   app.use('/v1', v1);
