@@ -56,6 +56,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
       { pollMs: config.jobPollMs, leaseMs: config.jobLeaseMs, submitDeadlineMs: config.jobSubmitDeadlineMs },
     );
     monitor.start();
+    services.usage.ledger.start();
     return {
       url,
       services,
@@ -64,6 +65,8 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
         // Both within the grace period, while the database is open: requests in flight finish (new ones are
         // refused), and job steps in flight finish and release their leases, or have their jobs handed back.
         await Promise.all([monitor.stop(config.shutdownGraceMs), gateway.stop()]);
+        // The calls answered meanwhile are in the ledger's buffer: written before the database closes.
+        await services.usage.ledger.stop();
         await keyChanges?.close();
         await db.close();
       },
