@@ -95,6 +95,8 @@ const envSchema = z.object({
   GATEWAY_USAGE_FLUSH_MS: z.coerce.number().int().positive().default(1000),
   GATEWAY_USAGE_BATCH_ROWS: z.coerce.number().int().positive().default(1000),
   GATEWAY_USAGE_RETENTION_DAYS: z.coerce.number().int().positive().default(90),
+  // Prices per model for /v1/organization/costs (src/modules/usage/prices.ts); unset: every cost is unknown.
+  GATEWAY_PRICES_FILE: z.string().min(1).optional(),
 });
 
 /** Every variable the gateway reads (documented in the README's configuration table). */
@@ -151,6 +153,8 @@ export interface Config {
   /** On SIGTERM, how long in-flight requests and job steps may take before connections close and leases are handed back. */
   shutdownGraceMs: number;
   usage: LedgerOptions;
+  /** The JSON price table for costs; read (and checked) at start. */
+  pricesFile: string | undefined;
 }
 
 /** The page size cap of every list input (REST and GraphQL); not configurable, the services enforce it. */
@@ -236,6 +240,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxRows: e.GATEWAY_USAGE_BATCH_ROWS,
       retentionDays: e.GATEWAY_USAGE_RETENTION_DAYS,
     },
+    pricesFile: e.GATEWAY_PRICES_FILE,
   };
 }
 

@@ -30,6 +30,8 @@ import { PartialService } from './modules/partials/partial.service';
 import { UsageLedger } from './modules/usage/usage.ledger';
 import { UsageRecorder } from './modules/usage/usage.recorder';
 import { UsageRepository } from './modules/usage/usage.repository';
+import { UsageService } from './modules/usage/usage.service';
+import { loadPrices } from './modules/usage/prices';
 import { WorkspaceRepository } from './modules/workspaces/workspace.repository';
 import { WorkspaceService } from './modules/workspaces/workspace.service';
 import { ProviderRegistry } from './providers/registry';
@@ -70,7 +72,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const models = new ModelService(new ModelRepository(prisma));
   const usageRecords = new UsageRepository(prisma);
   const ledger = new UsageLedger(usageRecords, config.usage, logger);
-  const usage = { ledger, recorder: new UsageRecorder(ledger) };
+  const usage = { ledger, recorder: new UsageRecorder(ledger), service: new UsageService(usageRecords, loadPrices(config.pricesFile)) };
   const chat = new ChatService(models, partials, integrations, providers, clientMode, config.providerTimeoutMs, config.chatLimits);
   return {
     db,

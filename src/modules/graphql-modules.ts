@@ -8,6 +8,7 @@ import { integrationsGraphQL } from './integrations/integration.resolver';
 import { labelsGraphQL } from './labels/label.resolver';
 import { modelsGraphQL } from './models/model.resolver';
 import { partialsGraphQL } from './partials/partial.resolver';
+import { usageGraphQL } from './usage/usage.resolver';
 
 export const GRAPHQL_MODULES: readonly GraphQLModule[] = [
   labelsGraphQL,
@@ -17,4 +18,5 @@ export const GRAPHQL_MODULES: readonly GraphQLModule[] = [
   fineTuningGraphQL,
   modelsGraphQL,
   chatGraphQL,
+  usageGraphQL,
 ];

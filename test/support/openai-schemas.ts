@@ -34,6 +34,8 @@ export const OPENAI_ANSWERS: Readonly<Record<string, string>> = {
   createChatCompletion: 'CreateChatCompletionResponse',
   listModels: 'ListModelsResponse',
   getModel: 'Model',
+  getCompletionsUsage: 'UsageResponse',
+  getCosts: 'UsageResponse',
 };
 
 /** The operations that may answer a server-sent event stream, with OpenAI's component for each event. */
