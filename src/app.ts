@@ -25,6 +25,7 @@ import { integrationRoutes } from './modules/integrations/integration.routes';
 import { labelRoutes } from './modules/labels/label.routes';
 import { modelRoutes } from './modules/models/model.routes';
 import { partialRoutes } from './modules/partials/partial.routes';
+import { logRoutes, usageRoutes } from './modules/usage/usage.routes';
 import type { Services } from './services';
 import { graphqlRateLimitErrors, identifyCaller, rateLimit } from './modules/rate-limits/rate-limit.middleware';
 import { FailedAuthLimiter } from './modules/rate-limits/failed-auth.limiter';
@@ -132,6 +133,8 @@ export async function createApp(config: Config, services: Services, logger: Logg
   v1.use('/chat', ...jsonBody, chatRoutes(services, logger));
   v1.use('/batches', ...jsonBody, batchRoutes(services));
   v1.use('/models', modelRoutes(services));
+  v1.use('/organization', usageRoutes(services));
+  v1.use('/logs', logRoutes(services));
   v1.use('/', ...jsonBody, adminRoutes(services));
   app.use('/v1', v1);
   app.use('/console', consoleRoutes(consoleBuildDir()));

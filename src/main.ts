@@ -76,6 +76,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
       services.batches.onWork(() => batchRunner.wake());
       batchRunner.start();
     }
+    services.usage.ledger.start();
     return {
       url,
       services,
@@ -85,6 +86,8 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
         // Both within the grace period, while the database is open: requests in flight finish (new ones are
         // refused), and job steps in flight finish and release their leases, or have their jobs handed back.
         await Promise.all([monitor.stop(config.shutdownGraceMs), batchRunner.stop(config.shutdownGraceMs), gateway.stop()]);
+        // The calls answered meanwhile are in the ledger's buffer: written before the database closes.
+        await services.usage.ledger.stop();
         await keyChanges?.close();
         await db.close();
         logger.info('gateway stopped');

@@ -35,7 +35,9 @@ export class ChatResolver {
   @Mutation(() => ChatCompletionType, { description: 'A chat completion (not streamed) with a fine-tuned model of the workspace, or through an integration.' })
   async chatCompletion(@Ctx() ctx: AppContext, @Arg('input', () => ChatCompletionInputType) input: ChatCompletionInputType, @InputScope() scope: Scope) {
     // GraphQL answers once: there is no stream for a client to leave, so nothing aborts the call but its time-out.
-    const { answer } = await ctx.services.chat.complete(() => Promise.resolve(scope), settingsOf(input), toServiceInput(input), new AbortController().signal);
+    const meter = ctx.services.usage.recorder.chatMeter(ctx.caller);
+    const signal = new AbortController().signal;
+    const { answer } = await ctx.services.chat.complete(() => Promise.resolve(scope), settingsOf(input), toServiceInput(input), signal, meter);
     if (answer.stream) throw new GatewayError('internal', 'A chat answer asked for whole came back streamed');
     const { completion } = answer;
     return {

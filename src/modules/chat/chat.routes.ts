@@ -2,7 +2,7 @@ import { Router, type Response } from 'express';
 import { GatewayError, MASKED_INTERNAL, errorBody } from '../../errors';
 import { restPath } from '../../http/case';
 import { headersOf } from '../../http/provider-headers';
-import { lazyTenantRequest } from '../../http/rest';
+import { callerOf, lazyTenantRequest } from '../../http/rest';
 import type { Logger } from '../../logger';
 import type { ChatAnswer } from '../../providers/types';
 import type { Services } from '../../services';
@@ -21,7 +21,8 @@ export function chatRoutes(services: Services, logger: Logger): Router {
       if (!res.writableFinished) cancel.abort();
     });
     const { scope, body } = await lazyTenantRequest(services, req, res);
-    const { answer, includeUsage } = await services.chat.complete(scope, headersOf(req), body, cancel.signal);
+    const meter = services.usage.recorder.chatMeter(callerOf(res));
+    const { answer, includeUsage } = await services.chat.complete(scope, headersOf(req), body, cancel.signal, meter);
     if (!answer.stream) {
       res.status(200).json(toCompletionJson(answer.completion));
       return;

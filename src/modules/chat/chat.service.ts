@@ -11,9 +11,11 @@ import type { ChatAnswer, ChatMessage } from '../../providers/types';
 import { parseInput, type Input } from '../../validation/parse';
 import { PROVIDER_HEADER, type RequestHeaders } from '../../http/provider-headers';
 import type { ClientModeService } from '../client-mode/client-mode.service';
+import type { HostedJob } from '../fine-tuning/fine-tuning.model';
 import type { IntegrationSource } from '../integrations/integration.port';
 import type { ModelService } from '../models/model.service';
 import type { PartialService } from '../partials/partial.service';
+import { chatCallFacts, unmetered, type ChatMeter } from '../usage/usage.recorder';
 import { chatCompletionSchema, type ChatCompletionData, type ChatCompletionInput } from './chat.schemas';
 import { expandPartials, partialSlugs, type ExpansionLimits } from './partial-expansion';
 import { StallGuard } from './stall-guard';
@@ -38,12 +40,18 @@ export class ChatService {
 
   /**
    * Answers the request; `signal` is aborted when the caller goes away, and ends the provider call.
-   * `settings` are the request's headers (REST) or their GraphQL equivalent.
+   * `settings` are the request's headers (REST) or their GraphQL equivalent; `meter` records the call's usage.
    */
-  async complete(scope: LazyScope, settings: RequestHeaders, input: Input<ChatCompletionInput>, signal: AbortSignal): Promise<ChatReply> {
+  async complete(
+    scope: LazyScope,
+    settings: RequestHeaders,
+    input: Input<ChatCompletionInput>,
+    signal: AbortSignal,
+    meter: ChatMeter = unmetered,
+  ): Promise<ChatReply> {
     const data = parseInput(chatCompletionSchema, input);
     const messages = await this.expand(scope, data.messages.map(toMessage));
-    const { provider, model, hosted } = await this.route(scope, settings, data.model);
+    const { provider, model, hosted, job } = await this.route(scope, settings, data.model);
     const guard = new StallGuard(this.stallTimeoutMs, signal);
     const call = provider.chat({
       model,
@@ -57,7 +65,8 @@ export class ChatService {
       seed: data.seed ?? undefined,
       signal: guard.signal,
     });
-    const answer = await guard.answer(call, provider.title);
+    const facts = chatCallFacts({ scope, provider: provider.name, named: settings[PROVIDER_HEADER], model: data.model, streamed: data.stream ?? false, job });
+    const answer = await meter(facts, guard.answer(call, provider.title));
     // The caller sees the model it asked for, not the endpoint or deployment that served it.
     const named = answer.stream ? { ...answer, model: data.model } : { ...answer, completion: { ...answer.completion, model: data.model } };
     return { answer: named, includeUsage: data.streamOptions?.includeUsage ?? false };
@@ -71,12 +80,16 @@ export class ChatService {
   }
 
   /** The provider to call and the model to ask it for. */
-  private async route(scope: LazyScope, settings: RequestHeaders, model: string): Promise<{ provider: ProviderClient; model: string; hosted: boolean }> {
+  private async route(
+    scope: LazyScope,
+    settings: RequestHeaders,
+    model: string,
+  ): Promise<{ provider: ProviderClient; model: string; hosted: boolean; job?: HostedJob }> {
     if (settings[PROVIDER_HEADER] !== undefined) return { provider: await this.clientMode.provider(scope, settings), model, hosted: false };
     const job = await this.models.servingJob(await scope(), model);
     // The job's integration and settings, then the request's (non-secret) ones on top.
     const provider = await this.integrations.hostedProvider(await scope(), job, 'model', settings);
-    return { provider, model: job.servingModel ?? job.fineTunedModel ?? model, hosted: true };
+    return { provider, model: job.servingModel ?? job.fineTunedModel ?? model, hosted: true, job };
   }
 }
 
