@@ -7,6 +7,7 @@ import { MissingDatabaseError, missingDatabase } from './db/missing-database';
 import type { NotificationListener } from './db/notifications';
 import { createLogger, type Logger } from './logger';
 import { listenForKeyChanges } from './modules/api-keys/api-key.invalidation';
+import { BatchRunner } from './modules/batches/batch-runner';
 import { JobMonitor } from './modules/fine-tuning/job-monitor';
 import { createServices, type Services } from './services';
 import { warnIfShared } from './storage/private-dir';
@@ -16,6 +17,8 @@ export interface RunningGateway {
   services: Services;
   /** The background job monitor (hosted fine-tuning jobs), running once the app listens. */
   monitor: JobMonitor;
+  /** The batch runner (batches run by the gateway), running once the app listens. */
+  batchRunner: BatchRunner;
   stop(): Promise<void>;
 }
 
@@ -63,14 +66,28 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
       { pollMs: config.jobPollMs, leaseMs: config.jobLeaseMs, submitDeadlineMs: config.jobSubmitDeadlineMs },
     );
     monitor.start();
+    const batchRunner = new BatchRunner({ batches: services.batchRepository, lines: services.batchLines, files: services.files, chat: services.chat }, logger, {
+      pollMs: config.batch.pollMs,
+      leaseMs: config.jobLeaseMs,
+      concurrency: config.batch.concurrency,
+    });
+    // GATEWAY_BATCH_CONCURRENCY=0: a replica that serves the API but runs no batch.
+    if (config.batch.concurrency > 0) {
+      services.batches.onWork(() => batchRunner.wake());
+      batchRunner.start();
+    }
+    services.usage.ledger.start();
     return {
       url,
       services,
       monitor,
+      batchRunner,
       async stop() {
         // Both within the grace period, while the database is open: requests in flight finish (new ones are
         // refused), and job steps in flight finish and release their leases, or have their jobs handed back.
-        await Promise.all([monitor.stop(config.shutdownGraceMs), gateway.stop()]);
+        await Promise.all([monitor.stop(config.shutdownGraceMs), batchRunner.stop(config.shutdownGraceMs), gateway.stop()]);
+        // The calls answered meanwhile are in the ledger's buffer: written before the database closes.
+        await services.usage.ledger.stop();
         await keyChanges?.close();
         await db.close();
         logger.info('gateway stopped');

@@ -12,7 +12,7 @@
  */
 import { fieldExtensionsEstimator, getComplexity, type ComplexityEstimator, type ComplexityEstimatorArgs } from 'graphql-query-complexity';
 import { getNamedType, getNullableType, isCompositeType, isListType, type DocumentNode, type GraphQLSchema } from 'graphql';
-import { MAX_PAGE_SIZE } from '../config';
+import { MAX_PAGE_SIZE } from '../validation/parse';
 
 type Cost = (options: ComplexityEstimatorArgs) => number;
 

@@ -526,8 +526,8 @@ describe('create validation', () => {
     expectError(await post({ ...base(), training_file: 'file-abc' }), 404, 'training_file');
     expectError(await post({ ...base(), validation_file: '3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10' }), 404, 'validation_file');
     expectError(await post({ ...base(), gateway_options: { 'x-gateway-provider': '@nope' } }), 404, 'gateway_options.x-gateway-provider');
-    const batch = await client.files.create({ file: await toFile(Buffer.from('{"custom_id": "1"}\n'), 'batch.jsonl'), purpose: 'batch' });
-    expectError(await post({ ...base(), training_file: batch.id }), 400, 'training_file', 'invalid_file_purpose');
+    const other = await client.files.create({ file: await toFile(Buffer.from('{"custom_id": "1"}\n'), 'notes.jsonl'), purpose: 'user_data' });
+    expectError(await post({ ...base(), training_file: other.id }), 400, 'training_file', 'invalid_file_purpose');
   });
 
   it('takes a request with an x-gateway-provider header as client mode, never as a hosted job', async () => {
