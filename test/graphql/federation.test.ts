@@ -152,6 +152,29 @@ describe('Federation v2 subgraph', () => {
     }
   });
 
+  it('refuses a representation whose __typename is no entity type as BAD_USER_INPUT naming it (not an internal error)', async () => {
+    const query = `query($r: [_Any!]!) { _entities(representations: $r) { __typename } }`;
+    for (const [bad, index] of [
+      [[{ __typename: 'NoSuchType', id: RANDOM_UUID }], 0],
+      [
+        [
+          { __typename: 'Label', id: RANDOM_UUID },
+          { __typename: 'Query', id: RANDOM_UUID },
+        ],
+        1,
+      ],
+      [[{ id: RANDOM_UUID }], 0],
+    ] as const) {
+      const res = await gql(gw, query, { r: bad });
+      expect(res.body.errors).toEqual([
+        expect.objectContaining({
+          message: expect.stringMatching(new RegExp(`^representations\\.${index}\\.__typename: must name an entity type of this subgraph \\(.*Label.*\\)$`)),
+          extensions: expect.objectContaining({ code: 'BAD_USER_INPUT', param: `representations.${index}.__typename`, errorCode: 'unknown_entity_type' }),
+        }),
+      ]);
+    }
+  });
+
   it("resolves another organisation's prompt partial to null", async () => {
     const create = `mutation($name: String!) { createPromptPartial(input: {name: $name, string: "Hello"}) { id } }`;
     const mine = (await gql(gw, create, { name: 'fed partial' })).body.data.createPromptPartial.id;
