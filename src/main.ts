@@ -1,3 +1,5 @@
+// First: OpenTelemetry (when configured) must be started before the modules it instruments are loaded.
+import './telemetry/preload';
 import 'reflect-metadata';
 import { createApp } from './app';
 import { loadConfig, type Config } from './config';
@@ -8,6 +10,7 @@ import { listenForKeyChanges } from './modules/api-keys/api-key.invalidation';
 import { JobMonitor } from './modules/fine-tuning/job-monitor';
 import { createServices, type Services } from './services';
 import { warnIfShared } from './storage/private-dir';
+import { stopTelemetry } from './telemetry/tracing';
 
 export interface RunningGateway {
   url: string;
@@ -67,6 +70,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
         await Promise.all([monitor.stop(config.shutdownGraceMs), gateway.stop()]);
         // The calls answered meanwhile are in the ledger's buffer: written before the database closes.
         await services.usage.ledger.stop();
+        await stopTelemetry();
         await keyChanges?.close();
         await db.close();
       },
