@@ -5,6 +5,7 @@ import { createGraphQLFace } from './graphql/server';
 import { notFoundRoute, requireJsonBody, restErrorHandler } from './http/errors';
 import { corsPolicy } from './http/cors';
 import { refuseDeepJson } from './http/json-depth';
+import { refuseUnstorableBody, refuseUnstorableQuery } from './http/text-guard';
 import { requestLog } from './http/observability';
 import { openApiRoute } from './http/openapi';
 import { authenticate, authenticateRequest } from './http/rest';
@@ -14,6 +15,7 @@ import { DATABASE_RETRY_AFTER_SECONDS } from './db/outage';
 import { GRAPHQL_MODULES } from './modules/graphql-modules';
 import type { Logger } from './logger';
 import { adminRoutes } from './modules/admin/admin.routes';
+import { batchRoutes } from './modules/batches/batch.routes';
 import { chatRoutes } from './modules/chat/chat.routes';
 import { consoleBuildDir, consoleRoutes } from './modules/console/console.routes';
 import { clientModeFileRoutes, clientModeJobRoutes } from './modules/client-mode/client-mode.routes';
@@ -114,10 +116,12 @@ export async function createApp(config: Config, services: Services, logger: Logg
   const jsonBody: RequestHandler[] = [
     requireJsonBody,
     express.json({ limit: config.jsonLimit, strict: true, verify: refuseDeepJson(config.jsonMaxDepth) }),
+    refuseUnstorableBody,
     idempotentCreates(services.idempotency),
   ];
   const v1 = express.Router();
   v1.use(authenticate(services, failures));
+  v1.use(refuseUnstorableQuery);
   if (limiter) v1.use(rateLimit(limiter));
   v1.use('/labels', ...jsonBody, labelRoutes(services));
   v1.use('/integrations', ...jsonBody, integrationRoutes(services));
@@ -127,6 +131,7 @@ export async function createApp(config: Config, services: Services, logger: Logg
   v1.use('/fine_tuning/jobs', ...jsonBody, clientModeJobRoutes(services), fineTuningRoutes(services));
   v1.use('/prompts/partials', ...jsonBody, partialRoutes(services));
   v1.use('/chat', ...jsonBody, chatRoutes(services, logger));
+  v1.use('/batches', ...jsonBody, batchRoutes(services));
   v1.use('/models', modelRoutes(services));
   v1.use('/organization', usageRoutes(services));
   v1.use('/logs', logRoutes(services));

@@ -8,6 +8,7 @@ import type { ExpansionLimits } from './modules/chat/partial-expansion';
 import type { LedgerOptions } from './modules/usage/usage.ledger';
 import type { RateLimitOptions } from './modules/rate-limits/rate-limiter';
 import { hostListProblem } from './providers/signed-urls';
+import { MAX_PAGE_SIZE } from './validation/parse';
 import type { S3ClientSettings } from './storage/s3-file-store';
 
 /** Environment variables, parsed and validated once at start-up. */
@@ -26,6 +27,8 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   GATEWAY_JOB_POLL_MS: z.coerce.number().int().positive().default(5000),
   GATEWAY_JOB_LEASE_MS: z.coerce.number().int().positive().default(30000),
+  GATEWAY_BATCH_POLL_MS: z.coerce.number().int().positive().default(1000),
+  GATEWAY_BATCH_CONCURRENCY: z.coerce.number().int().min(0).max(256).default(8),
   // A hosted job that cannot reach its provider fails this long after its first failed attempt (15 min).
   GATEWAY_JOB_SUBMIT_DEADLINE_MS: z.coerce.number().int().positive().default(900_000),
   GATEWAY_PROVIDER_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
@@ -118,6 +121,8 @@ export interface Config {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   jobPollMs: number;
   jobLeaseMs: number;
+  /** The batch runner: how often it looks for due batches, and requests in flight per integration and model (0: this process runs no batches). */
+  batch: { pollMs: number; concurrency: number };
   /** How long a hosted job not yet submitted is retried after its first failure before it fails as `provider_unreachable`. */
   jobSubmitDeadlineMs: number;
   /**
@@ -157,9 +162,6 @@ export interface Config {
   pricesFile: string | undefined;
 }
 
-/** The page size cap of every list input (REST and GraphQL); not configurable, the services enforce it. */
-export const MAX_PAGE_SIZE = 100;
-
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
@@ -184,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     jobPollMs: e.GATEWAY_JOB_POLL_MS,
     jobLeaseMs: e.GATEWAY_JOB_LEASE_MS,
+    batch: { pollMs: e.GATEWAY_BATCH_POLL_MS, concurrency: e.GATEWAY_BATCH_CONCURRENCY },
     jobSubmitDeadlineMs: e.GATEWAY_JOB_SUBMIT_DEADLINE_MS,
     providerEndpoints: endpointOverrides(env),
     providerTimeoutMs: e.GATEWAY_PROVIDER_TIMEOUT_MS,

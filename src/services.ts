@@ -7,6 +7,10 @@ import { ApiKeyCache } from './modules/api-keys/api-key.cache';
 import { Metrics } from './http/observability';
 import { ApiKeyRepository } from './modules/api-keys/api-key.repository';
 import { ApiKeyService } from './modules/api-keys/api-key.service';
+import { BatchLines } from './modules/batches/batch-lines.repository';
+import { BatchRepository } from './modules/batches/batch.repository';
+import { BatchService } from './modules/batches/batch.service';
+import { createBatchFileCheck } from './modules/batches/batch-file';
 import { ChatService } from './modules/chat/chat.service';
 import { ClientModeService } from './modules/client-mode/client-mode.service';
 import { FileRepository } from './modules/files/file.repository';
@@ -79,7 +83,11 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const usageRecords = new UsageRepository(prisma);
   const ledger = new UsageLedger(usageRecords, config.usage, logger);
   const usage = { ledger, recorder: new UsageRecorder(ledger), service: new UsageService(usageRecords, loadPrices(config.pricesFile)) };
-  const chat = new ChatService(models, partials, integrations, providers, clientMode, config.providerTimeoutMs, config.chatLimits);
+  const chat = new ChatService(models, partials, integrations, clientMode, config.providerTimeoutMs, config.chatLimits);
+  files.checkContent('batch', createBatchFileCheck);
+  const batchRepository = new BatchRepository(prisma);
+  const batchLines = new BatchLines(prisma);
+  const batches = new BatchService(batchRepository, files, models, clientMode);
   return {
     db,
     workspaces,
@@ -98,6 +106,9 @@ export function createServices(db: Database, config: Config, logger: Logger) {
     models,
     chat,
     usage,
+    batches,
+    batchRepository,
+    batchLines,
     idempotency,
     metrics,
     masterKey,

@@ -3,7 +3,7 @@ import type { Scope } from '../../auth/scope';
 import type { AppContext } from '../../context';
 import { GatewayError, invalidField } from '../../errors';
 import { InputScope } from '../../graphql/scope';
-import { PROVIDER_HEADER, type RequestHeaders } from '../client-mode/client-mode.service';
+import { PROVIDER_HEADER, type RequestHeaders } from '../../http/provider-headers';
 import type { ChatCompletionInput } from './chat.schemas';
 import { ChatCompletionInputType, ChatCompletionType } from './chat.types';
 

@@ -1,11 +1,11 @@
 import { Router, type Response } from 'express';
 import { GatewayError, MASKED_INTERNAL, errorBody } from '../../errors';
 import { restPath } from '../../http/case';
+import { headersOf } from '../../http/provider-headers';
 import { callerOf, lazyTenantRequest } from '../../http/rest';
 import type { Logger } from '../../logger';
 import type { ChatAnswer } from '../../providers/types';
 import type { Services } from '../../services';
-import { headersOf } from '../client-mode/client-mode.routes';
 import { roleChunkJson, toChunkJson, toCompletionJson } from './chat.mapper';
 
 type Streamed = Extract<ChatAnswer, { stream: true }>;

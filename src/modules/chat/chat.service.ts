@@ -6,13 +6,13 @@
  * files and jobs. Either way prompt partials are expanded first, with one lookup for all of them.
  */
 import type { LazyScope } from '../../auth/scope';
-import { badRequest } from '../../errors';
-import type { ProviderClient, ProviderRegistry } from '../../providers/registry';
+import type { ProviderClient } from '../../providers/registry';
 import type { ChatAnswer, ChatMessage } from '../../providers/types';
 import { parseInput, type Input } from '../../validation/parse';
-import { PROVIDER_HEADER, type ClientModeService, type RequestHeaders } from '../client-mode/client-mode.service';
+import { PROVIDER_HEADER, type RequestHeaders } from '../../http/provider-headers';
+import type { ClientModeService } from '../client-mode/client-mode.service';
 import type { HostedJob } from '../fine-tuning/fine-tuning.model';
-import type { IntegrationSource } from '../fine-tuning/fine-tuning.service';
+import type { IntegrationSource } from '../integrations/integration.port';
 import type { ModelService } from '../models/model.service';
 import type { PartialService } from '../partials/partial.service';
 import { chatCallFacts, unmetered, type ChatMeter } from '../usage/usage.recorder';
@@ -31,7 +31,6 @@ export class ChatService {
     private readonly models: ModelService,
     private readonly partials: Pick<PartialService, 'defaultTexts'>,
     private readonly integrations: IntegrationSource,
-    private readonly providers: ProviderRegistry,
     private readonly clientMode: ClientModeService,
     /** How long a provider may send nothing (before its answer, or between two chunks of a stream). */
     private readonly stallTimeoutMs: number,
@@ -88,21 +87,9 @@ export class ChatService {
   ): Promise<{ provider: ProviderClient; model: string; hosted: boolean; job?: HostedJob }> {
     if (settings[PROVIDER_HEADER] !== undefined) return { provider: await this.clientMode.provider(scope, settings), model, hosted: false };
     const job = await this.models.servingJob(await scope(), model);
-    return { provider: await this.jobProvider(scope, job, settings), model: job.servingModel ?? job.fineTunedModel ?? model, hosted: true, job };
-  }
-
-  /** The job's provider with its integration's credentials; the job's settings, then the request's (non-secret) ones, on top. */
-  private async jobProvider(scope: LazyScope, job: HostedJob, settings: RequestHeaders): Promise<ProviderClient> {
-    const integration = await this.integrations.resolve(await scope(), `@${job.integrationSlug}`, 'model');
-    if (integration.provider !== job.provider) {
-      throw badRequest(
-        `Integration @${job.integrationSlug} that trained this model is now for ${integration.provider}, not ${job.provider}`,
-        'model',
-        'integration_changed',
-      );
-    }
-    const overrides = { field: 'headers' as const, values: { ...job.gatewayOptions, ...settings } };
-    return this.providers.client(job.provider, { kind: 'integration', ...integration, overrides });
+    // The job's integration and settings, then the request's (non-secret) ones on top.
+    const provider = await this.integrations.hostedProvider(await scope(), job, 'model', settings);
+    return { provider, model: job.servingModel ?? job.fineTunedModel ?? model, hosted: true, job };
   }
 }
 
