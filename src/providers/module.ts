@@ -5,6 +5,7 @@
  * settings, and its operations (types.ts). Kept apart from types.ts so that the settings and HTTP
  * helpers, which speak the operations' types, are not imported by them.
  */
+import type { z } from 'zod';
 import type { HttpPolicy } from './http';
 import type { SettingValues, SettingsSpec } from './settings';
 import type { SignedUrlHosts } from './signed-urls';
@@ -61,4 +62,13 @@ export interface ProviderModule<T extends SettingsSpec = SettingsSpec, C = unkno
   readonly operations: ProviderOperations<C>;
   readonly hosting?: HostingPolicy;
   readonly dataset?: DatasetFormat;
+  /**
+   * The fine-tuning job options it takes (REST `provider_options` besides `model`, camelCase here),
+   * declared like its settings. Any other option is refused naming it and the provider; without a
+   * schema the provider takes none. The adapter reads them with `readJobOptions` (job-input.ts).
+   */
+  readonly jobOptions?: JobOptionsSchema;
 }
+
+/** A provider's job options: a zod object of optional fields. */
+export type JobOptionsSchema = z.ZodObject<Record<string, z.ZodOptional<z.ZodTypeAny>>>;

@@ -3,7 +3,8 @@
  * bound to a provider and to where its settings come from (request headers, an integration, a
  * hosted job's options). Adding a provider is one folder under `src/providers/` and one line here.
  */
-import { GatewayError, unsupported, type FieldPath } from '../errors';
+import { GatewayError, invalidField, unsupported, type FieldPath } from '../errors';
+import { parseInput } from '../validation/parse';
 import { azureOpenAIProvider } from './azure-openai';
 import { bedrockProvider } from './bedrock';
 import { fireworksProvider } from './fireworks-ai';
@@ -17,7 +18,17 @@ import { parseHostList } from './signed-urls';
 import { checkProviderId } from './url';
 import type { ProviderTracer } from '../telemetry/tracing';
 import { conversionFailure, convertJsonl } from './dataset';
-import type { ChatRequest, CreateJobInput, FileListInput, OperationName, PageInput, ProviderContent, ProviderOperations, UploadInput } from './types';
+import type {
+  ChatRequest,
+  CreateJobInput,
+  FileListInput,
+  JobOptionValues,
+  OperationName,
+  PageInput,
+  ProviderContent,
+  ProviderOperations,
+  UploadInput,
+} from './types';
 import type { ProviderEnvironment, ProviderModule } from './module';
 
 export const PROVIDERS: readonly ProviderModule[] = [
@@ -28,6 +39,12 @@ export const PROVIDERS: readonly ProviderModule[] = [
   fireworksProvider,
   togetherProvider,
 ];
+
+/** The providers' names for descriptions (GraphQL, docs): `openai, azure-openai, … or together-ai`. */
+export function providerNames(): string {
+  const names = PROVIDERS.map((p) => p.name);
+  return `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+}
 
 /** A provider id a call names, and the parameter that carried it (as the REST paths name them). */
 interface NamedId {
@@ -115,6 +132,20 @@ export class ProviderClient {
     readSettings(this.module.settings, this.origin, op);
   }
 
+  /**
+   * `provider_options` (besides `model`) as this provider takes them: only the options its module
+   * declares, any other refused naming it and the provider, each value checked by its schema.
+   */
+  jobOptions(given: JobOptionValues): JobOptionValues {
+    const schema = this.module.jobOptions;
+    const foreign = Object.keys(given).find((key) => !schema || !Object.hasOwn(schema.shape, key));
+    if (foreign !== undefined) {
+      const reason = `is not a job option of ${this.module.title}${schema ? '' : ' (it takes none)'}`;
+      throw invalidField(['providerOptions', foreign], reason, 'unsupported_parameter');
+    }
+    return schema ? parseInput(schema, given, ['providerOptions']) : {};
+  }
+
   /** Uploads, converting the dataset to the provider's format on the way when it has its own. */
   uploadFile = async (input: UploadInput) => {
     const format = this.module.dataset;
@@ -131,7 +162,10 @@ export class ProviderClient {
   getFile = (id: string) => this.run('getFile', (ops, conn) => ops.getFile?.(conn, id), fileId(id));
   fileContent = (id: string): Promise<ProviderContent> => this.run('fileContent', (ops, conn) => ops.fileContent?.(conn, id), fileId(id));
   deleteFile = (id: string) => this.run('deleteFile', (ops, conn) => ops.deleteFile?.(conn, id), fileId(id));
-  createJob = (input: CreateJobInput) => this.run('createJob', (ops, conn) => ops.createJob?.(conn, input));
+  createJob = async (input: CreateJobInput) => {
+    const options = this.jobOptions(input.options);
+    return this.run('createJob', (ops, conn) => ops.createJob?.(conn, { ...input, options }));
+  };
   getJob = (id: string) => this.run('getJob', (ops, conn) => ops.getJob?.(conn, id), jobId(id));
   listJobs = (page: PageInput) => this.run('listJobs', (ops, conn) => ops.listJobs?.(conn, page));
   cancelJob = (id: string) => this.run('cancelJob', (ops, conn) => ops.cancelJob?.(conn, id), jobId(id));

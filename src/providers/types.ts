@@ -127,15 +127,8 @@ export interface FileListInput extends PageInput {
   order?: 'asc' | 'desc';
 }
 
-/** Provider-specific job settings (REST `provider_options`, besides `model`). */
-export type ProviderOptions = {
-  roleArn?: string;
-  jobName?: string;
-  outputFile?: string;
-  trainingType?: string;
-  /** An absolute learning rate, for providers without a multiplier (Fireworks, Together). */
-  learningRate?: number;
-};
+/** Provider-specific job options (REST `provider_options`, besides `model`), as the provider declares them (module.ts `jobOptions`). */
+export type JobOptionValues = Readonly<Record<string, unknown>>;
 
 /** File ids here are the provider's own references (already uploaded). */
 export interface CreateJobInput {
@@ -148,7 +141,7 @@ export interface CreateJobInput {
   /** Send the hyperparameters in the deprecated top-level form (the caller used it). */
   legacyHyperparameters?: boolean;
   metadata?: Record<string, string>;
-  options: ProviderOptions;
+  options: JobOptionValues;
   /**
    * Provider mode: the gateway job id. Adapters use it to make creation idempotent or findable
    * (OpenAI metadata, Bedrock `clientRequestToken`, deterministic job ids), see `findJob`.

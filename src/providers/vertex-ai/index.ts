@@ -16,6 +16,7 @@ import { geminiDataset } from './dataset';
 import { deleteFile, fileContent, getFile, listFiles } from './files';
 import { findJob } from './find-job';
 import { getJob } from './get-job';
+import { vertexJobOptions } from './job-options';
 import { listCheckpoints } from './list-checkpoints';
 import { listEvents } from './list-events';
 import { listJobs } from './list-jobs';
@@ -88,6 +89,7 @@ export const vertexAIProvider: ProviderModule<typeof settings, VertexConnection>
   name: 'vertex-ai',
   title: 'Vertex AI',
   settings,
+  jobOptions: vertexJobOptions,
   endpoints: {
     vertex: { env: 'GATEWAY_VERTEX_BASE_URL', default: 'https://{region}-aiplatform.googleapis.com/v1' },
     storage: { env: 'GATEWAY_GCS_BASE_URL', default: 'https://storage.googleapis.com' },
