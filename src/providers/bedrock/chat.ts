@@ -5,7 +5,7 @@
  * `deployment_required`, while client mode passes the ARN on and relays Bedrock's answer. Other
  * models (foundation models, inference profiles) are called by their id. System and developer
  * messages become Converse's `system`; consecutive messages of one role share a turn (Converse wants
- * turns to alternate). Converse has no seed, so a seed is not sent.
+ * turns to alternate).
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -18,7 +18,8 @@ import {
   type TokenUsage,
 } from '@aws-sdk/client-bedrock-runtime';
 import { GatewayError, invalidField } from '../../errors';
-import type { ChatAnswer, ChatChunk, ChatMessage, ChatRequest, ChatUsage, FinishReason } from '../types';
+import { maxTokensOf, stopSequencesOf, textOf, type ChatRequestMessage } from '../chat-request';
+import type { ChatAnswer, ChatChunk, ChatRequest, ChatUsage, FinishReason } from '../types';
 import type { BedrockConnection } from './connection';
 
 const CUSTOM_MODEL_ARN = /^arn:aws(?:-[a-z]+)*:bedrock:[a-z0-9-]*:\d{12}:custom-model\//;
@@ -45,22 +46,29 @@ function modelIdFor(conn: BedrockConnection, request: ChatRequest): string {
   );
 }
 
-function conversation(messages: ChatMessage[]): { system: SystemContentBlock[]; turns: Message[] } {
+function conversation(messages: ChatRequestMessage[]): { system: SystemContentBlock[]; turns: Message[] } {
   const system: SystemContentBlock[] = [];
   const turns: Array<{ role: 'user' | 'assistant'; content: ContentBlock[] }> = [];
   messages.forEach((message, i) => {
-    if (message.role === 'system' || message.role === 'developer') return void system.push({ text: message.content });
+    const text = textOf(message.content);
+    if (message.role === 'system' || message.role === 'developer') return void system.push({ text });
     if (message.role === 'tool') throw invalidField(['messages', i, 'role'], 'tool messages cannot be sent to Amazon Bedrock through the gateway');
     const last = turns.at(-1);
-    if (last?.role === message.role) last.content.push({ text: message.content });
-    else turns.push({ role: message.role, content: [{ text: message.content }] });
+    if (last?.role === message.role) last.content.push({ text });
+    else turns.push({ role: message.role, content: [{ text }] });
   });
   return { system, turns };
 }
 
 function converseInput(conn: BedrockConnection, request: ChatRequest) {
-  const { system, turns } = conversation(request.messages);
-  const inferenceConfig = { maxTokens: request.maxTokens, temperature: request.temperature, topP: request.topP, stopSequences: request.stop };
+  const { body } = request;
+  const { system, turns } = conversation(body.messages);
+  const inferenceConfig = {
+    maxTokens: maxTokensOf(body),
+    temperature: body.temperature ?? undefined,
+    topP: body.top_p ?? undefined,
+    stopSequences: stopSequencesOf(body),
+  };
   return {
     modelId: modelIdFor(conn, request),
     messages: turns,
@@ -95,7 +103,7 @@ export async function chat(conn: BedrockConnection, request: ChatRequest): Promi
   const input = converseInput(conn, request);
   const created = Math.floor(Date.now() / 1000);
   const options = { abortSignal: request.signal };
-  if (request.stream) {
+  if (request.body.stream) {
     const answer = await conn.call('Amazon Bedrock', () => conn.runtime().send(new ConverseStreamCommand(input), options));
     if (!answer.stream) throw new GatewayError('provider', 'Amazon Bedrock answered without a stream', { status: 502 });
     return { stream: true, id: `chatcmpl-${answer.$metadata.requestId ?? randomUUID()}`, model: request.model, created, chunks: chunksOf(conn, answer.stream) };
@@ -108,8 +116,7 @@ export async function chat(conn: BedrockConnection, request: ChatRequest): Promi
       id: `chatcmpl-${answer.$metadata.requestId ?? randomUUID()}`,
       model: request.model,
       created,
-      content,
-      finishReason: answer.stopReason ? finishOf(answer.stopReason) : null,
+      choices: [{ index: 0, content, refusal: null, toolCalls: [], finishReason: answer.stopReason ? finishOf(answer.stopReason) : null, logprobs: null }],
       usage: usageOf(answer.usage),
     },
   };
