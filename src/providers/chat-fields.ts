@@ -60,7 +60,14 @@ interface Use {
 const TOP_LEVEL: readonly ChatField[] = CHAT_FIELDS.filter((f) => !f.includes(' ') && !f.includes('.') && f !== 'input_audio' && f !== 'file');
 
 /** Values that ask for what every provider does anyway: they are no use of the field. */
-const DEFAULTS: Readonly<Partial<Record<ChatField, unknown>>> = { n: 1, logprobs: false, presence_penalty: 0, frequency_penalty: 0, store: false };
+const DEFAULTS: Readonly<Partial<Record<ChatField, unknown>>> = {
+  n: 1,
+  logprobs: false,
+  presence_penalty: 0,
+  frequency_penalty: 0,
+  store: false,
+  parallel_tool_calls: true,
+};
 
 /** What the body uses, each with where (the first place for content kinds). */
 function uses(body: ChatBody, extra: Record<string, unknown>): Use[] {

@@ -187,3 +187,9 @@ export const maxTokensOf = (body: ChatBody): number | undefined => body.max_comp
 
 /** `stop` as a list. */
 export const stopSequencesOf = ({ stop }: ChatBody): string[] | undefined => (typeof stop === 'string' ? [stop] : (stop ?? undefined));
+
+/** A `data:` URL's media type and bytes (base64 only), or null for any other URL. */
+export function dataUrl(url: string): { mediaType: string; bytes: Buffer } | null {
+  const match = /^data:([\w.+-]+\/[\w.+-]+);base64,([A-Za-z0-9+/=\s]*)$/.exec(url);
+  return match ? { mediaType: match[1].toLowerCase(), bytes: Buffer.from(match[2], 'base64') } : null;
+}

@@ -1,15 +1,13 @@
 /**
  * OpenAI's whole chat request through the gateway with the official SDK, on the four providers whose
- * wire is OpenAI's (OpenAI, Azure OpenAI, Fireworks AI, Together AI; fakes, client mode): a tool round
- * trip streamed and not, `runTools`, structured outputs with `chat.completions.parse`, images, several
- * choices, log probabilities, refusals; the body relayed with only `model` replaced (fields the gateway
+ * wire is OpenAI's (OpenAI, Azure OpenAI, Fireworks AI, Together AI; fakes, client mode): the SDK
+ * suite (./sdk-suite.ts: tools, runTools, structured outputs), images, several choices, log
+ * probabilities, refusals; the body relayed with only `model` replaced (fields the gateway
  * does not know too, for OpenAI and Azure); what a provider cannot carry refused naming field and
  * provider; partials expanded in text only. gatewayFetch validates every answer and chunk against
  * OpenAI's published schema.
  */
 import type OpenAI from 'openai';
-import { zodResponseFormat } from 'openai/helpers/zod';
-import { z } from 'zod/v4';
 import { AZURE_TEST_API_KEY, startFakeAzureOpenAI, type FakeAzureOpenAI } from '../fakes/azure-openai-server';
 import { startFakeFireworks, type FakeFireworks } from '../fakes/fireworks-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
@@ -17,6 +15,7 @@ import { startFakeTogether, type FakeTogether } from '../fakes/together-server';
 import { gatewaySdk } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 import { streamedText } from './harness';
+import { sdkSuite, WEATHER } from './sdk-suite';
 
 const OPENAI_KEY = 'sk-wire-0123456789abcdef';
 const FIREWORKS_KEY = 'fw-wire-0123456789abcdef';
@@ -105,107 +104,22 @@ const PROVIDERS: Provider[] = [
 
 const sdkFor = (p: Provider) => gatewaySdk(gw, { apiKey: p.apiKey, headers: p.headers });
 
-const WEATHER: OpenAI.Chat.Completions.ChatCompletionTool = {
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'The weather in a city',
-    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
-    strict: true,
-  },
-};
-
-const Weather = z.object({ city: z.string(), temperature: z.number(), sunny: z.boolean() });
-
 describe.each(PROVIDERS)('$title', (p) => {
-  it('runs a tool round trip: the model calls the tool, the caller answers, the model answers in text', async () => {
+  sdkSuite(() => ({ model: p.model, answeredBy: p.answeredBy, client: () => sdkFor(p) }));
+
+  it('relays a tool round trip with the body as sent, the model replaced', async () => {
     const client = sdkFor(p);
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Paris' }];
     const first = await client.chat.completions.create({ model: p.model, messages, tools: [WEATHER], tool_choice: 'auto' });
-    expect(first.model).toBe(p.model);
-    const [choice] = first.choices;
-    expect(choice.finish_reason).toBe('tool_calls');
-    expect(choice.message.content).toBeNull();
-    expect(choice.message.tool_calls).toEqual([
-      { id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
-    ]);
-    // The body reached the provider as sent, with the provider's model.
     expect(p.lastBody()).toMatchObject({ messages, tools: [WEATHER], tool_choice: 'auto' });
-
-    const call = choice.message.tool_calls![0];
-    messages.push(choice.message, { role: 'tool', tool_call_id: call.id, content: 'Sunny, 21 °C' });
-    const second = await client.chat.completions.create({ model: p.model, messages, tools: [WEATHER] });
-    expect(second.choices[0]).toMatchObject({ finish_reason: 'stop', message: { role: 'assistant', content: `Answer from ${p.answeredBy}: Sunny, 21 °C` } });
-    expect(p.lastBody().messages[1]).toEqual({ role: 'assistant', content: null, refusal: null, tool_calls: [call] });
-  });
-
-  it('streams a tool call in OpenAI’s chunk shape, which the SDK’s stream helper assembles', async () => {
-    const client = sdkFor(p);
-    const stream = await client.chat.completions.create({
-      model: p.model,
-      messages: [{ role: 'user', content: 'Rome' }],
-      tools: [WEATHER],
-      tool_choice: { type: 'function', function: { name: 'get_weather' } },
-      stream: true,
-      stream_options: { include_usage: true },
-    });
-    const { chunks } = await streamedText(stream);
-    const deltas = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
-    expect(deltas[0]).toEqual({ index: 0, id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'get_weather', arguments: '' } });
-    expect(deltas.slice(1).every((d) => d.index === 0 && d.id === undefined && d.function?.name === undefined)).toBe(true);
-    expect(deltas.map((d) => d.function?.arguments ?? '').join('')).toBe('{"city":"Rome"}');
-    expect(chunks.find((c) => c.choices[0]?.finish_reason)?.choices[0].finish_reason).toBe('tool_calls');
-    expect(chunks.at(-1)?.usage?.total_tokens).toBeGreaterThan(0);
-
-    const helper = client.chat.completions.stream({ model: p.model, messages: [{ role: 'user', content: 'Oslo' }], tools: [WEATHER] });
-    const final = await helper.finalChatCompletion();
-    expect(final.choices[0].message.tool_calls?.[0].function).toMatchObject({ name: 'get_weather', arguments: '{"city":"Oslo"}' });
-  });
-
-  it.each([false, true])('runs the SDK’s runTools loop to a final answer (stream: %s)', async (stream) => {
-    const client = sdkFor(p);
-    const called: string[] = [];
-    const tools = [
-      {
-        type: 'function' as const,
-        function: {
-          name: 'get_weather',
-          description: 'The weather in a city',
-          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-          parse: (args: string) => JSON.parse(args) as { city: string },
-          function: ({ city }: { city: string }) => {
-            called.push(city);
-            return `Cloudy in ${city}`;
-          },
-        },
-      },
-    ];
-    const messages = [{ role: 'user' as const, content: 'Lima' }];
-    const runner = stream
-      ? client.chat.completions.runTools({ model: p.model, messages, tools, stream: true })
-      : client.chat.completions.runTools({ model: p.model, messages, tools });
-    expect(await runner.finalContent()).toBe(`Answer from ${p.answeredBy}: Cloudy in Lima`);
-    expect(called).toEqual(['Lima']);
-  });
-
-  it('answers structured outputs that chat.completions.parse parses with the zod schema', async () => {
-    const client = sdkFor(p);
-    const completion = await client.chat.completions.parse({
-      model: p.model,
-      messages: [{ role: 'user', content: 'Weather in Nice?' }],
-      response_format: zodResponseFormat(Weather, 'weather'),
-    });
-    expect(completion.choices[0].message.parsed).toEqual({ city: `Answer from ${p.answeredBy}: Weather in Nice?`, temperature: 1, sunny: true });
-    expect(p.lastBody().response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'weather', strict: true } });
-
-    const json = await client.chat.completions.create({
-      model: p.model,
-      messages: [{ role: 'user', content: 'Answer in JSON' }],
-      response_format: { type: 'json_object' },
-      stream: true,
-    });
-    const { text } = await streamedText(json);
-    expect(JSON.parse(text)).toEqual({ answer: `Answer from ${p.answeredBy}: Answer in JSON` });
+    const { message } = first.choices[0];
+    const call = message.tool_calls![0];
+    messages.push(message, { role: 'tool', tool_call_id: call.id, content: 'Sunny' });
+    await client.chat.completions.create({ model: p.model, messages, tools: [WEATHER] });
+    expect(p.lastBody().messages.slice(1)).toEqual([
+      { role: 'assistant', content: null, refusal: null, tool_calls: [call] },
+      { role: 'tool', tool_call_id: call.id, content: 'Sunny' },
+    ]);
   });
 
   it('passes images on, as data: URLs and as URLs the provider fetches itself', async () => {

@@ -110,3 +110,6 @@ export function describeImage(url: string): string {
   const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
   return data ? `[image ${data[1]} ${Buffer.from(data[2], 'base64').length} bytes]` : `[image ${url}]`;
 }
+
+/** How image bytes reached the fake (Converse's `image` block, Gemini's `inlineData`), as `describeImage` says it. */
+export const describeBytes = (mediaType: string, bytes: number) => `[image ${mediaType} ${bytes} bytes]`;

@@ -2,7 +2,8 @@
  * Chat with Bedrock through the registry's ProviderClient against the fake runtime: Converse and
  * ConverseStream with the deployment named in x-gateway-aws-bedrock-model, `deployment_required` for
  * a bare custom model, foundation models by id, the request translated (system, merged turns,
- * inference settings), streaming chunk by chunk, a caller hanging up, and throttling relayed.
+ * inference settings), streaming chunk by chunk, a caller hanging up, throttling relayed, a field
+ * Converse cannot carry refused.
  */
 import type { ChatBody, ChatRequestMessage } from '../../src/providers/chat-request';
 import type { ChatChunk, ChatRequest } from '../../src/providers/types';
@@ -119,17 +120,12 @@ describe('Bedrock chat', () => {
     expect(fake.state.abandonedStreams).toBe(1);
   });
 
-  it('relays ThrottlingException as 429 and refuses tool messages before any request', async () => {
+  it('relays ThrottlingException as 429 and refuses what Converse cannot carry before any request', async () => {
     fake.runtime.failNext('POST', '/model/', 429, { times: 3 });
     expect(await gatewayError(bedrock(fake).chat(request('amazon.nova-micro-v1:0')))).toMatchObject({ status: 429, code: 'ThrottlingException' });
     const before = fake.runtime.requests.length;
-    const tool = request('amazon.nova-micro-v1:0', {
-      messages: [
-        { role: 'user', content: 'x' },
-        { role: 'tool', content: '{}', tool_call_id: 'call_1' },
-      ],
-    });
-    expect(await gatewayError(bedrock(fake).chat(tool), 'invalid_request')).toMatchObject({ path: ['messages', 1, 'role'], code: 'unsupported_parameter' });
+    const seeded = request('amazon.nova-micro-v1:0', { seed: 1 });
+    expect(await gatewayError(bedrock(fake).chat(seeded), 'invalid_request')).toMatchObject({ path: ['seed'], code: 'unsupported_parameter' });
     expect(fake.runtime.requests.length).toBe(before);
   });
 });
