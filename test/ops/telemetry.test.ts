@@ -106,7 +106,7 @@ beforeAll(async () => {
     GATEWAY_BOOTSTRAP_API_KEY: GATEWAY_KEY,
     TEMPLATE: database.pgliteLoadDataDir ?? '',
   });
-}, 60_000);
+}, 180_000); // a child gateway compiled on the fly: slow on a loaded machine
 
 afterAll(async () => {
   child?.stdin?.end();
@@ -151,4 +151,4 @@ it('exports a chat call as one trace: server span → provider client span with 
   const exported = bodies.join('\n');
   expect(exported).toContain('gateway-under-test');
   for (const secret of [PROVIDER_KEY, GATEWAY_KEY, PROMPT]) expect(exported).not.toContain(secret);
-}, 60_000);
+}, 180_000); // a child gateway compiled on the fly: slow on a loaded machine
