@@ -151,4 +151,4 @@ it('exports a chat call as one trace: server span → provider client span with 
   const exported = bodies.join('\n');
   expect(exported).toContain('gateway-under-test');
   for (const secret of [PROVIDER_KEY, GATEWAY_KEY, PROMPT]) expect(exported).not.toContain(secret);
-}, 180_000); // a child gateway compiled on the fly: slow on a loaded machine
+}, 60_000);
