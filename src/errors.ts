@@ -20,23 +20,25 @@ interface KindInfo {
   status: number;
   type: string;
   graphqlCode: string;
+  /** The `code` of an error raised without a more precise one: every answer carries a code a client can switch on. */
+  code: ErrorCode;
 }
 
 const KINDS: Record<ErrorKind, KindInfo> = {
-  invalid_request: { status: 400, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT' },
-  payload_too_large: { status: 413, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT' },
-  unsupported_media_type: { status: 415, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT' },
-  unauthenticated: { status: 401, type: 'authentication_error', graphqlCode: 'UNAUTHENTICATED' },
-  forbidden: { status: 403, type: 'permission_error', graphqlCode: 'FORBIDDEN' },
-  not_found: { status: 404, type: 'not_found_error', graphqlCode: 'NOT_FOUND' },
-  conflict: { status: 409, type: 'conflict_error', graphqlCode: 'CONFLICT' },
-  rate_limited: { status: 429, type: 'rate_limit_error', graphqlCode: 'RATE_LIMITED' },
+  invalid_request: { status: 400, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT', code: 'invalid_request' },
+  payload_too_large: { status: 413, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT', code: 'payload_too_large' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT', code: 'unsupported_media_type' },
+  unauthenticated: { status: 401, type: 'authentication_error', graphqlCode: 'UNAUTHENTICATED', code: 'unauthenticated' },
+  forbidden: { status: 403, type: 'permission_error', graphqlCode: 'FORBIDDEN', code: 'forbidden' },
+  not_found: { status: 404, type: 'not_found_error', graphqlCode: 'NOT_FOUND', code: 'not_found' },
+  conflict: { status: 409, type: 'conflict_error', graphqlCode: 'CONFLICT', code: 'conflict' },
+  rate_limited: { status: 429, type: 'rate_limit_error', graphqlCode: 'RATE_LIMITED', code: 'rate_limit_exceeded' },
   // A provider or gateway lacking an operation is the caller's problem to route around: a 400.
-  unsupported: { status: 400, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT' },
-  provider: { status: 502, type: 'provider_error', graphqlCode: 'PROVIDER_ERROR' },
+  unsupported: { status: 400, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT', code: 'unsupported_operation' },
+  provider: { status: 502, type: 'provider_error', graphqlCode: 'PROVIDER_ERROR', code: 'provider_error' },
   // A dependency of the gateway (its database) is out of reach: the caller should retry (`Retry-After`).
-  unavailable: { status: 503, type: 'service_unavailable', graphqlCode: 'SERVICE_UNAVAILABLE' },
-  internal: { status: 500, type: 'server_error', graphqlCode: 'INTERNAL_SERVER_ERROR' },
+  unavailable: { status: 503, type: 'service_unavailable', graphqlCode: 'SERVICE_UNAVAILABLE', code: 'service_unavailable' },
+  internal: { status: 500, type: 'server_error', graphqlCode: 'INTERNAL_SERVER_ERROR', code: 'internal_error' },
 };
 
 /**
@@ -64,6 +66,18 @@ export const ERROR_CODES = {
   empty_file: 'invalid_request',
   too_many_parts: 'payload_too_large',
   invalid_integration_ref: 'invalid_request',
+  invalid_multipart: 'invalid_request',
+  too_many_files: 'invalid_request',
+  too_many_fields: 'invalid_request',
+  unknown_field: 'invalid_request',
+  invalid_field: 'invalid_request',
+  missing_file: 'invalid_request',
+  invalid_text: 'invalid_request',
+  unknown_entity_type: 'invalid_request',
+  invalid_batch_file: 'invalid_request',
+  batch_not_cancellable: 'invalid_request',
+  unknown_model: 'invalid_request',
+  unsupported_encoding: 'unsupported_media_type',
   invalid_s3_uri: 'invalid_request',
   integration_changed: 'invalid_request',
   invalid_idempotency_key: 'invalid_request',
@@ -78,6 +92,12 @@ export const ERROR_CODES = {
   multipart_too_large: 'payload_too_large',
   unsupported_media_type: 'unsupported_media_type',
   invalid_api_key: 'unauthenticated',
+  unauthenticated: 'unauthenticated',
+  forbidden: 'forbidden',
+  conflict: 'conflict',
+  payload_too_large: 'payload_too_large',
+  provider_error: 'provider',
+  service_unavailable: 'unavailable',
   too_many_failed_authentications: 'rate_limited',
   rate_limit_exceeded: 'rate_limited',
   not_found: 'not_found',
@@ -131,7 +151,7 @@ export interface ErrorDetails<K extends ErrorKind = ErrorKind> {
   param?: string | null;
   /** The message is a reason about the field (`must not be empty`): faces prefix it with the field's name. */
   aboutField?: boolean;
-  /** A machine-readable code of the kind, e.g. `label_name_taken` (ERROR_CODES). */
+  /** A machine-readable code of the kind (ERROR_CODES), e.g. `label_name_taken`; without one, the kind's (`invalid_request`, `not_found`…). */
   code?: CodeFor<K> | null;
   /** Overrides the kind's status (provider errors carry the provider's status). */
   status?: number;
@@ -171,6 +191,11 @@ export class GatewayError extends Error {
 
   get graphqlCode(): string {
     return KINDS[this.kind].graphqlCode;
+  }
+
+  /** The code an answer shows: the precise one, else the kind's, never null. */
+  get answerCode(): ErrorCode | ProviderCode {
+    return this.code ?? KINDS[this.kind].code;
   }
 
   /** The same error about another field (a face renaming its own arguments, see graphql/field-names.ts). */
@@ -222,12 +247,12 @@ export const unsupported = (message: string, path?: FieldPath | string) => new G
 
 /** The error body every REST response uses (OpenAI's shape, so SDKs parse it). */
 export interface ErrorBody {
-  error: { message: string; type: string; param: string | null; code: string | null };
+  error: { message: string; type: string; param: string | null; code: string };
 }
 
 export function errorBody(err: GatewayError, spell: (path: FieldPath) => string): ErrorBody {
   const { param, message } = err.render(spell);
-  return { error: { message, type: err.type, param, code: err.code } };
+  return { error: { message, type: err.type, param, code: err.answerCode } };
 }
 
 export const MASKED_INTERNAL = new GatewayError('internal', 'Internal server error', { code: 'internal_error' });

@@ -16,7 +16,10 @@ import { vertexAIProvider } from './vertex-ai';
 import { readSettings, type SettingsOrigin } from './settings';
 import { parseHostList } from './signed-urls';
 import { checkProviderId } from './url';
+import type { ProviderTracer } from '../telemetry/tracing';
 import { conversionFailure, convertJsonl } from './dataset';
+import { checkChatSupport, type ChatSupport } from './chat-fields';
+import { extraFields } from './chat-request';
 import type {
   ChatRequest,
   CreateJobInput,
@@ -53,6 +56,9 @@ interface NamedId {
 const fileId = (value: string): NamedId => ({ param: 'fileId', value });
 const jobId = (value: string): NamedId => ({ param: 'jobId', value });
 
+/** A module that declares no chat support carries only messages of text. */
+const NO_CHAT_FIELDS: ChatSupport = { fields: [], unknownFields: false };
+
 export type ProviderCallObserver = (provider: ProviderName, operation: OperationName, errorStatus: number | null) => void;
 
 export class ProviderRegistry {
@@ -66,6 +72,8 @@ export class ProviderRegistry {
     private readonly http: HttpPolicy,
     /** Told the outcome of every provider call (metrics); `errorStatus` is null on success. */
     private readonly observe: ProviderCallObserver = () => {},
+    /** Wraps every provider call in a client span when tracing is on. */
+    private readonly tracer: ProviderTracer | null = null,
   ) {
     const hosts = (m: ProviderModule) => (m.downloads ? [...m.downloads.default, ...parseHostList(endpointOverrides[m.downloads.env] ?? '')] : []);
     this.downloadHosts = new Map(PROVIDERS.map((m) => [m.name, hosts(m)]));
@@ -90,7 +98,7 @@ export class ProviderRegistry {
     const baseUrls = Object.fromEntries(endpoints.map(([key, spec]) => [key, this.endpointOverrides[spec.env] ?? spec.default]));
     const configured = new Set(endpoints.filter(([, spec]) => this.endpointOverrides[spec.env] !== undefined).map(([key]) => key));
     const downloadHosts = this.downloadHosts.get(module.name) ?? [];
-    return new ProviderClient(module, origin, { baseUrls, configured, downloadHosts, http: this.http }, this.observe);
+    return new ProviderClient(module, origin, { baseUrls, configured, downloadHosts, http: this.http }, this.observe, this.tracer);
   }
 }
 
@@ -105,6 +113,7 @@ export class ProviderClient {
     private readonly origin: SettingsOrigin,
     private readonly env: ProviderEnvironment,
     private readonly observe: ProviderCallObserver = () => {},
+    private readonly tracer: ProviderTracer | null = null,
   ) {}
 
   get name(): ProviderName {
@@ -168,10 +177,24 @@ export class ProviderClient {
   listEvents = (id: string, page: PageInput) => this.run('listEvents', (ops, conn) => ops.listEvents?.(conn, id, page), jobId(id));
   listCheckpoints = (id: string, page: PageInput) => this.run('listCheckpoints', (ops, conn) => ops.listCheckpoints?.(conn, id, page), jobId(id));
   findJob = (gatewayJobId: string) => this.run('findJob', (ops, conn) => ops.findJob?.(conn, gatewayJobId));
-  chat = (request: ChatRequest) => this.run('chat', (ops, conn) => ops.chat?.(conn, request));
+  /** Refuses what the provider does not carry (400 naming the field and the provider) before connecting. */
+  chat = async (request: ChatRequest) => {
+    if (this.supports('chat')) checkChatSupport(request.body, extraFields(request.body), this.module.chatSupport ?? NO_CHAT_FIELDS, this.module.title);
+    return this.run('chat', (ops, conn) => ops.chat?.(conn, request), undefined, request.model);
+  };
 
-  /** `id`: the provider id the call names, checked before anything else. */
-  private async run<T>(op: OperationName, call: (ops: ProviderOperations<unknown>, conn: unknown) => Promise<T> | undefined, id?: NamedId): Promise<T> {
+  /** `id`: the provider id the call names, checked before anything else; `model`: the model a call asks for (traces). */
+  private run<T>(
+    op: OperationName,
+    call: (ops: ProviderOperations<unknown>, conn: unknown) => Promise<T> | undefined,
+    id?: NamedId,
+    model?: string,
+  ): Promise<T> {
+    if (!this.tracer) return this.call(op, call, id);
+    return this.tracer.trace(this.module.name, op, model, () => this.call(op, call, id));
+  }
+
+  private async call<T>(op: OperationName, call: (ops: ProviderOperations<unknown>, conn: unknown) => Promise<T> | undefined, id?: NamedId): Promise<T> {
     if (id) checkProviderId(id.value, id.param);
     if (!this.supports(op)) throw unsupported(`${this.module.title} does not support ${op}`);
     const conn = this.module.connect(readSettings(this.module.settings, this.origin, op), this.env);

@@ -152,7 +152,14 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
     const sent = lastOpenAIRequest().body.messages as { role: string; content: string }[];
     expect(sent).toEqual([
       { role: 'system', content: 'Be kind and patient. Answer in {{ language }}.' },
-      { role: 'user', content: 'Tone: Be kind and patient.' },
+      // Text parts stay parts (the body is relayed as sent), each expanded.
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Tone: ' },
+          { type: 'text', text: 'Be kind and patient.' },
+        ],
+      },
     ]);
   });
 
@@ -237,7 +244,7 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
       message: 'OpenAI failed while streaming: The model crashed midway',
       type: 'provider_error',
       param: null,
-      code: null,
+      code: 'provider_error',
     });
   });
 

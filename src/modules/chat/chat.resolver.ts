@@ -20,12 +20,13 @@ function settingsOf(input: ChatCompletionInputType): RequestHeaders {
   return { ...Object.fromEntries(options), ...(input.integration == null ? {} : { [PROVIDER_HEADER]: input.integration }) };
 }
 
+/** OpenAI's request (its spelling, which the service takes on every face). */
 const toServiceInput = (input: ChatCompletionInputType): ChatCompletionInput => ({
   model: input.model,
   messages: input.messages.map((m) => ({ role: m.role, content: m.content, ...(m.name == null ? {} : { name: m.name }) })),
-  maxTokens: input.maxTokens,
+  max_tokens: input.maxTokens,
   temperature: input.temperature,
-  topP: input.topP,
+  top_p: input.topP,
   stop: input.stop,
   seed: input.seed,
 });
@@ -35,15 +36,18 @@ export class ChatResolver {
   @Mutation(() => ChatCompletionType, { description: 'A chat completion (not streamed) with a fine-tuned model of the workspace, or through an integration.' })
   async chatCompletion(@Ctx() ctx: AppContext, @Arg('input', () => ChatCompletionInputType) input: ChatCompletionInputType, @InputScope() scope: Scope) {
     // GraphQL answers once: there is no stream for a client to leave, so nothing aborts the call but its time-out.
-    const { answer } = await ctx.services.chat.complete(() => Promise.resolve(scope), settingsOf(input), toServiceInput(input), new AbortController().signal);
+    const meter = ctx.services.usage.recorder.chatMeter(ctx.caller);
+    const signal = new AbortController().signal;
+    const { answer } = await ctx.services.chat.complete(() => Promise.resolve(scope), settingsOf(input), toServiceInput(input), signal, meter);
     if (answer.stream) throw new GatewayError('internal', 'A chat answer asked for whole came back streamed');
     const { completion } = answer;
+    const choice = completion.choices[0];
     return {
       id: completion.id,
       model: completion.model,
       created: new Date(completion.created * 1000),
-      message: { role: 'assistant', content: completion.content },
-      finishReason: completion.finishReason,
+      message: { role: 'assistant', content: choice?.content ?? '' },
+      finishReason: choice?.finishReason ?? null,
       usage: completion.usage,
     };
   }

@@ -11,6 +11,7 @@ export const FilePurposeEnum = {
   VISION: 'vision',
   USER_DATA: 'user_data',
   EVALS: 'evals',
+  BATCH_OUTPUT: 'batch_output',
 } as const satisfies Record<string, FilePurpose>;
 
 registerEnumType(FilePurposeEnum, { name: 'FilePurpose', description: 'What a file is for; FINE_TUNE files are validated as JSONL datasets.' });

@@ -31,12 +31,12 @@ const methodSchema = z.discriminatedUnion(
 );
 
 /** JSON maps: typed callers (GraphQL's JSON scalar) hand them over as they came, checked here. */
-const metadataSchema = z
+export const metadataSchema = z
   .unknown()
   .pipe(z.record(z.string().min(1).max(64), z.string().max(512)).refine((m) => Object.keys(m).length <= 16, { message: 'holds at most 16 key-value pairs' }));
 
 /** Settings keyed by their header names (api.md §6), checked against the provider's once the integration is known. */
-const gatewayOptionsSchema = z.unknown().pipe(z.record(z.string().min(1).max(2048)));
+export const gatewayOptionsSchema = z.unknown().pipe(z.record(z.string().min(1).max(2048)));
 
 const optionText = z.string().min(1).max(2048);
 
