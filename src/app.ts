@@ -5,6 +5,7 @@ import { createGraphQLFace } from './graphql/server';
 import { notFoundRoute, requireJsonBody, restErrorHandler } from './http/errors';
 import { corsPolicy } from './http/cors';
 import { refuseDeepJson } from './http/json-depth';
+import { refuseUnstorableBody, refuseUnstorableQuery } from './http/text-guard';
 import { requestLog } from './http/observability';
 import { openApiRoute } from './http/openapi';
 import { authenticate, authenticateRequest } from './http/rest';
@@ -24,6 +25,7 @@ import { integrationRoutes } from './modules/integrations/integration.routes';
 import { labelRoutes } from './modules/labels/label.routes';
 import { modelRoutes } from './modules/models/model.routes';
 import { partialRoutes } from './modules/partials/partial.routes';
+import { logRoutes, usageRoutes } from './modules/usage/usage.routes';
 import type { Services } from './services';
 import { graphqlRateLimitErrors, identifyCaller, rateLimit } from './modules/rate-limits/rate-limit.middleware';
 import { FailedAuthLimiter } from './modules/rate-limits/failed-auth.limiter';
@@ -114,10 +116,12 @@ export async function createApp(config: Config, services: Services, logger: Logg
   const jsonBody: RequestHandler[] = [
     requireJsonBody,
     express.json({ limit: config.jsonLimit, strict: true, verify: refuseDeepJson(config.jsonMaxDepth) }),
+    refuseUnstorableBody,
     idempotentCreates(services.idempotency),
   ];
   const v1 = express.Router();
   v1.use(authenticate(services, failures));
+  v1.use(refuseUnstorableQuery);
   if (limiter) v1.use(rateLimit(limiter));
   v1.use('/labels', ...jsonBody, labelRoutes(services));
   v1.use('/integrations', ...jsonBody, integrationRoutes(services));
@@ -129,6 +133,8 @@ export async function createApp(config: Config, services: Services, logger: Logg
   v1.use('/chat', ...jsonBody, chatRoutes(services, logger));
   v1.use('/batches', ...jsonBody, batchRoutes(services));
   v1.use('/models', modelRoutes(services));
+  v1.use('/organization', usageRoutes(services));
+  v1.use('/logs', logRoutes(services));
   v1.use('/', ...jsonBody, adminRoutes(services));
   app.use('/v1', v1);
   app.use('/console', consoleRoutes(consoleBuildDir()));

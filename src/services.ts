@@ -31,6 +31,11 @@ import { OrganisationRepository } from './modules/organisations/organisation.rep
 import { OrganisationService } from './modules/organisations/organisation.service';
 import { PartialRepository } from './modules/partials/partial.repository';
 import { PartialService } from './modules/partials/partial.service';
+import { UsageLedger } from './modules/usage/usage.ledger';
+import { UsageRecorder } from './modules/usage/usage.recorder';
+import { UsageRepository } from './modules/usage/usage.repository';
+import { UsageService } from './modules/usage/usage.service';
+import { loadPrices } from './modules/usage/prices';
 import { WorkspaceRepository } from './modules/workspaces/workspace.repository';
 import { WorkspaceService } from './modules/workspaces/workspace.service';
 import { ProviderRegistry } from './providers/registry';
@@ -69,7 +74,10 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   files.guardDeletion((tx, scope, fileId) => fineTuning.fileInUse(tx, scope, fileId));
   const clientMode = new ClientModeService(integrations, providers);
   const models = new ModelService(new ModelRepository(prisma));
-  const chat = new ChatService(models, partials, integrations, providers, clientMode, config.providerTimeoutMs, config.chatLimits);
+  const usageRecords = new UsageRepository(prisma);
+  const ledger = new UsageLedger(usageRecords, config.usage, logger);
+  const usage = { ledger, recorder: new UsageRecorder(ledger), service: new UsageService(usageRecords, loadPrices(config.pricesFile)) };
+  const chat = new ChatService(models, partials, integrations, clientMode, config.providerTimeoutMs, config.chatLimits);
   files.checkContent('batch', createBatchFileCheck);
   const batchRepository = new BatchRepository(prisma);
   const batchLines = new BatchLines(prisma);
@@ -91,6 +99,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
     clientMode,
     models,
     chat,
+    usage,
     batches,
     batchRepository,
     batchLines,

@@ -7,7 +7,7 @@ import { createResolversMap } from 'type-graphql';
 import { schemaEntities } from './entity';
 
 /**
- * Apollo Federation v2: the GraphQL face is a subgraph. Entity types are marked with `@Entity`
+ * Apollo Federation v2: the GraphQL face is a subgraph. Entity types are registered with `registerEntity`
  * (./entity.ts); this module turns the type-graphql schema into the subgraph schema Apollo serves.
  */
 

@@ -20,6 +20,7 @@ import { JSON_TOO_DEEP, jsonTooDeepError, refuseDeepJson, valueTooDeep } from '.
 import { guardMultipart, type MultipartLimits } from '../http/multipart-guard';
 import { formatGraphQLError, contextGraphQLError, unavailablePlugin } from './errors';
 import { serviceSdlGate } from './federation';
+import { unstorableTextPlugin } from './text';
 import { costLimitPlugin, knownOperationTypesRule, queryLimitsRule } from './limits';
 
 export interface GraphQLFace {
@@ -66,6 +67,7 @@ export async function createGraphQLFace<C extends object>({
     plugins: [
       serviceSdlGate({ secret: config.federationSecret, production: config.production }),
       costLimitPlugin(limits),
+      unstorableTextPlugin,
       unavailablePlugin(),
       // Apollo would add federated tracing (ftv1) to a subgraph; no router reports to Apollo Studio here.
       ApolloServerPluginInlineTraceDisabled(),

@@ -9,6 +9,7 @@ import { integrationsGraphQL } from './integrations/integration.resolver';
 import { labelsGraphQL } from './labels/label.resolver';
 import { modelsGraphQL } from './models/model.resolver';
 import { partialsGraphQL } from './partials/partial.resolver';
+import { usageGraphQL } from './usage/usage.resolver';
 
 export const GRAPHQL_MODULES: readonly GraphQLModule[] = [
   labelsGraphQL,
@@ -19,4 +20,5 @@ export const GRAPHQL_MODULES: readonly GraphQLModule[] = [
   modelsGraphQL,
   chatGraphQL,
   batchesGraphQL,
+  usageGraphQL,
 ];

@@ -16,18 +16,8 @@ import { readSettings, type SettingsOrigin } from './settings';
 import { parseHostList } from './signed-urls';
 import { checkProviderId } from './url';
 import { conversionFailure, convertJsonl } from './dataset';
-import type {
-  ChatRequest,
-  CreateJobInput,
-  FileListInput,
-  OperationName,
-  PageInput,
-  ProviderContent,
-  ProviderEnvironment,
-  ProviderModule,
-  ProviderOperations,
-  UploadInput,
-} from './types';
+import type { ChatRequest, CreateJobInput, FileListInput, OperationName, PageInput, ProviderContent, ProviderOperations, UploadInput } from './types';
+import type { ProviderEnvironment, ProviderModule } from './module';
 
 export const PROVIDERS: readonly ProviderModule[] = [
   openaiProvider,

@@ -1,6 +1,9 @@
 import { z, type ZodErrorMap, type ZodIssue, type ZodTypeAny } from 'zod';
 import { badRequest, invalidField, type GatewayError } from '../errors';
 
+/** The page size cap of every list input (REST and GraphQL); not configurable, the services enforce it. */
+export const MAX_PAGE_SIZE = 100;
+
 declare const untrusted: unique symbol;
 
 /**

@@ -48,7 +48,7 @@ it('ends a stream that stalls midway with a 504 error event, and closes the prov
     const events = await sseData(res);
     expect(events).not.toContain('[DONE]');
     expect(JSON.parse(events.at(-1)!)).toEqual({
-      error: { message: 'OpenAI sent nothing for 400 ms: the call was abandoned', type: 'provider_error', param: null, code: null },
+      error: { message: 'OpenAI sent nothing for 400 ms: the call was abandoned', type: 'provider_error', param: null, code: 'provider_error' },
     });
     await eventually(async () => (fake.state.abandonedStreams > abandoned ? true : undefined), 5_000);
   } finally {

@@ -14,7 +14,7 @@ import { createOrganisation, gql, startTestGateway, type TestGateway } from '../
 
 /**
  * Object types that have an `id` but are not federation entities, each with the reason. Every other
- * object type with an `id: ID!` field must be marked `@Entity` (src/graphql/entity.ts).
+ * object type with an `id: ID!` field must be registered with `registerEntity` (src/graphql/entity.ts).
  */
 const NOT_ENTITIES: Record<string, string> = {
   ChatCompletion: 'a one-off answer: the gateway stores none, so there is nothing to look up by id',

@@ -38,6 +38,8 @@ export const OPENAI_ANSWERS: Readonly<Record<string, string>> = {
   createBatch: 'Batch',
   getBatch: 'Batch',
   cancelBatch: 'Batch',
+  getCompletionsUsage: 'UsageResponse',
+  getCosts: 'UsageResponse',
 };
 
 /** The operations that may answer a server-sent event stream, with OpenAI's component for each event. */

@@ -2,6 +2,7 @@ import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } fro
 import type { Scope } from '../../auth/scope';
 import type { AppContext } from '../../context';
 import { listCost, pageCost } from '../../graphql/cost';
+import { loadByIds, registerEntity } from '../../graphql/entity';
 import { ServiceFieldNames } from '../../graphql/field-names';
 import { scopedLoader } from '../../graphql/scoped-loader';
 import { InputScope, WorkspaceScope } from '../../graphql/scope';
@@ -14,6 +15,12 @@ import { toBatchEventType, toBatchType } from './batch.mapper';
 import type { BatchEvent } from './batch.model';
 import { BATCH_ENDPOINT, COMPLETION_WINDOW, listBatchesSchema, PROVIDER_OPTION, type CreateBatchInput } from './batch.schemas';
 import { BatchEventType, BatchPageType, BatchType } from './batch.types';
+
+// Federation entities: references resolve through the same service method as the queries (graphql/entity.ts).
+registerEntity(
+  BatchType,
+  loadByIds((scope, ids, ctx: AppContext) => ctx.services.batches.findMany(scope, ids), toBatchType),
+);
 
 const scopeOf = (batch: BatchType) => ({ organisationId: batch.organisationId, workspaceId: batch.workspaceId });
 

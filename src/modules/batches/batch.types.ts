@@ -1,10 +1,7 @@
-import type { AppContext } from '../../context';
 import { GraphQLJSONObject, GraphQLSafeInt } from 'graphql-scalars';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { itemCost } from '../../graphql/cost';
-import { Entity, loadByIds } from '../../graphql/entity';
 import type { BatchEvent, BatchStatus } from './batch.model';
-import { toBatchType } from './batch.mapper';
 import type { BatchRunnerName } from './batch.schemas';
 
 /** The REST status values; GraphQL names are the same upper-cased. */
@@ -51,7 +48,6 @@ export class BatchEventType {
   @Field() createdAt!: Date;
 }
 
-@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.batches.findMany(scope, ids), toBatchType))
 @ObjectType('Batch', { description: "A batch of chat requests (OpenAI's Batch API), run by the gateway with a stored integration." })
 export class BatchType {
   @Field(() => ID) id!: string;

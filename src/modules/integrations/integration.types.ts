@@ -1,10 +1,6 @@
-import type { AppContext } from '../../context';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, ObjectType } from 'type-graphql';
-import { Entity, loadByIds } from '../../graphql/entity';
-import { toIntegrationType } from './integration.mapper';
 
-@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.integrations.findMany(scope, ids), toIntegrationType))
 @ObjectType('Integration', { description: 'A stored provider credential, referenced as "@slug". Its credentials are never returned.' })
 export class IntegrationType {
   @Field(() => ID) id!: string;

@@ -8,7 +8,8 @@ import { GatewayError } from '../../errors';
 import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../openai-compatible';
 import { chatCompletions } from '../openai-compatible/chat';
 import { defineSettings, PATTERNS } from '../settings';
-import { fileStateOf, type ChatAnswer, type ChatRequest, type ProviderModule } from '../types';
+import { type ChatAnswer, type ChatRequest } from '../types';
+import { fileStateOf, type ProviderModule } from '../module';
 import { urlPath } from '../url';
 
 const settings = defineSettings({

@@ -6,7 +6,7 @@
  * is no `cancelJob`: Fireworks' REST API has no cancel (its DELETE destroys the job).
  */
 import { defineSettings } from '../settings';
-import { fileStateOf, type ProviderModule } from '../types';
+import { fileStateOf, type ProviderModule } from '../module';
 import { chat, DEPLOYMENT_HEADER } from './chat';
 import { TITLE, type FireworksConnection } from './connection';
 import { createJob } from './create-job';

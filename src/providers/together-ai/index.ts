@@ -6,7 +6,7 @@
  */
 import { chatCompletions } from '../openai-compatible/chat';
 import { defineSettings } from '../settings';
-import { fileStateOf, type ProviderModule } from '../types';
+import { fileStateOf, type ProviderModule } from '../module';
 import { TITLE, type TogetherConnection } from './connection';
 import { createJob } from './create-job';
 import { deleteFile, fileContent, getFile, listFiles, uploadFile } from './files';

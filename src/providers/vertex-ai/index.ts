@@ -6,7 +6,7 @@
  */
 import { GatewayError } from '../../errors';
 import { defineSettings, PATTERNS, type SettingValues } from '../settings';
-import type { ProviderEnvironment, ProviderModule } from '../types';
+import type { ProviderEnvironment, ProviderModule } from '../module';
 import { bearerCredentials, serviceAccount, serviceAccountCredentials, serviceAccountProblem, type GoogleCredentials } from './auth';
 import { cancelJob } from './cancel-job';
 import { chat } from './chat';
