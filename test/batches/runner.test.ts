@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type OpenAI from 'openai';
 import { createLogger } from '../../src/logger';
 import { BatchRunner } from '../../src/modules/batches/batch-runner';
+import { unmetered } from '../../src/modules/usage/usage.recorder';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { createIntegration, createTestDatabase, eventually, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
 import { succeededJob } from '../chat/harness';
@@ -85,6 +86,14 @@ describe('a batch run by the gateway', () => {
     expect(answeredFor(tag)).toHaveLength(25);
     expect(new Set(answeredFor(tag).map((r) => JSON.stringify(r.body))).size).toBe(25);
     expect(answeredFor(tag)[0].headers.authorization).toBe(`Bearer ${SECRET}`);
+
+    // Each request is in the usage ledger as a batch call of the key that created the batch.
+    const requestIds = lines.map((l) => l.response.request_id as string);
+    const recorded = await eventually(async () => {
+      const rows = await gw.gateway.services.db.prisma.usageRecord.findMany({ where: { requestId: { in: requestIds } } });
+      return rows.length === 25 ? rows : undefined;
+    });
+    expect(recorded.every((r) => r.batch && r.apiKeyId !== null && r.integration === 'my-openai')).toBe(true);
 
     const file = await client.files.retrieve(batch.output_file_id!);
     expect(file).toMatchObject({ purpose: 'batch_output', filename: `batch_${batch.id}_output.jsonl` });
@@ -201,7 +210,7 @@ describe('a runner taking over a crashed one', () => {
     await services.db.prisma.batch.update({ where: { id: created.id }, data: { leaseExpiresAt: new Date(Date.now() - 1000) } });
 
     const runner = new BatchRunner(
-      { batches: services.batchRepository, lines: services.batchLines, files: services.files, chat: services.chat },
+      { batches: services.batchRepository, lines: services.batchLines, files: services.files, chat: services.chat, meter: () => unmetered },
       createLogger('silent'),
       {
         pollMs: 50,
