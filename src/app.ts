@@ -17,7 +17,7 @@ import type { Logger } from './logger';
 import { adminRoutes } from './modules/admin/admin.routes';
 import { batchRoutes } from './modules/batches/batch.routes';
 import { chatRoutes } from './modules/chat/chat.routes';
-import { consoleBuildDir, consoleRoutes } from './modules/console/console.routes';
+import { consoleBuildDir, consoleRoutes, graphqlPageRoute } from './modules/console/console.routes';
 import { clientModeFileRoutes, clientModeJobRoutes } from './modules/client-mode/client-mode.routes';
 import { fileRoutes } from './modules/files/file.routes';
 import { fineTuningRoutes } from './modules/fine-tuning/fine-tuning.routes';
@@ -108,6 +108,8 @@ export async function createApp(config: Config, services: Services, logger: Logg
     context: async (req) => createAppContext(services, await authenticateRequest(services, failures, req)),
   });
   const graphqlLimit = limiter ? [identifyCaller((req) => authenticateRequest(services, failures, req)), rateLimit(limiter), graphqlRateLimitErrors] : [];
+  // A browser opening /graphql gets the explorer (or, in production, a page saying what the endpoint is).
+  app.get('/graphql', graphqlPageRoute(consoleBuildDir(), config.production));
   app.use('/graphql', ...graphqlLimit, ...graphql.middleware);
   // The contract is public: served before /v1 asks for a key.
   app.get('/v1/openapi.json', openApiRoute());

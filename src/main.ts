@@ -1,3 +1,5 @@
+// First: OpenTelemetry (when configured) must be started before the modules it instruments are loaded.
+import './telemetry/preload';
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
@@ -11,6 +13,7 @@ import { BatchRunner } from './modules/batches/batch-runner';
 import { JobMonitor } from './modules/fine-tuning/job-monitor';
 import { createServices, type Services } from './services';
 import { warnIfShared } from './storage/private-dir';
+import { stopTelemetry } from './telemetry/tracing';
 
 export interface RunningGateway {
   url: string;
@@ -98,6 +101,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
         await Promise.all([monitor.stop(config.shutdownGraceMs), batchRunner.stop(config.shutdownGraceMs), gateway.stop()]);
         // The calls answered meanwhile are in the ledger's buffer: written before the database closes.
         await services.usage.ledger.stop();
+        await stopTelemetry();
         await keyChanges?.close();
         await db.close();
         logger.info('gateway stopped');

@@ -40,6 +40,7 @@ import { WorkspaceRepository } from './modules/workspaces/workspace.repository';
 import { WorkspaceService } from './modules/workspaces/workspace.service';
 import { ProviderRegistry } from './providers/registry';
 import { createFileStore } from './storage/create-file-store';
+import { providerTracer } from './telemetry/tracing';
 
 /** The domain services, built once per process and shared by both faces. */
 export function createServices(db: Database, config: Config, logger: Logger) {
@@ -53,7 +54,12 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const partials = new PartialService(new PartialRepository(prisma));
   workspaces.onWorkspaceCreated(partials.createDefaultCollection);
   const metrics = new Metrics();
-  const providers = new ProviderRegistry(config.providerEndpoints, { timeoutMs: config.providerTimeoutMs }, (...call) => metrics.providerCall(...call));
+  const providers = new ProviderRegistry(
+    config.providerEndpoints,
+    { timeoutMs: config.providerTimeoutMs },
+    (...call) => metrics.providerCall(...call),
+    providerTracer(),
+  );
   // Read (or generated into DATA_DIR) on first use: the gateway asks at start (main.ts), the admin CLI never
   // does, so it writes no master key it has no use for.
   const masterKey = lazy(() => new SecretBox(loadMasterKey(config, logger)));

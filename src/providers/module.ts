@@ -5,10 +5,12 @@
  * settings, and its operations (types.ts). Kept apart from types.ts so that the settings and HTTP
  * helpers, which speak the operations' types, are not imported by them.
  */
+import type { z } from 'zod';
 import type { HttpPolicy } from './http';
 import type { SettingValues, SettingsSpec } from './settings';
 import type { SignedUrlHosts } from './signed-urls';
 import type { ProviderFile, ProviderName, ProviderOperations } from './types';
+import type { ChatSupport } from './chat-fields';
 
 /** What a provider module gets from the server: base URLs (configuration only) and HTTP policy. */
 export interface ProviderEnvironment {
@@ -61,4 +63,15 @@ export interface ProviderModule<T extends SettingsSpec = SettingsSpec, C = unkno
   readonly operations: ProviderOperations<C>;
   readonly hosting?: HostingPolicy;
   readonly dataset?: DatasetFormat;
+  /**
+   * The fine-tuning job options it takes (REST `provider_options` besides `model`, camelCase here),
+   * declared like its settings. Any other option is refused naming it and the provider; without a
+   * schema the provider takes none. The adapter reads them with `readJobOptions` (job-input.ts).
+   */
+  readonly jobOptions?: JobOptionsSchema;
+  /** What of OpenAI's chat request `chat` carries (see chat-fields.ts); required with a `chat` operation. */
+  readonly chatSupport?: ChatSupport;
 }
+
+/** A provider's job options: a zod object of optional fields. */
+export type JobOptionsSchema = z.ZodObject<Record<string, z.ZodOptional<z.ZodTypeAny>>>;

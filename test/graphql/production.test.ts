@@ -75,10 +75,15 @@ describe('GraphQL face in production mode', () => {
     expect(JSON.stringify(variable.body)).not.toMatch(/Did you mean|FINE_TUNE/);
   });
 
-  it('serves no landing page (Sandbox)', async () => {
-    const res = await fetch(`${gw.url}/graphql`, { headers: { accept: 'text/html' } });
-    expect(res.headers.get('content-type') ?? '').not.toMatch(/text\/html/);
-    expect(await res.text()).not.toMatch(/<html|sandbox/i);
+  it('shows a browser a short page saying what the endpoint is (no Sandbox, no raw CSRF error)', async () => {
+    const res = await fetch(`${gw.url}/graphql`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await res.text();
+    expect(html).toContain('POST /graphql');
+    expect(html).toContain('href="/console/explorer.html"');
+    expect(html).not.toMatch(/sandbox|csrf|"errors"|(src|href)="https?:/i);
+    expect(html.length).toBeLessThan(2000);
   });
 
   it('refuses queries deeper than the configured limit before any resolver runs', async () => {
@@ -102,11 +107,12 @@ describe('GraphQL face outside production (the contrast)', () => {
   });
   afterAll(() => dev.stop());
 
-  it('serves introspection and the Sandbox landing page', async () => {
+  it('serves introspection, and a browser an HTML page (the explorer: test/console/console.routes.test.ts)', async () => {
     const res = await gql(dev, `{ __type(name: "Label") { name } }`);
     expect(res.body.data.__type.name).toBe('Label');
     const page = await fetch(`${dev.url}/graphql`, { headers: { accept: 'text/html' } });
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await page.text()).not.toMatch(/(src|href)="https?:/);
   });
 
   // What Apollo Sandbox, GraphiQL, graphql-codegen, Rover and IDE plugins send: not held to the cost limit.

@@ -119,6 +119,13 @@ const ROUTES: Route[] = [
   },
   { method: 'GET', path: `/v1/fine_tuning/jobs/${ID}/checkpoints`, query: 'strict', badQueries: [['limit=0', 'limit']], pathParam: 'job_id' },
   { method: 'POST', path: '/v1/chat/completions', body: 'json', wrongShape: [{ model: 'm', messages: 'hi' }, 'messages'], query: 'strict' },
+  { method: 'POST', path: '/v1/batches', body: 'json', wrongShape: [{ input_file_id: 7 }, 'input_file_id'], query: 'strict' },
+  { method: 'GET', path: '/v1/batches', query: 'strict', badQueries: [['limit=0', 'limit']] },
+  { method: 'GET', path: `/v1/batches/${ID}`, query: 'strict', pathParam: 'batch_id' },
+  { method: 'POST', path: `/v1/batches/${ID}/cancel`, body: 'json', wrongShape: [{ reason: 'x' }, 'reason'], query: 'strict', pathParam: 'batch_id' },
+  { method: 'GET', path: '/v1/organization/usage/completions', query: 'strict', badQueries: [['start_time=x', 'start_time']] },
+  { method: 'GET', path: '/v1/organization/costs', query: 'strict', badQueries: [['start_time=x', 'start_time']] },
+  { method: 'GET', path: '/v1/logs', query: 'strict', badQueries: [['limit=0', 'limit']] },
   { method: 'GET', path: '/v1/models', query: 'strict' },
   { method: 'GET', path: '/v1/models/some-model', query: 'strict', pathParam: 'model_id' },
   // Administration routes read no query string.

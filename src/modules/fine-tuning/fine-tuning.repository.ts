@@ -115,7 +115,8 @@ export class FineTuningRepository {
           hyperparameters: { ...method.hyperparameters },
           metadata: jsonOrNull(metadata),
           gatewayOptions,
-          providerOptions: { ...providerOptions },
+          // JSON values of the request, checked against the provider's job options.
+          providerOptions: providerOptions as Prisma.InputJsonObject,
           status: 'validating_files',
         },
       });

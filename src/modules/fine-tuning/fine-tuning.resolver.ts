@@ -55,7 +55,6 @@ function gatewayOptions(input: CreateFineTuningJobInputType): unknown {
 }
 
 function toServiceInput(input: CreateFineTuningJobInputType): CreateJobInput {
-  const p = input.providerOptions;
   return {
     model: input.model,
     trainingFile: input.trainingFile,
@@ -65,7 +64,7 @@ function toServiceInput(input: CreateFineTuningJobInputType): CreateJobInput {
     method: input.method ? method(input.method) : undefined,
     metadata: input.metadata ?? undefined,
     gatewayOptions: gatewayOptions(input),
-    providerOptions: p ? { model: p.model, roleArn: p.roleArn, jobName: p.jobName, outputFile: p.outputFile, trainingType: p.trainingType } : undefined,
+    providerOptions: input.providerOptions ?? undefined,
   };
 }
 

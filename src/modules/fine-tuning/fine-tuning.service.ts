@@ -64,7 +64,8 @@ export class FineTuningService {
     if (!ref?.startsWith('@')) throw invalidField(PROVIDER_REF, 'must name a stored integration as "@slug" (a hosted job needs stored credentials)');
     const integration = await this.integrations.resolve(scope, ref, PROVIDER_REF);
     checkJobSettingKeys(this.providers.module(integration.provider).settings, settings, ['gatewayOptions']);
-    this.checkHosting(this.client(integration, settings));
+    const provider = this.client(integration, settings);
+    this.checkHosting(provider);
     const { method, legacy, providerModel, providerOptions } = requestedJob(data);
     const created = await this.jobs.create(
       scope,
@@ -86,7 +87,7 @@ export class FineTuningService {
         legacyHyperparameters: legacy,
         metadata: data.metadata ?? null,
         gatewayOptions: settings,
-        providerOptions,
+        providerOptions: provider.jobOptions(providerOptions),
       },
       {
         level: 'info',

@@ -9,8 +9,10 @@
 import { deferredProvider } from '../deferred';
 import { OPERATIONS } from '../types';
 import type * as Implementation from './implementation';
+import { BEDROCK_CHAT_SUPPORT } from './chat-support';
 import { bedrockDataset } from './dataset';
 import { BEDROCK_ENDPOINTS } from './endpoints';
+import { bedrockJobOptions } from './job-options';
 import { bedrockSettings } from './settings';
 
 export const bedrockProvider = deferredProvider(
@@ -18,10 +20,12 @@ export const bedrockProvider = deferredProvider(
     name: 'bedrock',
     title: 'Amazon Bedrock',
     settings: bedrockSettings,
+    jobOptions: bedrockJobOptions,
     endpoints: BEDROCK_ENDPOINTS,
     // Every operation of the contract, and provider mode's recovery of an interrupted submission.
     operations: [...OPERATIONS, 'findJob'],
     dataset: bedrockDataset,
+    chatSupport: BEDROCK_CHAT_SUPPORT,
   },
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first Bedrock call (../deferred.ts)
   () => require('./implementation') as typeof Implementation,

@@ -10,12 +10,14 @@ import type { ProviderEnvironment, ProviderModule } from '../module';
 import { bearerCredentials, serviceAccount, serviceAccountCredentials, serviceAccountProblem, type GoogleCredentials } from './auth';
 import { cancelJob } from './cancel-job';
 import { chat } from './chat';
+import { VERTEX_CHAT_SUPPORT } from './chat-support';
 import type { VertexConnection } from './connection';
 import { createJob } from './create-job';
 import { geminiDataset } from './dataset';
 import { deleteFile, fileContent, getFile, listFiles } from './files';
 import { findJob } from './find-job';
 import { getJob } from './get-job';
+import { vertexJobOptions } from './job-options';
 import { listCheckpoints } from './list-checkpoints';
 import { listEvents } from './list-events';
 import { listJobs } from './list-jobs';
@@ -88,6 +90,7 @@ export const vertexAIProvider: ProviderModule<typeof settings, VertexConnection>
   name: 'vertex-ai',
   title: 'Vertex AI',
   settings,
+  jobOptions: vertexJobOptions,
   endpoints: {
     vertex: { env: 'GATEWAY_VERTEX_BASE_URL', default: 'https://{region}-aiplatform.googleapis.com/v1' },
     storage: { env: 'GATEWAY_GCS_BASE_URL', default: 'https://storage.googleapis.com' },
@@ -118,4 +121,5 @@ export const vertexAIProvider: ProviderModule<typeof settings, VertexConnection>
     chat,
   },
   dataset: geminiDataset,
+  chatSupport: VERTEX_CHAT_SUPPORT,
 };
