@@ -17,3 +17,25 @@ export const batchFile = (model: string, count: number) => jsonl(Array.from({ le
 export async function uploadBatchFile(client: OpenAI, content: string) {
   return client.files.create({ file: await toFile(Buffer.from(content), 'requests.jsonl'), purpose: 'batch' });
 }
+
+/** The lines of a file's content (`files.content`), parsed. */
+export async function fileLines(client: OpenAI, fileId: string): Promise<any[]> {
+  const text = await (await client.files.content(fileId)).text();
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line));
+}
+
+const FINISHED = new Set(['completed', 'failed', 'expired', 'cancelled']);
+
+/** Polls the batch (as a client would) until it has finished. */
+export async function finished(client: OpenAI, id: string, timeoutMs = 30_000): Promise<OpenAI.Batches.Batch> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const batch = await client.batches.retrieve(id);
+    if (FINISHED.has(batch.status)) return batch;
+    if (Date.now() > deadline) throw new Error(`batch ${id} still ${batch.status}: ${JSON.stringify(batch)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -29,6 +29,7 @@ import { fromRest, restPath } from '../../http/case';
 import type { Logger } from '../../logger';
 import { toCompletionJson } from '../chat/chat.mapper';
 import type { ChatService } from '../chat/chat.service';
+import type { ChatMeter } from '../usage/usage.recorder';
 import type { FileService } from '../files/file.service';
 import { readBatchFile, type BatchRequestLine } from './batch-file';
 import type { BatchLines, FinishedState, LineOutcome } from './batch-lines.repository';
@@ -53,6 +54,8 @@ export interface BatchRunnerParts {
   lines: BatchLines;
   files: Pick<FileService, 'find' | 'openContent' | 'write'>;
   chat: Pick<ChatService, 'complete'>;
+  /** Records a batch's requests in the usage ledger. */
+  meter: (batch: GatewayBatch) => ChatMeter;
 }
 
 /** Attempts for a request the provider answers with a 5xx or cannot be reached for; 429s are waited out. */
@@ -68,6 +71,9 @@ const INTERRUPTED = {
   code: 'request_interrupted',
   message: 'The gateway process sending this request stopped before its answer was recorded; it is not sent again, as it may have reached the provider.',
 };
+
+/** A batch being sent, with the meter its requests are recorded by. */
+type MeteredBatch = GatewayBatch & { meter: ChatMeter };
 
 /** A counting semaphore: requests in flight per integration and model. */
 class Slots {
@@ -228,7 +234,8 @@ export class BatchRunner {
   }
 
   /** Sends the pending requests with bounded concurrency; the batch as it stands after. */
-  private async send(scope: Scope, batch: GatewayBatch): Promise<GatewayBatch | null> {
+  private async send(scope: Scope, claimed: GatewayBatch): Promise<GatewayBatch | null> {
+    const batch = { ...claimed, meter: this.parts.meter(claimed) };
     const key = `${batch.provider}\u0000${batch.integrationSlug}\u0000${batch.model}`;
     let slots = this.slots.get(key);
     if (!slots) this.slots.set(key, (slots = new Slots(this.options.concurrency)));
@@ -238,7 +245,7 @@ export class BatchRunner {
   }
 
   /** One worker: claim a request, send it, record what came back; until none is left or the batch stops. */
-  private async work(scope: Scope, batch: GatewayBatch, slots: Slots): Promise<void> {
+  private async work(scope: Scope, batch: MeteredBatch, slots: Slots): Promise<void> {
     const { lines } = this.parts;
     while (!this.stopping.signal.aborted) {
       const line = await slots.run(async () => {
@@ -250,14 +257,14 @@ export class BatchRunner {
     }
   }
 
-  private async sendOne(scope: Scope, batch: GatewayBatch, line: BatchRequestLine): Promise<void> {
+  private async sendOne(scope: Scope, batch: MeteredBatch, line: BatchRequestLine): Promise<void> {
     const outcome = await this.call(scope, batch, line);
     if (outcome) await this.parts.lines.finish(scope, batch.id, line.line, this.owner, outcome);
     else await this.parts.lines.giveBack(scope, batch.id, line.line, this.owner);
   }
 
   /** The request's outcome, or null when it was never answered and is given back (the batch stopped while a 429 was waited out). */
-  private async call(scope: Scope, batch: GatewayBatch, line: BatchRequestLine): Promise<LineOutcome | null> {
+  private async call(scope: Scope, batch: MeteredBatch, line: BatchRequestLine): Promise<LineOutcome | null> {
     const id = `batch_req_${randomBytes(12).toString('hex')}`;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -266,6 +273,7 @@ export class BatchRunner {
           batch.gatewayOptions,
           fromRest(line.body),
           new AbortController().signal,
+          batch.meter,
         );
         if (answer.stream) throw new GatewayError('internal', 'A batch request was answered as a stream');
         const body = toCompletionJson(answer.completion);

@@ -34,6 +34,8 @@ export interface GatewayBatch {
   /** Settings every line is sent with, by header name. */
   gatewayOptions: Record<string, string>;
   metadata: Record<string, string> | null;
+  /** The key that created it (its requests are metered under it); null for batches created before keys were recorded. */
+  apiKeyId: string | null;
   errors: BatchError[] | null;
   requestCounts: { total: number; completed: number; failed: number };
   usage: { inputTokens: number; outputTokens: number };
@@ -84,6 +86,7 @@ export function toBatch(row: BatchRow): GatewayBatch {
     integrationSlug: row.integrationSlug,
     gatewayOptions: row.gatewayOptions as Record<string, string>,
     metadata: row.metadata as Record<string, string> | null,
+    apiKeyId: row.apiKeyId,
     errors: row.errors as BatchError[] | null,
     requestCounts: { total: row.requestTotal, completed: row.requestCompleted, failed: row.requestFailed },
     usage: { inputTokens: Number(row.inputTokens), outputTokens: Number(row.outputTokens) },

@@ -14,6 +14,7 @@ export interface NewBatch {
   integrationSlug: string;
   gatewayOptions: Record<string, string>;
   metadata: Record<string, string> | null;
+  apiKeyId: string | null;
   expiresAt: Date;
 }
 

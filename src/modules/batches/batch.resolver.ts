@@ -78,7 +78,7 @@ export class BatchResolver {
   @Mutation(() => BatchType, { description: 'Records the batch (VALIDATING); the gateway then runs its requests.' })
   @ServiceFieldNames({ inputFileId: 'inputFile', 'gatewayOptions.x-gateway-provider': 'integration' })
   async createBatch(@Ctx() ctx: AppContext, @Arg('input', () => CreateBatchInputType) input: CreateBatchInputType, @InputScope() scope: Scope) {
-    return toBatchType(await ctx.services.batches.create(scope, toServiceInput(input)));
+    return toBatchType(await ctx.services.batches.create(scope, toServiceInput(input), ctx.caller.keyId));
   }
 
   @Mutation(() => BatchType, { description: 'CANCELLING at once; CANCELLED once the requests in flight are done, with what finished published.' })

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { invalidField } from '../../errors';
-import { json, pathParam, tenantRequest } from '../../http/rest';
+import { callerOf, json, pathParam, tenantRequest } from '../../http/rest';
 import type { Services } from '../../services';
 import { toBatchJson, toBatchListJson } from './batch.mapper';
 
@@ -13,7 +13,7 @@ export function batchRoutes(services: Services): Router {
     '/',
     json(async (req, res) => {
       const { scope, body } = await tenantRequest(services, req, res);
-      return toBatchJson(await batches.create(scope, body));
+      return toBatchJson(await batches.create(scope, body, callerOf(res).keyId));
     }),
   );
 

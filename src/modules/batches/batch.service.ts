@@ -49,7 +49,8 @@ export class BatchService {
     this.wake = wake;
   }
 
-  async create(scope: Scope, input: Input<CreateBatchInput>): Promise<GatewayBatch> {
+  /** `apiKeyId`: the caller's key, under which the usage ledger records the batch's requests. */
+  async create(scope: Scope, input: Input<CreateBatchInput>, apiKeyId: string | null = null): Promise<GatewayBatch> {
     const data = parseInput(createBatchSchema, input);
     const { [PROVIDER_OPTION]: ref, [RUNNER_OPTION]: runnerName, ...settings } = data.gatewayOptions ?? {};
     const runner = checkRunner(runnerName);
@@ -66,6 +67,7 @@ export class BatchService {
         ...route,
         gatewayOptions: ref === undefined ? settings : { ...settings, [PROVIDER_OPTION]: ref },
         metadata: data.metadata ?? null,
+        apiKeyId,
         expiresAt: new Date(Date.now() + COMPLETION_WINDOW_MS),
       },
       {

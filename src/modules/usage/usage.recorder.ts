@@ -44,15 +44,18 @@ interface Outcome {
   ttftMs: number | null;
 }
 
+/** Whose call it is: an API key's, or (a batch request sent by the gateway) the key that created the batch, if known. */
+type MeteredCaller = Pick<Caller, 'organisationId' | 'workspaceId'> & { keyId: string | null };
+
 export class UsageRecorder {
   constructor(private readonly ledger: UsageLedger) {}
 
-  /** The meter for one caller's calls. */
-  chatMeter(caller: Caller): ChatMeter {
+  /** The meter for one caller's calls; `batch`: requests of a batch (the ledger's `batch` group). */
+  chatMeter(caller: MeteredCaller, { batch = false } = {}): ChatMeter {
     if (!this.ledger.enabled) return unmetered;
     return async (facts, pending) => {
       const started = performance.now();
-      const finish = (outcome: Outcome) => void this.write(caller, facts, started, outcome);
+      const finish = (outcome: Outcome) => void this.write(caller, facts, started, outcome, batch);
       let answer: ChatAnswer;
       try {
         answer = await pending;
@@ -69,7 +72,7 @@ export class UsageRecorder {
   }
 
   /** Builds the row once the call is over; the workspace is looked up now if the call did not need it. */
-  private async write(caller: Caller, facts: ChatCallFacts, started: number, outcome: Outcome): Promise<void> {
+  private async write(caller: MeteredCaller, facts: ChatCallFacts, started: number, outcome: Outcome, batch: boolean): Promise<void> {
     const latencyMs = Math.round(performance.now() - started);
     const workspaceId = await facts.scope().then(
       (scope) => scope.workspaceId,
@@ -94,7 +97,7 @@ export class UsageRecorder {
       status: outcome.status,
       mode: facts.mode,
       streamed: facts.streamed,
-      batch: false,
+      batch,
       requestId: outcome.requestId,
     };
     this.ledger.record(row);

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "batches" ADD COLUMN     "api_key_id" UUID;

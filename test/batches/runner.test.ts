@@ -1,0 +1,239 @@
+/**
+ * The gateway batch runner, end to end with the official OpenAI SDK against the fake OpenAI: a batch
+ * runs to `completed` through the hosted chat path, output and error lines in OpenAI's
+ * `BatchRequestOutput` shape joinable on `custom_id`; provider errors, 429s, cancel mid-run, expiry,
+ * a fine-tuned model of the workspace, and a runner resuming a crashed one's batch.
+ */
+import { randomBytes } from 'node:crypto';
+import type OpenAI from 'openai';
+import { createLogger } from '../../src/logger';
+import { BatchRunner } from '../../src/modules/batches/batch-runner';
+import { unmetered } from '../../src/modules/usage/usage.recorder';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import { createIntegration, createTestDatabase, eventually, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
+import { succeededJob } from '../chat/harness';
+import { gql } from '../support/gateway';
+import { assertOpenAIShape } from '../support/openai-schemas';
+import { chatLine, fileLines, finished, jsonl, uploadBatchFile } from './harness';
+
+const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
+
+let fake: FakeOpenAI;
+let gw: HostedGateway;
+let data: { dir: string; remove(): Promise<void> };
+let client: OpenAI;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI({ apiKey: SECRET });
+  data = await tempDir('gw-batch-runner-');
+  gw = await startHostedGateway({
+    fake,
+    database: await createTestDatabase(),
+    dataDir: data.dir,
+    key: newKey(),
+    env: { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '4' },
+  });
+  client = sdk(gw);
+  await createIntegration(gw, 'my-openai', SECRET);
+});
+
+afterAll(async () => {
+  await gw.stop();
+  await gw.database.drop();
+  await fake.close();
+  await data.remove();
+});
+
+const viaOpenAI = { 'x-gateway-provider': '@my-openai' };
+
+async function createBatch(content: string, gatewayOptions: Record<string, string> | undefined = viaOpenAI) {
+  const file = await uploadBatchFile(client, content);
+  return client.batches.create({
+    input_file_id: file.id,
+    endpoint: '/v1/chat/completions',
+    completion_window: '24h',
+    gateway_options: gatewayOptions,
+  } as never);
+}
+
+/** Chat requests the fake answered whose question names this tag. */
+const answeredFor = (tag: string) => fake.state.chatRequests.filter((r) => JSON.stringify(r.body).includes(tag));
+
+const uniqueFile = (tag: string, model: string, count: number) =>
+  jsonl(Array.from({ length: count }, (_, i) => chatLine(`${tag}-${i + 1}`, model, `${tag} question ${i + 1}`)));
+
+describe('a batch run by the gateway', () => {
+  it('runs every request once through the chat path and publishes OpenAI output lines', async () => {
+    const tag = `run-${randomBytes(4).toString('hex')}`;
+    const created = await createBatch(uniqueFile(tag, 'gpt-4o-mini', 25));
+    expect(created.status).toBe('validating');
+    const batch = await finished(client, created.id);
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 25, completed: 25, failed: 0 }, output_file_id: expect.any(String) });
+    expect(batch).not.toHaveProperty('error_file_id');
+    expect(batch.in_progress_at).toBeGreaterThanOrEqual(batch.created_at);
+    expect(batch.completed_at).toBeGreaterThanOrEqual(batch.finalizing_at!);
+    expect(batch.usage!.total_tokens).toBeGreaterThan(0);
+    expect(batch.usage!.total_tokens).toBe(batch.usage!.input_tokens + batch.usage!.output_tokens);
+
+    const lines = await fileLines(client, batch.output_file_id!);
+    expect(lines.map((l) => l.custom_id).sort()).toEqual(Array.from({ length: 25 }, (_, i) => `${tag}-${i + 1}`).sort());
+    for (const line of lines) {
+      expect(line).toMatchObject({ id: expect.stringMatching(/^batch_req_/), response: { status_code: 200, request_id: expect.any(String) }, error: null });
+      assertOpenAIShape('CreateChatCompletionResponse', line.response.body, 'output line body');
+      expect(line.response.body.choices[0].message.content).toContain(`${tag} question ${line.custom_id.split('-').pop()}`);
+    }
+    // Each request reached the provider exactly once, with the integration's credentials.
+    expect(answeredFor(tag)).toHaveLength(25);
+    expect(new Set(answeredFor(tag).map((r) => JSON.stringify(r.body))).size).toBe(25);
+    expect(answeredFor(tag)[0].headers.authorization).toBe(`Bearer ${SECRET}`);
+
+    // Each request is in the usage ledger as a batch call of the key that created the batch.
+    const requestIds = lines.map((l) => l.response.request_id as string);
+    const recorded = await eventually(async () => {
+      const rows = await gw.gateway.services.db.prisma.usageRecord.findMany({ where: { requestId: { in: requestIds } } });
+      return rows.length === 25 ? rows : undefined;
+    });
+    expect(recorded.every((r) => r.batch && r.apiKeyId !== null && r.integration === 'my-openai')).toBe(true);
+
+    const file = await client.files.retrieve(batch.output_file_id!);
+    expect(file).toMatchObject({ purpose: 'batch_output', filename: `batch_${batch.id}_output.jsonl` });
+    const read = await gql(gw, `query($id: ID!) { batch(id: $id) { status outputFile { id purpose } events(limit: 10) { message data } } }`, { id: batch.id });
+    expect(read.body.data.batch).toMatchObject({ status: 'COMPLETED', outputFile: { id: batch.output_file_id, purpose: 'BATCH_OUTPUT' } });
+    const statuses = read.body.data.batch.events.map((e: { data: { status?: string } }) => e.data?.status).reverse();
+    expect(statuses).toEqual(['validating', 'in_progress', 'finalizing', 'completed']);
+    expect(read.body.data.batch.events.at(-2).data.runner).toBe('gateway');
+  });
+
+  it('puts requests the provider refuses in the error file with its status code', async () => {
+    const tag = `refused-${randomBytes(4).toString('hex')}`;
+    const batch = await finished(client, (await createBatch(uniqueFile(tag, 'no-such-model', 3))).id);
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 0, failed: 3 }, error_file_id: expect.any(String) });
+    expect(batch).not.toHaveProperty('output_file_id');
+    const lines = await fileLines(client, batch.error_file_id!);
+    expect(lines).toHaveLength(3);
+    for (const line of lines) {
+      expect(line.custom_id).toMatch(new RegExp(`^${tag}-`));
+      expect(line.response.status_code).toBe(404);
+      assertOpenAIShape('ErrorResponse', line.response.body, 'error line body');
+      expect(line.response.body.error.message).toContain('no-such-model');
+    }
+  });
+
+  it('slows down on 429s (honouring Retry-After) without failing requests', async () => {
+    const tag = `limited-${randomBytes(4).toString('hex')}`;
+    fake.failNext('POST', '/v1/chat/completions', 429, { times: 3, retryAfter: '1' });
+    const batch = await finished(client, (await createBatch(uniqueFile(tag, 'gpt-4o-mini', 5))).id);
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 5, completed: 5, failed: 0 } });
+    expect(answeredFor(tag)).toHaveLength(5);
+  });
+
+  it('runs a fine-tuned model of the workspace on its job’s provider', async () => {
+    const job = await succeededJob(client, '@my-openai');
+    const tag = `tuned-${randomBytes(4).toString('hex')}`;
+    const created = await createBatch(uniqueFile(tag, job.model, 3), undefined);
+    expect(created).toMatchObject({ model: job.model, gateway: { runner: 'gateway', provider: 'openai', integration: '@my-openai' } });
+    const batch = await finished(client, created.id);
+    expect(batch.request_counts).toEqual({ total: 3, completed: 3, failed: 0 });
+    expect(answeredFor(tag).map((r) => r.model)).toEqual([job.model, job.model, job.model]);
+  });
+
+  it('cancels mid-run: finished requests in the output file, the rest as batch_cancelled', async () => {
+    const tag = `cancel-${randomBytes(4).toString('hex')}`;
+    fake.delayNext('POST', '/v1/chat/completions', 1000, 8);
+    const created = await createBatch(uniqueFile(tag, 'gpt-4o-mini', 30));
+    await eventually(async () => ((await client.batches.retrieve(created.id)).status === 'in_progress' ? true : undefined));
+    const cancelling = await client.batches.cancel(created.id);
+    expect(cancelling.status).toBe('cancelling');
+    const batch = await finished(client, created.id);
+    expect(batch.status).toBe('cancelled');
+    expect(batch.cancelled_at).toBeGreaterThanOrEqual(batch.cancelling_at!);
+    const { completed, failed, total } = batch.request_counts!;
+    expect(total).toBe(30);
+    expect(completed + failed).toBe(30);
+    expect(completed).toBeGreaterThan(0);
+    expect(failed).toBeGreaterThan(0);
+    const output = await fileLines(client, batch.output_file_id!);
+    const errors = await fileLines(client, batch.error_file_id!);
+    expect(output).toHaveLength(completed);
+    expect(errors.every((l) => l.response === null && l.error.code === 'batch_cancelled')).toBe(true);
+    expect(answeredFor(tag)).toHaveLength(completed);
+  });
+
+  it('expires past its window: unfinished requests fail as batch_expired', async () => {
+    const tag = `expire-${randomBytes(4).toString('hex')}`;
+    fake.delayNext('POST', '/v1/chat/completions', 1000, 4);
+    const created = await createBatch(uniqueFile(tag, 'gpt-4o-mini', 12));
+    await eventually(async () => ((await client.batches.retrieve(created.id)).status === 'in_progress' ? true : undefined));
+    await gw.gateway.services.db.prisma.batch.update({ where: { id: created.id }, data: { expiresAt: new Date() } });
+    const batch = await finished(client, created.id);
+    expect(batch.status).toBe('expired');
+    expect(batch.expired_at).toEqual(expect.any(Number));
+    const errors = await fileLines(client, batch.error_file_id!);
+    expect(errors.length).toBe(batch.request_counts!.failed);
+    expect(errors[0]).toEqual({
+      id: expect.any(String),
+      custom_id: expect.stringMatching(new RegExp(`^${tag}-`)),
+      response: null,
+      error: { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' },
+    });
+  });
+});
+
+describe('a runner taking over a crashed one', () => {
+  it('never repeats a finished request, and fails (does not resend) one left without an answer', async () => {
+    const { services, batchRunner } = gw.gateway;
+    await batchRunner.stop();
+    const tag = `crash-${randomBytes(4).toString('hex')}`;
+    const created = await createBatch(uniqueFile(tag, 'gpt-4o-mini', 6));
+    const row = await services.db.prisma.batch.findUniqueOrThrow({ where: { id: created.id } });
+    const scope = { organisationId: row.organisationId, workspaceId: row.workspaceId };
+    // What a crashed runner left: the requests loaded, the first answered, the second sent but not answered.
+    const requests = JSON.parse(`[${uniqueFile(tag, 'gpt-4o-mini', 6).trim().split('\n').join(',')}]`) as Array<ReturnType<typeof chatLine>>;
+    await services.batchLines.add(
+      scope,
+      created.id,
+      requests.map((r, i) => ({ line: i + 1, customId: r.custom_id, body: r.body })),
+    );
+    await services.db.prisma.batch.update({
+      where: { id: created.id },
+      data: { status: 'in_progress', requestTotal: 6, leaseOwner: 'crashed', leaseExpiresAt: new Date(Date.now() + 60_000) },
+    });
+    const first = await services.batchLines.claim(scope, created.id, 'crashed');
+    await services.batchLines.finish(scope, created.id, first!.line, 'crashed', {
+      succeeded: true,
+      output: { id: 'batch_req_before', custom_id: first!.customId, response: { status_code: 200, request_id: 'x', body: {} }, error: null },
+      inputTokens: 1,
+      outputTokens: 1,
+    });
+    await services.batchLines.claim(scope, created.id, 'crashed');
+    // The crashed runner's lease runs out.
+    await services.db.prisma.batch.update({ where: { id: created.id }, data: { leaseExpiresAt: new Date(Date.now() - 1000) } });
+
+    const runner = new BatchRunner(
+      { batches: services.batchRepository, lines: services.batchLines, files: services.files, chat: services.chat, meter: () => unmetered },
+      createLogger('silent'),
+      {
+        pollMs: 50,
+        leaseMs: 5000,
+        concurrency: 2,
+      },
+    );
+    runner.start();
+    try {
+      const batch = await finished(client, created.id);
+      expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 6, completed: 5, failed: 1 } });
+      // Only the four requests never sent reached the provider.
+      const sent = answeredFor(tag).map((r) => JSON.stringify(r.body));
+      expect(sent).toHaveLength(4);
+      for (const r of requests.slice(2)) expect(sent.filter((body) => body.includes(r.body.messages[0].content))).toHaveLength(1);
+      const errors = await fileLines(client, batch.error_file_id!);
+      expect(errors).toEqual([
+        expect.objectContaining({ custom_id: `${tag}-2`, response: null, error: expect.objectContaining({ code: 'request_interrupted' }) }),
+      ]);
+      const output = await fileLines(client, batch.output_file_id!);
+      expect(output.find((l) => l.custom_id === `${tag}-1`)).toMatchObject({ id: 'batch_req_before' });
+    } finally {
+      await runner.stop();
+    }
+  });
+});
