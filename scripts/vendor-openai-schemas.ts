@@ -32,6 +32,7 @@ export const VENDORED_COMPONENTS = [
   'Batch',
   'ListBatchesResponse',
   'CreateBatchRequest',
+  'UsageResponse',
 ] as const;
 
 export const FIXTURE = path.join(__dirname, '..', 'test', 'fixtures', 'openai', 'components.json');

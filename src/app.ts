@@ -5,6 +5,7 @@ import { createGraphQLFace } from './graphql/server';
 import { notFoundRoute, requireJsonBody, restErrorHandler } from './http/errors';
 import { corsPolicy } from './http/cors';
 import { refuseDeepJson } from './http/json-depth';
+import { refuseUnstorableBody, refuseUnstorableQuery } from './http/text-guard';
 import { requestLog } from './http/observability';
 import { openApiRoute } from './http/openapi';
 import { authenticate, authenticateRequest } from './http/rest';
@@ -14,8 +15,9 @@ import { DATABASE_RETRY_AFTER_SECONDS } from './db/outage';
 import { GRAPHQL_MODULES } from './modules/graphql-modules';
 import type { Logger } from './logger';
 import { adminRoutes } from './modules/admin/admin.routes';
+import { batchRoutes } from './modules/batches/batch.routes';
 import { chatRoutes } from './modules/chat/chat.routes';
-import { consoleBuildDir, consoleRoutes } from './modules/console/console.routes';
+import { consoleBuildDir, consoleRoutes, graphqlPageRoute } from './modules/console/console.routes';
 import { clientModeFileRoutes, clientModeJobRoutes } from './modules/client-mode/client-mode.routes';
 import { fileRoutes } from './modules/files/file.routes';
 import { fineTuningRoutes } from './modules/fine-tuning/fine-tuning.routes';
@@ -23,6 +25,7 @@ import { integrationRoutes } from './modules/integrations/integration.routes';
 import { labelRoutes } from './modules/labels/label.routes';
 import { modelRoutes } from './modules/models/model.routes';
 import { partialRoutes } from './modules/partials/partial.routes';
+import { logRoutes, usageRoutes } from './modules/usage/usage.routes';
 import type { Services } from './services';
 import { graphqlRateLimitErrors, identifyCaller, rateLimit } from './modules/rate-limits/rate-limit.middleware';
 import { FailedAuthLimiter } from './modules/rate-limits/failed-auth.limiter';
@@ -105,6 +108,8 @@ export async function createApp(config: Config, services: Services, logger: Logg
     context: async (req) => createAppContext(services, await authenticateRequest(services, failures, req)),
   });
   const graphqlLimit = limiter ? [identifyCaller((req) => authenticateRequest(services, failures, req)), rateLimit(limiter), graphqlRateLimitErrors] : [];
+  // A browser opening /graphql gets the explorer (or, in production, a page saying what the endpoint is).
+  app.get('/graphql', graphqlPageRoute(consoleBuildDir(), config.production));
   app.use('/graphql', ...graphqlLimit, ...graphql.middleware);
   // The contract is public: served before /v1 asks for a key.
   app.get('/v1/openapi.json', openApiRoute());
@@ -113,10 +118,12 @@ export async function createApp(config: Config, services: Services, logger: Logg
   const jsonBody: RequestHandler[] = [
     requireJsonBody,
     express.json({ limit: config.jsonLimit, strict: true, verify: refuseDeepJson(config.jsonMaxDepth) }),
+    refuseUnstorableBody,
     idempotentCreates(services.idempotency),
   ];
   const v1 = express.Router();
   v1.use(authenticate(services, failures));
+  v1.use(refuseUnstorableQuery);
   if (limiter) v1.use(rateLimit(limiter));
   v1.use('/labels', ...jsonBody, labelRoutes(services));
   v1.use('/integrations', ...jsonBody, integrationRoutes(services));
@@ -126,7 +133,10 @@ export async function createApp(config: Config, services: Services, logger: Logg
   v1.use('/fine_tuning/jobs', ...jsonBody, clientModeJobRoutes(services), fineTuningRoutes(services));
   v1.use('/prompts/partials', ...jsonBody, partialRoutes(services));
   v1.use('/chat', ...jsonBody, chatRoutes(services, logger));
+  v1.use('/batches', ...jsonBody, batchRoutes(services));
   v1.use('/models', modelRoutes(services));
+  v1.use('/organization', usageRoutes(services));
+  v1.use('/logs', logRoutes(services));
   v1.use('/', ...jsonBody, adminRoutes(services));
   app.use('/v1', v1);
   app.use('/console', consoleRoutes(consoleBuildDir()));

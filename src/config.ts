@@ -5,8 +5,10 @@ import type { QueryLimits } from './graphql/limits';
 import type { MultipartLimits } from './http/multipart-guard';
 import type { FailedAuthOptions } from './modules/rate-limits/failed-auth.limiter';
 import type { ExpansionLimits } from './modules/chat/partial-expansion';
+import type { LedgerOptions } from './modules/usage/usage.ledger';
 import type { RateLimitOptions } from './modules/rate-limits/rate-limiter';
 import { hostListProblem } from './providers/signed-urls';
+import { MAX_PAGE_SIZE } from './validation/parse';
 import type { S3ClientSettings } from './storage/s3-file-store';
 
 /** Environment variables, parsed and validated once at start-up. */
@@ -25,6 +27,8 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   GATEWAY_JOB_POLL_MS: z.coerce.number().int().positive().default(5000),
   GATEWAY_JOB_LEASE_MS: z.coerce.number().int().positive().default(30000),
+  GATEWAY_BATCH_POLL_MS: z.coerce.number().int().positive().default(1000),
+  GATEWAY_BATCH_CONCURRENCY: z.coerce.number().int().min(0).max(256).default(8),
   // A hosted job that cannot reach its provider fails this long after its first failed attempt (15 min).
   GATEWAY_JOB_SUBMIT_DEADLINE_MS: z.coerce.number().int().positive().default(900_000),
   GATEWAY_PROVIDER_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
@@ -88,6 +92,14 @@ const envSchema = z.object({
   GATEWAY_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(0).default(300_000),
   GATEWAY_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
   GATEWAY_SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
+  // The usage ledger (src/modules/usage/usage.ledger.ts): on or off, how often its buffer is written, how many rows
+  // make a write happen sooner, and how long rows are kept.
+  GATEWAY_USAGE_LEDGER: z.enum(['on', 'off']).default('on'),
+  GATEWAY_USAGE_FLUSH_MS: z.coerce.number().int().positive().default(1000),
+  GATEWAY_USAGE_BATCH_ROWS: z.coerce.number().int().positive().default(1000),
+  GATEWAY_USAGE_RETENTION_DAYS: z.coerce.number().int().positive().default(90),
+  // Prices per model for /v1/organization/costs (src/modules/usage/prices.ts); unset: every cost is unknown.
+  GATEWAY_PRICES_FILE: z.string().min(1).optional(),
 });
 
 /** Every variable the gateway reads (documented in the README's configuration table). */
@@ -109,6 +121,8 @@ export interface Config {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   jobPollMs: number;
   jobLeaseMs: number;
+  /** The batch runner: how often it looks for due batches, and requests in flight per integration and model (0: this process runs no batches). */
+  batch: { pollMs: number; concurrency: number };
   /** How long a hosted job not yet submitted is retried after its first failure before it fails as `provider_unreachable`. */
   jobSubmitDeadlineMs: number;
   /**
@@ -143,10 +157,10 @@ export interface Config {
   server: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
   /** On SIGTERM, how long in-flight requests and job steps may take before connections close and leases are handed back. */
   shutdownGraceMs: number;
+  usage: LedgerOptions;
+  /** The JSON price table for costs; read (and checked) at start. */
+  pricesFile: string | undefined;
 }
-
-/** The page size cap of every list input (REST and GraphQL); not configurable, the services enforce it. */
-export const MAX_PAGE_SIZE = 100;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
@@ -172,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     jobPollMs: e.GATEWAY_JOB_POLL_MS,
     jobLeaseMs: e.GATEWAY_JOB_LEASE_MS,
+    batch: { pollMs: e.GATEWAY_BATCH_POLL_MS, concurrency: e.GATEWAY_BATCH_CONCURRENCY },
     jobSubmitDeadlineMs: e.GATEWAY_JOB_SUBMIT_DEADLINE_MS,
     providerEndpoints: endpointOverrides(env),
     providerTimeoutMs: e.GATEWAY_PROVIDER_TIMEOUT_MS,
@@ -222,6 +237,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       keepAliveTimeoutMs: e.GATEWAY_KEEP_ALIVE_TIMEOUT_MS,
     },
     shutdownGraceMs: e.GATEWAY_SHUTDOWN_GRACE_MS,
+    usage: {
+      enabled: e.GATEWAY_USAGE_LEDGER === 'on',
+      flushMs: e.GATEWAY_USAGE_FLUSH_MS,
+      maxRows: e.GATEWAY_USAGE_BATCH_ROWS,
+      retentionDays: e.GATEWAY_USAGE_RETENTION_DAYS,
+    },
+    pricesFile: e.GATEWAY_PRICES_FILE,
   };
 }
 

@@ -20,23 +20,25 @@ interface KindInfo {
   status: number;
   type: string;
   graphqlCode: string;
+  /** The `code` of an error raised without a more precise one: every answer carries a code a client can switch on. */
+  code: string;
 }
 
 const KINDS: Record<ErrorKind, KindInfo> = {
-  invalid_request: { status: 400, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT' },
-  payload_too_large: { status: 413, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT' },
-  unsupported_media_type: { status: 415, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT' },
-  unauthenticated: { status: 401, type: 'authentication_error', graphqlCode: 'UNAUTHENTICATED' },
-  forbidden: { status: 403, type: 'permission_error', graphqlCode: 'FORBIDDEN' },
-  not_found: { status: 404, type: 'not_found_error', graphqlCode: 'NOT_FOUND' },
-  conflict: { status: 409, type: 'conflict_error', graphqlCode: 'CONFLICT' },
-  rate_limited: { status: 429, type: 'rate_limit_error', graphqlCode: 'RATE_LIMITED' },
+  invalid_request: { status: 400, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT', code: 'invalid_request' },
+  payload_too_large: { status: 413, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT', code: 'payload_too_large' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT', code: 'unsupported_media_type' },
+  unauthenticated: { status: 401, type: 'authentication_error', graphqlCode: 'UNAUTHENTICATED', code: 'unauthenticated' },
+  forbidden: { status: 403, type: 'permission_error', graphqlCode: 'FORBIDDEN', code: 'forbidden' },
+  not_found: { status: 404, type: 'not_found_error', graphqlCode: 'NOT_FOUND', code: 'not_found' },
+  conflict: { status: 409, type: 'conflict_error', graphqlCode: 'CONFLICT', code: 'conflict' },
+  rate_limited: { status: 429, type: 'rate_limit_error', graphqlCode: 'RATE_LIMITED', code: 'rate_limit_exceeded' },
   // A provider or gateway lacking an operation is the caller's problem to route around: a 400.
-  unsupported: { status: 400, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT' },
-  provider: { status: 502, type: 'provider_error', graphqlCode: 'PROVIDER_ERROR' },
+  unsupported: { status: 400, type: 'invalid_request_error', graphqlCode: 'BAD_USER_INPUT', code: 'unsupported_operation' },
+  provider: { status: 502, type: 'provider_error', graphqlCode: 'PROVIDER_ERROR', code: 'provider_error' },
   // A dependency of the gateway (its database) is out of reach: the caller should retry (`Retry-After`).
-  unavailable: { status: 503, type: 'service_unavailable', graphqlCode: 'SERVICE_UNAVAILABLE' },
-  internal: { status: 500, type: 'server_error', graphqlCode: 'INTERNAL_SERVER_ERROR' },
+  unavailable: { status: 503, type: 'service_unavailable', graphqlCode: 'SERVICE_UNAVAILABLE', code: 'service_unavailable' },
+  internal: { status: 500, type: 'server_error', graphqlCode: 'INTERNAL_SERVER_ERROR', code: 'internal_error' },
 };
 
 /** Where in an input a problem is: field names in the services' (camelCase) spelling, array indexes as numbers. */
@@ -53,7 +55,7 @@ export interface ErrorDetails {
   param?: string | null;
   /** The message is a reason about the field (`must not be empty`): faces prefix it with the field's name. */
   aboutField?: boolean;
-  /** A machine-readable code, e.g. `label_name_taken`. */
+  /** A machine-readable code, e.g. `label_name_taken`; without one, the kind's (`invalid_request`, `not_found`…). */
   code?: string | null;
   /** Overrides the kind's status (provider errors carry the provider's status). */
   status?: number;
@@ -92,6 +94,11 @@ export class GatewayError extends Error {
 
   get graphqlCode(): string {
     return KINDS[this.kind].graphqlCode;
+  }
+
+  /** The code an answer shows: the precise one, else the kind's, never null. */
+  get answerCode(): string {
+    return this.code ?? KINDS[this.kind].code;
   }
 
   /** The same error about another field (a face renaming its own arguments, see graphql/field-names.ts). */
@@ -145,12 +152,12 @@ export const unsupported = (message: string, path?: FieldPath | string) => new G
 
 /** The error body every REST response uses (OpenAI's shape, so SDKs parse it). */
 export interface ErrorBody {
-  error: { message: string; type: string; param: string | null; code: string | null };
+  error: { message: string; type: string; param: string | null; code: string };
 }
 
 export function errorBody(err: GatewayError, spell: (path: FieldPath) => string): ErrorBody {
   const { param, message } = err.render(spell);
-  return { error: { message, type: err.type, param, code: err.code } };
+  return { error: { message, type: err.type, param, code: err.answerCode } };
 }
 
 export const MASKED_INTERNAL = new GatewayError('internal', 'Internal server error', { code: 'internal_error' });

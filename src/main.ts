@@ -1,19 +1,27 @@
+// First: OpenTelemetry (when configured) must be started before the modules it instruments are loaded.
+import './telemetry/preload';
 import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { loadConfig, type Config } from './config';
 import { openDatabase, type DatabaseOptions } from './db/database';
+import { MissingDatabaseError, missingDatabase } from './db/missing-database';
 import type { NotificationListener } from './db/notifications';
 import { createLogger, type Logger } from './logger';
 import { listenForKeyChanges } from './modules/api-keys/api-key.invalidation';
+import { BatchRunner } from './modules/batches/batch-runner';
 import { JobMonitor } from './modules/fine-tuning/job-monitor';
 import { createServices, type Services } from './services';
 import { warnIfShared } from './storage/private-dir';
+import { stopTelemetry } from './telemetry/tracing';
 
 export interface RunningGateway {
   url: string;
   services: Services;
   /** The background job monitor (hosted fine-tuning jobs), running once the app listens. */
   monitor: JobMonitor;
+  /** The batch runner (batches run by the gateway), running once the app listens. */
+  batchRunner: BatchRunner;
   stop(): Promise<void>;
 }
 
@@ -26,23 +34,28 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
   const timeouts = { connectMs: config.database.connectTimeoutMs, queryMs: config.database.queryTimeoutMs };
   const db = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: config.pgliteDir, timeouts, ...options });
   let keyChanges: NotificationListener | undefined;
+  let firstKey: string | null = null;
   try {
-    const { applied, engineRan } = await db.migrate();
+    const { applied, engineRan } = await db.migrate().catch((err: unknown) => {
+      const missing = config.databaseUrl ? missingDatabase(err, config.databaseUrl) : null;
+      if (!missing) throw err;
+      logger.error({ database: missing.database }, missing.message);
+      throw missing;
+    });
     logger.info({ database: db.kind, applied, schemaEngine: engineRan }, applied.length ? 'migrations applied' : 'database schema is current');
     const services = createServices(db, config, logger);
     // A missing, unreadable or invalid master key stops the start, not the first integration.
     services.masterKey();
     keyChanges = await listenForKeyChanges(db, services.apiKeys.cache, logger);
-    await bootstrap(services, config, logger);
+    firstKey = await bootstrap(services, config, logger);
     const gateway = await createApp(config, services, logger);
     await new Promise<void>((resolve, reject) => {
       gateway.httpServer.once('error', reject);
       gateway.httpServer.listen(config.port, config.host, resolve);
     });
-    const address = gateway.httpServer.address();
-    const port = typeof address === 'object' && address ? address.port : config.port;
-    const url = `http://127.0.0.1:${port}`;
-    logger.info({ port, database: db.kind }, `gateway listening on ${url}`);
+    const { bound, url } = addresses(gateway.httpServer.address(), config);
+    logger.info({ host: config.host, port: new URL(url).port, database: db.kind }, `gateway listening on ${bound}; console at ${url}/console`);
+    if (firstKey) showFirstKey(firstKey, `${url}/console`);
     const monitor = new JobMonitor(
       {
         jobs: services.fineTuningJobs,
@@ -56,36 +69,71 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
       { pollMs: config.jobPollMs, leaseMs: config.jobLeaseMs, submitDeadlineMs: config.jobSubmitDeadlineMs },
     );
     monitor.start();
+    const batchRunner = new BatchRunner({ batches: services.batchRepository, lines: services.batchLines, files: services.files, chat: services.chat }, logger, {
+      pollMs: config.batch.pollMs,
+      leaseMs: config.jobLeaseMs,
+      concurrency: config.batch.concurrency,
+    });
+    // GATEWAY_BATCH_CONCURRENCY=0: a replica that serves the API but runs no batch.
+    if (config.batch.concurrency > 0) {
+      services.batches.onWork(() => batchRunner.wake());
+      batchRunner.start();
+    }
+    services.usage.ledger.start();
     return {
       url,
       services,
       monitor,
+      batchRunner,
       async stop() {
         // Both within the grace period, while the database is open: requests in flight finish (new ones are
         // refused), and job steps in flight finish and release their leases, or have their jobs handed back.
-        await Promise.all([monitor.stop(config.shutdownGraceMs), gateway.stop()]);
+        await Promise.all([monitor.stop(config.shutdownGraceMs), batchRunner.stop(config.shutdownGraceMs), gateway.stop()]);
+        // The calls answered meanwhile are in the ledger's buffer: written before the database closes.
+        await services.usage.ledger.stop();
+        await stopTelemetry();
         await keyChanges?.close();
         await db.close();
+        logger.info('gateway stopped');
       },
     };
   } catch (err) {
+    // The key exists now, whatever failed after it was made: it must not be lost.
+    if (firstKey) showFirstKey(firstKey, null);
     await keyChanges?.close().catch(() => {});
     await db.close().catch(() => {});
     throw err;
   }
 }
 
-async function bootstrap(services: Services, config: Config, logger: Logger): Promise<void> {
+/** Creates the default organisation on a first start; returns the key to show when the gateway made one. */
+async function bootstrap(services: Services, config: Config, logger: Logger): Promise<string | null> {
   const created = await services.organisations.bootstrap(config.bootstrapApiKey);
-  if (!created) return;
+  if (!created) return null;
   const ids = { organisation_id: created.organisation.id, workspace_id: created.workspace.id };
   if (config.bootstrapApiKey) {
     logger.info(ids, 'first start: created the default organisation and workspace with GATEWAY_BOOTSTRAP_API_KEY as its key');
-  } else {
-    // Printed once, to the console only (not the JSON log): it is the only copy of the secret.
-    logger.info(ids, 'first start: created the default organisation, workspace and an organisation API key');
-    process.stdout.write(`\nYour organisation API key (shown once, store it now):\n\n  ${created.key}\n\n`);
+    return null;
   }
+  logger.info(ids, 'first start: created the default organisation, workspace and an organisation API key');
+  return created.key;
+}
+
+/** Printed once, to the console only (not the JSON log): it is the only copy of the secret. */
+function showFirstKey(key: string, consoleUrl: string | null): void {
+  const signIn = consoleUrl ? `Sign in with it at ${consoleUrl}\n\n` : '';
+  process.stdout.write(`\nYour organisation API key (shown once, store it now):\n\n  ${key}\n\n${signIn}`);
+}
+
+/**
+ * The address the server bound (`http://0.0.0.0:8787` with HOST=0.0.0.0: every interface) and a URL
+ * that reaches it from this machine (127.0.0.1 for the wildcard addresses).
+ */
+function addresses(address: AddressInfo | string | null, config: Config): { bound: string; url: string } {
+  if (typeof address !== 'object' || !address) return { bound: `http://${config.host}:${config.port}`, url: `http://127.0.0.1:${config.port}` };
+  const host = (ip: string) => (ip.includes(':') ? `[${ip}]` : ip);
+  const wildcard = address.address === '0.0.0.0' || address.address === '::';
+  return { bound: `http://${host(address.address)}:${address.port}`, url: `http://${wildcard ? '127.0.0.1' : host(address.address)}:${address.port}` };
 }
 
 async function main(): Promise<void> {
@@ -114,7 +162,8 @@ async function main(): Promise<void> {
 /** `node dist/src/main.js`, or `npm start` (scripts/start.js) once the build is current. */
 export function runFromCommandLine(): void {
   main().catch((err) => {
-    console.error(err instanceof Error ? err.message : err);
+    // Already logged, in one line saying what to do.
+    if (!(err instanceof MissingDatabaseError)) console.error(err instanceof Error ? err.message : err);
     process.exit(1);
   });
 }

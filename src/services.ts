@@ -7,6 +7,10 @@ import { ApiKeyCache } from './modules/api-keys/api-key.cache';
 import { Metrics } from './http/observability';
 import { ApiKeyRepository } from './modules/api-keys/api-key.repository';
 import { ApiKeyService } from './modules/api-keys/api-key.service';
+import { BatchLines } from './modules/batches/batch-lines.repository';
+import { BatchRepository } from './modules/batches/batch.repository';
+import { BatchService } from './modules/batches/batch.service';
+import { createBatchFileCheck } from './modules/batches/batch-file';
 import { ChatService } from './modules/chat/chat.service';
 import { ClientModeService } from './modules/client-mode/client-mode.service';
 import { FileRepository } from './modules/files/file.repository';
@@ -27,10 +31,16 @@ import { OrganisationRepository } from './modules/organisations/organisation.rep
 import { OrganisationService } from './modules/organisations/organisation.service';
 import { PartialRepository } from './modules/partials/partial.repository';
 import { PartialService } from './modules/partials/partial.service';
+import { UsageLedger } from './modules/usage/usage.ledger';
+import { UsageRecorder } from './modules/usage/usage.recorder';
+import { UsageRepository } from './modules/usage/usage.repository';
+import { UsageService } from './modules/usage/usage.service';
+import { loadPrices } from './modules/usage/prices';
 import { WorkspaceRepository } from './modules/workspaces/workspace.repository';
 import { WorkspaceService } from './modules/workspaces/workspace.service';
 import { ProviderRegistry } from './providers/registry';
 import { createFileStore } from './storage/create-file-store';
+import { providerTracer } from './telemetry/tracing';
 
 /** The domain services, built once per process and shared by both faces. */
 export function createServices(db: Database, config: Config, logger: Logger) {
@@ -44,7 +54,12 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const partials = new PartialService(new PartialRepository(prisma));
   workspaces.onWorkspaceCreated(partials.createDefaultCollection);
   const metrics = new Metrics();
-  const providers = new ProviderRegistry(config.providerEndpoints, { timeoutMs: config.providerTimeoutMs }, (...call) => metrics.providerCall(...call));
+  const providers = new ProviderRegistry(
+    config.providerEndpoints,
+    { timeoutMs: config.providerTimeoutMs },
+    (...call) => metrics.providerCall(...call),
+    providerTracer(),
+  );
   // Read (or generated into DATA_DIR) on first use: the gateway asks at start (main.ts), the admin CLI never
   // does, so it writes no master key it has no use for.
   const masterKey = lazy(() => new SecretBox(loadMasterKey(config, logger)));
@@ -65,7 +80,14 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   files.guardDeletion((tx, scope, fileId) => fineTuning.fileInUse(tx, scope, fileId));
   const clientMode = new ClientModeService(integrations, providers);
   const models = new ModelService(new ModelRepository(prisma));
-  const chat = new ChatService(models, partials, integrations, providers, clientMode, config.providerTimeoutMs, config.chatLimits);
+  const usageRecords = new UsageRepository(prisma);
+  const ledger = new UsageLedger(usageRecords, config.usage, logger);
+  const usage = { ledger, recorder: new UsageRecorder(ledger), service: new UsageService(usageRecords, loadPrices(config.pricesFile)) };
+  const chat = new ChatService(models, partials, integrations, clientMode, config.providerTimeoutMs, config.chatLimits);
+  files.checkContent('batch', createBatchFileCheck);
+  const batchRepository = new BatchRepository(prisma);
+  const batchLines = new BatchLines(prisma);
+  const batches = new BatchService(batchRepository, files, models, clientMode);
   return {
     db,
     workspaces,
@@ -83,6 +105,10 @@ export function createServices(db: Database, config: Config, logger: Logger) {
     clientMode,
     models,
     chat,
+    usage,
+    batches,
+    batchRepository,
+    batchLines,
     idempotency,
     metrics,
     masterKey,

@@ -24,7 +24,7 @@ query Jobs {
 const root = document.getElementById('explorer');
 if (root) {
   if (storedKey() === null) {
-    root.innerHTML = '<main class="explorer-signed-out"><h1>GraphQL explorer</h1><p>Sign in on the <a href="./">console</a> first.</p></main>';
+    root.innerHTML = '<main class="explorer-signed-out"><h1>GraphQL explorer</h1><p>Sign in on the <a href="/console/">console</a> first.</p></main>';
   } else {
     const fetcher = async (params: unknown) => {
       const res = await fetch('/graphql', {

@@ -87,9 +87,6 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
             <li>
               <a href="explorer.html">GraphQL explorer</a>
             </li>
-            <li>
-              <a href="/graphql">Apollo Sandbox</a>
-            </li>
           </ul>
         </nav>
         <WorkspaceSwitcher section={section} onChosen={setWorkspace} />

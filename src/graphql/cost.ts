@@ -12,7 +12,7 @@
  */
 import { fieldExtensionsEstimator, getComplexity, type ComplexityEstimator, type ComplexityEstimatorArgs } from 'graphql-query-complexity';
 import { getNamedType, getNullableType, isCompositeType, isListType, type DocumentNode, type GraphQLSchema } from 'graphql';
-import { MAX_PAGE_SIZE } from '../config';
+import { MAX_PAGE_SIZE } from '../validation/parse';
 
 type Cost = (options: ComplexityEstimatorArgs) => number;
 
@@ -44,6 +44,13 @@ const entitiesCost: ComplexityEstimator = ({ field, args, childComplexity }) => 
   return (Array.isArray(representations) ? representations.length : 1) * (1 + childComplexity);
 };
 
+/**
+ * Introspection (`__schema`, `__type`) costs nothing: it reads the schema, never the database, and
+ * the standard query that tools send (graphql-js's `getIntrospectionQuery()`) would otherwise count
+ * every type's fields as lists of default size, far over any limit. Production turns introspection off.
+ */
+const introspectionCost: ComplexityEstimator = ({ field }) => (field.name.startsWith('__') ? 0 : undefined);
+
 /** Fields without a declaration: objects 1, leaves nothing, lists of objects the default list size. */
 const defaultCost =
   (defaultListSize: number): ComplexityEstimator =>
@@ -60,5 +67,11 @@ export function costOf(
   operationName: string | undefined,
   defaultListSize: number,
 ): number {
-  return getComplexity({ schema, query, variables, operationName, estimators: [entitiesCost, fieldExtensionsEstimator(), defaultCost(defaultListSize)] });
+  return getComplexity({
+    schema,
+    query,
+    variables,
+    operationName,
+    estimators: [introspectionCost, entitiesCost, fieldExtensionsEstimator(), defaultCost(defaultListSize)],
+  });
 }

@@ -5,12 +5,11 @@ import type { Scope } from '../auth/scope';
 import type { TenantContext } from './context';
 
 /**
- * Federation entities. A type opts in with one decorator on its type-graphql class, naming how its
- * references are loaded (through the same services or DataLoaders as the queries):
+ * Federation entities. A type opts in where its resolver is (which knows the services and the
+ * mapper, so the type's own file imports neither), naming how its references are loaded (through the
+ * same services or DataLoaders as the queries):
  *
- *     @Entity(loadByIds((scope, ids, ctx) => ctx.services.labels.findMany(scope, ids), toLabelType))
- *     @ObjectType('Label')
- *     export class LabelType { @Field(() => ID) id!: string; … }
+ *     registerEntity(LabelType, loadByIds((scope, ids, ctx: AppContext) => ctx.services.labels.findMany(scope, ids), toLabelType));
  *
  * The class gets `@key(fields: "id")` and `_entities` resolves `{__typename: "Label", id}` with the
  * loader, batched per request and type, in the caller's scope ({@link entityScope}): an id of
@@ -41,17 +40,14 @@ interface EntityRegistration {
 const registrations: EntityRegistration[] = [];
 
 /** Marks a type-graphql `@ObjectType` class as a federation entity keyed by `id`. */
-export function Entity<T, C extends AnyContext>(load: EntityLoader<T, C>): ClassDecorator {
-  const key = Directive(`@key(fields: "${ENTITY_KEY_FIELD}")`);
+export function registerEntity<T, C extends AnyContext>(target: abstract new () => unknown, load: EntityLoader<T, C>): void {
   const loader = (ctx: C) =>
     new DataLoader<string, unknown>(async (ids) => {
       const found = await load(ids, ctx);
       return ids.map((_, i) => found[i] ?? null);
     });
-  return (target) => {
-    key(target);
-    registrations.push({ target, loader });
-  };
+  Directive(`@key(fields: "${ENTITY_KEY_FIELD}")`)(target);
+  registrations.push({ target, loader });
 }
 
 /**

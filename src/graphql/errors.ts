@@ -50,7 +50,7 @@ function fromGatewayError(formatted: GraphQLFormattedError, err: GatewayError): 
     extensions: {
       code: err.graphqlCode,
       param,
-      errorCode: err.code,
+      errorCode: err.answerCode,
       status: err.status,
       ...(err.retryAfterSeconds === null ? {} : { retryAfter: err.retryAfterSeconds }),
     },
@@ -138,7 +138,7 @@ export function contextGraphQLError(err: GatewayError): GraphQLError {
   // Apollo reads `http.headers` as a Map when the key is there at all.
   const http =
     err.retryAfterSeconds === null ? { status: err.status } : { status: err.status, headers: new Map([['retry-after', String(err.retryAfterSeconds)]]) };
-  return new GraphQLError(err.message, { extensions: { code: err.graphqlCode, errorCode: err.code, http } });
+  return new GraphQLError(err.message, { extensions: { code: err.graphqlCode, errorCode: err.answerCode, http } });
 }
 
 /**

@@ -2,12 +2,24 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import { MapperKind, mapSchema, printSchemaWithDirectives } from '@graphql-tools/utils';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ApolloServerPlugin } from '@apollo/server';
-import { assertValidSchema, BREAK, GraphQLError, isObjectType, parse, visit, type DocumentNode, type GraphQLSchema } from 'graphql';
+import {
+  assertValidSchema,
+  BREAK,
+  defaultFieldResolver,
+  GraphQLError,
+  isObjectType,
+  parse,
+  visit,
+  type DocumentNode,
+  type GraphQLFieldResolver,
+  type GraphQLSchema,
+} from 'graphql';
+import { invalidField } from '../errors';
 import { createResolversMap } from 'type-graphql';
 import { schemaEntities } from './entity';
 
 /**
- * Apollo Federation v2: the GraphQL face is a subgraph. Entity types are marked with `@Entity`
+ * Apollo Federation v2: the GraphQL face is a subgraph. Entity types are registered with `registerEntity`
  * (./entity.ts); this module turns the type-graphql schema into the subgraph schema Apollo serves.
  */
 
@@ -24,12 +36,15 @@ export function subgraphTypeDefs(schema: GraphQLSchema): string {
 /** The type-graphql schema as a Federation v2 subgraph: same resolvers, plus `_service` and `_entities`. */
 export function toSubgraphSchema(schema: GraphQLSchema): GraphQLSchema {
   const resolvers = createResolversMap(schema) as ResolverMap;
-  for (const entity of schemaEntities(schema)) {
+  const entities = schemaEntities(schema);
+  for (const entity of entities) {
     resolvers[entity.typeName] = Object.assign({}, resolvers[entity.typeName], { __resolveReference: entity.resolveReference });
   }
+  const entityTypes = new Set(entities.map((e) => e.typeName));
   // Rebuilt from SDL, the subgraph lost the fields' extensions (their declared query cost): carried over.
   const subgraph = mapSchema(buildSubgraphSchema({ typeDefs: parse(subgraphTypeDefs(schema)), resolvers }), {
     [MapperKind.OBJECT_FIELD]: (field, name, typeName) => {
+      if (typeName === 'Query' && name === '_entities') return { ...field, resolve: checkedRepresentations(field.resolve, entityTypes) };
       const type = schema.getType(typeName);
       const declared = isObjectType(type) ? type.getFields()[name]?.extensions : undefined;
       return declared && Object.keys(declared).length ? { ...field, extensions: { ...field.extensions, ...declared } } : field;
@@ -38,6 +53,29 @@ export function toSubgraphSchema(schema: GraphQLSchema): GraphQLSchema {
   // type-graphql built with `skipCheck`: the checks it skipped run here, on the schema that is served.
   assertValidSchema(subgraph);
   return subgraph;
+}
+
+/**
+ * `_entities` refuses a representation whose `__typename` is not an entity of this subgraph as the
+ * caller's mistake (BAD_USER_INPUT naming it), before any is loaded; @apollo/subgraph would throw a
+ * plain Error, answered as an internal error and logged as one.
+ */
+function checkedRepresentations(
+  resolve: GraphQLFieldResolver<unknown, unknown> | undefined,
+  entityTypes: ReadonlySet<string>,
+): GraphQLFieldResolver<unknown, unknown> {
+  const known = [...entityTypes].sort().join(', ');
+  return (source, args: { representations?: unknown }, context, info) => {
+    const representations = Array.isArray(args.representations) ? (args.representations as unknown[]) : [];
+    for (const [i, representation] of representations.entries()) {
+      const typename: unknown =
+        typeof representation === 'object' && representation !== null ? (representation as { __typename?: unknown }).__typename : undefined;
+      if (typeof typename !== 'string' || !entityTypes.has(typename)) {
+        throw invalidField(['representations', i, '__typename'], `must name an entity type of this subgraph (${known})`, 'unknown_entity_type');
+      }
+    }
+    return (resolve ?? defaultFieldResolver)(source, args, context, info);
+  };
 }
 
 /** The header a federation router sends `GATEWAY_FEDERATION_SECRET` in. */

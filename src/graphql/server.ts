@@ -6,7 +6,6 @@ import {
   ApolloServerPluginInlineTraceDisabled,
   ApolloServerPluginLandingPageDisabled,
 } from '@apollo/server/plugin/disabled';
-import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { processRequest } from 'graphql-upload-minimal';
@@ -20,6 +19,7 @@ import { JSON_TOO_DEEP, jsonTooDeepError, refuseDeepJson, valueTooDeep } from '.
 import { guardMultipart, type MultipartLimits } from '../http/multipart-guard';
 import { formatGraphQLError, contextGraphQLError, unavailablePlugin } from './errors';
 import { serviceSdlGate } from './federation';
+import { unstorableTextPlugin } from './text';
 import { costLimitPlugin, knownOperationTypesRule, queryLimitsRule } from './limits';
 
 export interface GraphQLFace {
@@ -30,8 +30,8 @@ export interface GraphQLFace {
 /**
  * Apollo Server on the type-graphql schema served as a Federation v2 subgraph, mounted as Express
  * middleware at /graphql. Query limits (depth, aliases, directives, tokens, cost, page sizes) refuse a
- * query before any resolver runs; batched requests are refused; production hides introspection, the
- * Sandbox and field suggestions.
+ * query before any resolver runs; batched requests are refused; production hides introspection and
+ * field suggestions.
  */
 export interface GraphQLFaceOptions<C extends object> {
   config: Config;
@@ -66,6 +66,7 @@ export async function createGraphQLFace<C extends object>({
     plugins: [
       serviceSdlGate({ secret: config.federationSecret, production: config.production }),
       costLimitPlugin(limits),
+      unstorableTextPlugin,
       unavailablePlugin(),
       // Apollo would add federated tracing (ftv1) to a subgraph; no router reports to Apollo Studio here.
       ApolloServerPluginInlineTraceDisabled(),
@@ -75,7 +76,8 @@ export async function createGraphQLFace<C extends object>({
       noStorePlugin,
       // Drains the whole HTTP server (REST too) on stop: in-flight requests finish within the grace period.
       ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: config.shutdownGraceMs }),
-      config.production ? ApolloServerPluginLandingPageDisabled() : ApolloServerPluginLandingPageLocalDefault({ embed: true }),
+      // Apollo's landing page (Sandbox) loads from a CDN: browsers get the console's explorer instead (app.ts).
+      ApolloServerPluginLandingPageDisabled(),
     ],
   });
   await server.start();

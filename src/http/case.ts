@@ -18,7 +18,7 @@ const MAP_FIELDS = new Set(['metadata', 'credentials', 'options', 'gatewayOption
  */
 export function fromRest(value: unknown, what = 'body'): Untrusted {
   if (value === undefined || value === null) return untrustedInput({});
-  if (typeof value !== 'object' || Array.isArray(value)) throw badRequest(`The request ${what} must be a JSON object`, null);
+  if (typeof value !== 'object' || Array.isArray(value)) throw badRequest(`The request ${what} must be a JSON object`, null, 'invalid_request');
   return untrustedInput(camelize(value, []));
 }
 
@@ -49,3 +49,6 @@ export function restPath(path: FieldPath): string {
   }
   return out.join('.');
 }
+
+/** A stored field path (`trainingFile`, `method.hyperparameters.nEpochs`, joined by dots) as a REST caller names it. */
+export const restParam = (dotted: string): string => restPath(dotted.split('.').map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment)));

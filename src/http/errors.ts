@@ -24,9 +24,10 @@ function fromBodyParser(raw: unknown): GatewayError | null {
       return badRequest(err.message ?? 'The JSON body is nested too deeply', null, 'json_too_deep');
     case 'encoding.unsupported':
     case 'charset.unsupported':
-      return new GatewayError('unsupported_media_type', err.message ?? 'Unsupported body encoding');
+      return new GatewayError('unsupported_media_type', err.message ?? 'Unsupported body encoding', { code: 'unsupported_encoding' });
     default:
-      return err.status && err.status >= 400 && err.status < 500 ? badRequest(err.message ?? 'Bad request') : null;
+      // The router's own: a path whose percent-encoding does not decode (`%ED%A0%80`, a lone surrogate's bytes).
+      return err.status && err.status >= 400 && err.status < 500 ? badRequest(err.message ?? 'Bad request', null, 'invalid_request') : null;
   }
 }
 

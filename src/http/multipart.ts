@@ -4,6 +4,7 @@ import busboy, { type Busboy, type FieldInfo, type FileInfo } from 'busboy';
 import { asError, badRequest, GatewayError } from '../errors';
 import { fileTooLarge, formatByteSize } from '../storage/file-store';
 import { guardMultipart, type MultipartLimits } from './multipart-guard';
+import { invalidText, isStorableText } from '../validation/text';
 
 /**
  * Reads a multipart/form-data upload with exactly one file part, streaming the file to a consumer
@@ -93,14 +94,14 @@ class UploadReceiver<T> {
 
   start(): void {
     if (!isMultipartFormData(this.req.headers['content-type'])) {
-      this.fail(new GatewayError('unsupported_media_type', 'Content-Type must be multipart/form-data'));
+      this.fail(new GatewayError('unsupported_media_type', 'Content-Type must be multipart/form-data', { code: 'unsupported_media_type' }));
       return;
     }
     let parser: Busboy;
     try {
       parser = this.createParser();
     } catch (err) {
-      this.fail(badRequest(`Malformed multipart request: ${asError(err).message}`));
+      this.fail(badRequest(`Malformed multipart request: ${asError(err).message}`, null, 'invalid_multipart'));
       return;
     }
     this.parser = parser;
@@ -124,9 +125,9 @@ class UploadReceiver<T> {
     });
     parser.on('file', (name: string, stream: Readable, info: FileInfo) => this.onFilePart(name, stream, info));
     parser.on('field', (name: string, value: string, info: FieldInfo) => this.onField(name, value, info));
-    parser.on('filesLimit', () => this.fail(badRequest('Only one file may be uploaded per request', this.fileField)));
-    parser.on('fieldsLimit', () => this.fail(badRequest('Too many form fields')));
-    parser.on('error', (err: Error) => this.fail(badRequest(`Malformed multipart body: ${err.message}`)));
+    parser.on('filesLimit', () => this.fail(badRequest('Only one file may be uploaded per request', this.fileField, 'too_many_files')));
+    parser.on('fieldsLimit', () => this.fail(badRequest('Too many form fields', null, 'too_many_fields')));
+    parser.on('error', (err: Error) => this.fail(badRequest(`Malformed multipart body: ${err.message}`, null, 'invalid_multipart')));
     parser.on('close', () => void this.complete());
     guardMultipart(this.req, parser, this.opts.limits, (err) => this.fail(err));
     return parser;
@@ -150,7 +151,7 @@ class UploadReceiver<T> {
     }
     if (name !== this.fileField) {
       stream.resume();
-      this.fail(badRequest(`Unexpected file field '${name}'`, name));
+      this.fail(badRequest(`Unexpected file field '${name}'`, name, 'unknown_field'));
       return;
     }
     this.fileStream = stream;
@@ -168,7 +169,11 @@ class UploadReceiver<T> {
     if (this.failed) return;
     const problem = this.fieldProblem(name, info);
     if (problem !== null) {
-      this.fail(badRequest(problem, name));
+      this.fail(badRequest(problem, name, 'invalid_field'));
+      return;
+    }
+    if (!isStorableText(value)) {
+      this.fail(invalidText(name));
       return;
     }
     this.fields[name] = value;
@@ -189,7 +194,7 @@ class UploadReceiver<T> {
     if (this.failed) return;
     this.opts.onFields?.({ ...this.fields });
     if (this.stored === null) {
-      this.fail(badRequest(`'${this.fileField}' is required: the file to upload`, this.fileField));
+      this.fail(badRequest(`'${this.fileField}' is required: the file to upload`, this.fileField, 'missing_file'));
       return;
     }
     let file: T;

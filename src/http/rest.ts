@@ -6,7 +6,8 @@ import { lazy } from '../lazy';
 import type { FailedAuthLimiter } from '../modules/rate-limits/failed-auth.limiter';
 import type { Services } from '../services';
 import { untrustedInput, type Untrusted } from '../validation/parse';
-import { fromRest } from './case';
+import { fromRest, restPath } from './case';
+import { invalidText, isStorableText } from '../validation/text';
 
 export const API_KEY_HEADER = 'x-gateway-api-key';
 
@@ -149,10 +150,12 @@ export function json(handler: (req: Request, res: Response) => Promise<unknown>)
   };
 }
 
-/** A path parameter as a string. */
+/** A path parameter as a string; text Postgres cannot store is a 400 naming it (`file_id`). */
 export function pathParam(req: Request, name: string): string {
-  const value = req.params[name];
-  return Array.isArray(value) ? value.join('/') : String(value);
+  const raw = req.params[name];
+  const value = Array.isArray(raw) ? raw.join('/') : String(raw);
+  if (!isStorableText(value)) throw invalidText(restPath([name]));
+  return value;
 }
 
 declare global {

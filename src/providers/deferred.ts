@@ -8,7 +8,8 @@
  */
 import { lazy } from '../lazy';
 import type { SettingValues, SettingsSpec } from './settings';
-import type { OperationName, ProviderEnvironment, ProviderModule } from './types';
+import type { OperationName } from './types';
+import type { ProviderEnvironment, ProviderModule } from './module';
 
 /** What the deferred part exports: the module's `connect` and `operations`. */
 export type ProviderImplementation<T extends SettingsSpec, C> = Pick<ProviderModule<T, C>, 'connect' | 'operations'>;

@@ -163,9 +163,11 @@ async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): 
     }
   }
 
-  const error = httpError(req, status, text);
+  const retryAfterMs = parseRetryAfter(header(response.headers, 'retry-after') ?? null);
+  // A 429's wait travels with the error: a caller that retries later (the batch runner) honours it.
+  const error = httpError(req, status, text, status === 429 ? retryAfterMs : undefined);
   const retry = status === 429 || status >= 500;
-  return { ok: false, error, retry, retryAfterMs: parseRetryAfter(header(response.headers, 'retry-after') ?? null) };
+  return { ok: false, error, retry, retryAfterMs };
 }
 
 /** The time-out's signal, also aborted when the caller's is. */
@@ -193,7 +195,7 @@ function transportFailure(req: Pick<ProviderRequest, 'provider' | 'signal'>, err
 }
 
 /** Maps a non-2xx answer, reading the common error body shapes: OpenAI's, Google's, OAuth 2's, and bare strings. */
-function httpError(req: Pick<ProviderRequest, 'provider' | 'redact'>, status: number, text: string): GatewayError {
+function httpError(req: Pick<ProviderRequest, 'provider' | 'redact'>, status: number, text: string, retryAfterMs?: number): GatewayError {
   let message = STATUS_CODES[status] ?? `HTTP ${status}`;
   let code: string | null = null;
   let param: string | null = null;
@@ -219,6 +221,7 @@ function httpError(req: Pick<ProviderRequest, 'provider' | 'redact'>, status: nu
   return new GatewayError('provider', `${req.provider}: ${redactText(message, req.redact)}`, {
     status: status >= 400 && status < 500 ? status : 502,
     ...place,
+    ...(retryAfterMs === undefined ? {} : { retryAfterSeconds: Math.ceil(retryAfterMs / 1000) }),
   });
 }
 

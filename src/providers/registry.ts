@@ -3,7 +3,8 @@
  * bound to a provider and to where its settings come from (request headers, an integration, a
  * hosted job's options). Adding a provider is one folder under `src/providers/` and one line here.
  */
-import { GatewayError, unsupported, type FieldPath } from '../errors';
+import { GatewayError, invalidField, unsupported, type FieldPath } from '../errors';
+import { parseInput } from '../validation/parse';
 import { azureOpenAIProvider } from './azure-openai';
 import { bedrockProvider } from './bedrock';
 import { fireworksProvider } from './fireworks-ai';
@@ -15,6 +16,7 @@ import { vertexAIProvider } from './vertex-ai';
 import { readSettings, type SettingsOrigin } from './settings';
 import { parseHostList } from './signed-urls';
 import { checkProviderId } from './url';
+import type { ProviderTracer } from '../telemetry/tracing';
 import { conversionFailure, convertJsonl } from './dataset';
 import { checkChatSupport, type ChatSupport } from './chat-fields';
 import { extraFields } from './chat-request';
@@ -22,14 +24,14 @@ import type {
   ChatRequest,
   CreateJobInput,
   FileListInput,
+  JobOptionValues,
   OperationName,
   PageInput,
   ProviderContent,
-  ProviderEnvironment,
-  ProviderModule,
   ProviderOperations,
   UploadInput,
 } from './types';
+import type { ProviderEnvironment, ProviderModule } from './module';
 
 export const PROVIDERS: readonly ProviderModule[] = [
   openaiProvider,
@@ -39,6 +41,12 @@ export const PROVIDERS: readonly ProviderModule[] = [
   fireworksProvider,
   togetherProvider,
 ];
+
+/** The providers' names for descriptions (GraphQL, docs): `openai, azure-openai, … or together-ai`. */
+export function providerNames(): string {
+  const names = PROVIDERS.map((p) => p.name);
+  return `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+}
 
 /** A provider id a call names, and the parameter that carried it (as the REST paths name them). */
 interface NamedId {
@@ -64,6 +72,8 @@ export class ProviderRegistry {
     private readonly http: HttpPolicy,
     /** Told the outcome of every provider call (metrics); `errorStatus` is null on success. */
     private readonly observe: ProviderCallObserver = () => {},
+    /** Wraps every provider call in a client span when tracing is on. */
+    private readonly tracer: ProviderTracer | null = null,
   ) {
     const hosts = (m: ProviderModule) => (m.downloads ? [...m.downloads.default, ...parseHostList(endpointOverrides[m.downloads.env] ?? '')] : []);
     this.downloadHosts = new Map(PROVIDERS.map((m) => [m.name, hosts(m)]));
@@ -88,7 +98,7 @@ export class ProviderRegistry {
     const baseUrls = Object.fromEntries(endpoints.map(([key, spec]) => [key, this.endpointOverrides[spec.env] ?? spec.default]));
     const configured = new Set(endpoints.filter(([, spec]) => this.endpointOverrides[spec.env] !== undefined).map(([key]) => key));
     const downloadHosts = this.downloadHosts.get(module.name) ?? [];
-    return new ProviderClient(module, origin, { baseUrls, configured, downloadHosts, http: this.http }, this.observe);
+    return new ProviderClient(module, origin, { baseUrls, configured, downloadHosts, http: this.http }, this.observe, this.tracer);
   }
 }
 
@@ -103,6 +113,7 @@ export class ProviderClient {
     private readonly origin: SettingsOrigin,
     private readonly env: ProviderEnvironment,
     private readonly observe: ProviderCallObserver = () => {},
+    private readonly tracer: ProviderTracer | null = null,
   ) {}
 
   get name(): ProviderName {
@@ -126,6 +137,20 @@ export class ProviderClient {
     readSettings(this.module.settings, this.origin, op);
   }
 
+  /**
+   * `provider_options` (besides `model`) as this provider takes them: only the options its module
+   * declares, any other refused naming it and the provider, each value checked by its schema.
+   */
+  jobOptions(given: JobOptionValues): JobOptionValues {
+    const schema = this.module.jobOptions;
+    const foreign = Object.keys(given).find((key) => !schema || !Object.hasOwn(schema.shape, key));
+    if (foreign !== undefined) {
+      const reason = `is not a job option of ${this.module.title}${schema ? '' : ' (it takes none)'}`;
+      throw invalidField(['providerOptions', foreign], reason, 'unsupported_parameter');
+    }
+    return schema ? parseInput(schema, given, ['providerOptions']) : {};
+  }
+
   /** Uploads, converting the dataset to the provider's format on the way when it has its own. */
   uploadFile = async (input: UploadInput) => {
     const format = this.module.dataset;
@@ -142,7 +167,10 @@ export class ProviderClient {
   getFile = (id: string) => this.run('getFile', (ops, conn) => ops.getFile?.(conn, id), fileId(id));
   fileContent = (id: string): Promise<ProviderContent> => this.run('fileContent', (ops, conn) => ops.fileContent?.(conn, id), fileId(id));
   deleteFile = (id: string) => this.run('deleteFile', (ops, conn) => ops.deleteFile?.(conn, id), fileId(id));
-  createJob = (input: CreateJobInput) => this.run('createJob', (ops, conn) => ops.createJob?.(conn, input));
+  createJob = async (input: CreateJobInput) => {
+    const options = this.jobOptions(input.options);
+    return this.run('createJob', (ops, conn) => ops.createJob?.(conn, { ...input, options }));
+  };
   getJob = (id: string) => this.run('getJob', (ops, conn) => ops.getJob?.(conn, id), jobId(id));
   listJobs = (page: PageInput) => this.run('listJobs', (ops, conn) => ops.listJobs?.(conn, page));
   cancelJob = (id: string) => this.run('cancelJob', (ops, conn) => ops.cancelJob?.(conn, id), jobId(id));
@@ -152,11 +180,21 @@ export class ProviderClient {
   /** Refuses what the provider does not carry (400 naming the field and the provider) before connecting. */
   chat = async (request: ChatRequest) => {
     if (this.supports('chat')) checkChatSupport(request.body, extraFields(request.body), this.module.chatSupport ?? NO_CHAT_FIELDS, this.module.title);
-    return this.run('chat', (ops, conn) => ops.chat?.(conn, request));
+    return this.run('chat', (ops, conn) => ops.chat?.(conn, request), undefined, request.model);
   };
 
-  /** `id`: the provider id the call names, checked before anything else. */
-  private async run<T>(op: OperationName, call: (ops: ProviderOperations<unknown>, conn: unknown) => Promise<T> | undefined, id?: NamedId): Promise<T> {
+  /** `id`: the provider id the call names, checked before anything else; `model`: the model a call asks for (traces). */
+  private run<T>(
+    op: OperationName,
+    call: (ops: ProviderOperations<unknown>, conn: unknown) => Promise<T> | undefined,
+    id?: NamedId,
+    model?: string,
+  ): Promise<T> {
+    if (!this.tracer) return this.call(op, call, id);
+    return this.tracer.trace(this.module.name, op, model, () => this.call(op, call, id));
+  }
+
+  private async call<T>(op: OperationName, call: (ops: ProviderOperations<unknown>, conn: unknown) => Promise<T> | undefined, id?: NamedId): Promise<T> {
     if (id) checkProviderId(id.value, id.param);
     if (!this.supports(op)) throw unsupported(`${this.module.title} does not support ${op}`);
     const conn = this.module.connect(readSettings(this.module.settings, this.origin, op), this.env);

@@ -1,18 +1,11 @@
 /**
- * The provider adapter contract. A provider is one folder under `src/providers/<name>/` exporting a
- * {@link ProviderModule}: the settings it takes (with the header and integration names and the
- * patterns that guard them), the base URLs it calls (from server configuration only), how it builds
- * a connection from validated settings, and its operations, each translating the provider's wire
- * format into the one internal model below (camelCase, times in Unix seconds). Client mode, provider
+ * The provider adapter contract's operations and the one internal model they speak (camelCase, times
+ * in Unix seconds): each provider translates its wire format into these types. Client mode, provider
  * mode and the job monitor all call these operations; none of them sees a provider's wire format.
+ * What a provider module declares besides (settings, endpoints, job options) is in module.ts.
  */
 import type { Readable } from 'node:stream';
-import type { HttpPolicy } from './http';
-import type { SettingValues, SettingsSpec } from './settings';
-import type { SignedUrlHosts } from './signed-urls';
-
 import type { ProviderName } from './names';
-import type { ChatSupport } from './chat-fields';
 import type { ChatBody } from './chat-request';
 
 export type { ProviderName };
@@ -135,15 +128,8 @@ export interface FileListInput extends PageInput {
   order?: 'asc' | 'desc';
 }
 
-/** Provider-specific job settings (REST `provider_options`, besides `model`). */
-export type ProviderOptions = {
-  roleArn?: string;
-  jobName?: string;
-  outputFile?: string;
-  trainingType?: string;
-  /** An absolute learning rate, for providers without a multiplier (Fireworks, Together). */
-  learningRate?: number;
-};
+/** Provider-specific job options (REST `provider_options`, besides `model`), as the provider declares them (module.ts `jobOptions`). */
+export type JobOptionValues = Readonly<Record<string, unknown>>;
 
 /** File ids here are the provider's own references (already uploaded). */
 export interface CreateJobInput {
@@ -156,7 +142,7 @@ export interface CreateJobInput {
   /** Send the hyperparameters in the deprecated top-level form (the caller used it). */
   legacyHyperparameters?: boolean;
   metadata?: Record<string, string>;
-  options: ProviderOptions;
+  options: JobOptionValues;
   /**
    * Provider mode: the gateway job id. Adapters use it to make creation idempotent or findable
    * (OpenAI metadata, Bedrock `clientRequestToken`, deterministic job ids), see `findJob`.
@@ -314,58 +300,3 @@ export const OPERATIONS: readonly OperationName[] = [
   'listCheckpoints',
   'chat',
 ];
-
-/** What a provider module gets from the server: base URLs (configuration only) and HTTP policy. */
-export interface ProviderEnvironment {
-  /** The module's endpoints, from `GATEWAY_*_BASE_URL` variables or their defaults (may hold `{placeholders}`). */
-  baseUrls: Record<string, string>;
-  /** The endpoints whose URL came from configuration rather than the default (e.g. S3 then goes path-style). */
-  configured: ReadonlySet<string>;
-  /** Where the module's signed URLs may point besides its base URLs: its `downloads` hosts and the operator's. */
-  downloadHosts: readonly string[];
-  http: HttpPolicy;
-}
-
-export interface EndpointSpec {
-  /** The configuration variable that overrides it, e.g. `GATEWAY_AZURE_OPENAI_BASE_URL`. */
-  env: string;
-  /** May hold `{placeholders}` filled from validated settings, e.g. `https://{resource}.openai.azure.com/openai`. */
-  default: string;
-}
-
-/** How hosted jobs behave at a provider, where it differs from OpenAI. */
-export interface HostingPolicy {
-  /** Whether an uploaded file may be used by a job yet (Azure processes files first). Default: ready. */
-  fileState?(file: ProviderFile): 'ready' | 'pending' | 'failed';
-}
-
-/** `fileState` for providers that process uploads before a job may use them: by OpenAI's file status. */
-export const fileStateOf = (file: ProviderFile): 'ready' | 'pending' | 'failed' =>
-  file.status === 'processed' ? 'ready' : file.status === 'error' ? 'failed' : 'pending';
-
-/**
- * A training format that differs from OpenAI's chat JSONL: uploads are converted line by line (see
- * dataset.ts). `model` is the base model the dataset is meant for (`x-gateway-provider-model`, or the
- * hosted job's model), for providers whose format depends on it; throw to refuse a line.
- */
-export interface DatasetFormat {
-  converter(model: string | undefined): (example: unknown, lineNumber: number) => unknown;
-}
-
-export interface ProviderModule<T extends SettingsSpec = SettingsSpec, C = unknown> {
-  readonly name: ProviderName;
-  /** Shown in messages: `Azure OpenAI`. */
-  readonly title: string;
-  /** The settings it takes: credentials and options, with header and integration names and patterns. */
-  readonly settings: T;
-  readonly endpoints: Readonly<Record<string, EndpointSpec>>;
-  /** A provider that hands out signed storage URLs: the hosts they may point to (see signed-urls.ts). */
-  readonly downloads?: SignedUrlHosts;
-  /** Builds the per-call connection (clients, base URLs, auth) from validated settings. */
-  connect(settings: SettingValues<T>, env: ProviderEnvironment): C;
-  readonly operations: ProviderOperations<C>;
-  readonly hosting?: HostingPolicy;
-  readonly dataset?: DatasetFormat;
-  /** What of OpenAI's chat request `chat` carries (see chat-fields.ts); required with a `chat` operation. */
-  readonly chatSupport?: ChatSupport;
-}

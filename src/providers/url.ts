@@ -13,11 +13,11 @@ export type Query = Readonly<Record<string, string | number | undefined>>;
 /** `.` and `..`, also percent-encoded (`%2E`, `%2e%2E`…): what a URL parser treats as a dot segment. */
 const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 
-const invalidId = (message: string, param?: string) => new GatewayError('invalid_request', message, { param, code: 'invalid_id' });
+const invalidId = (message: string, path?: string) => new GatewayError('invalid_request', message, { path, code: 'invalid_id' });
 
-/** A provider id the caller gave (`param` names it: `fileId`, `jobId`), refused when it is a dot segment. */
-export function checkProviderId(id: string, param: string): void {
-  if (DOT_SEGMENT.test(id)) throw invalidId(`'${id}' is not an id: "." and ".." would change the provider's path`, param);
+/** A provider id the caller gave (`field` names it as the services do: `fileId`, `jobId`), refused when it is a dot segment. */
+export function checkProviderId(id: string, field: string): void {
+  if (DOT_SEGMENT.test(id)) throw invalidId(`'${id}' is not an id: "." and ".." would change the provider's path`, field);
 }
 
 /** A URL that parsing would move elsewhere (its path changed): refused before any connection. */

@@ -1,5 +1,8 @@
 import { z, type ZodErrorMap, type ZodIssue, type ZodTypeAny } from 'zod';
-import { badRequest, invalidField, type GatewayError } from '../errors';
+import { badRequest, invalidField, type FieldPath, type GatewayError } from '../errors';
+
+/** The page size cap of every list input (REST and GraphQL); not configurable, the services enforce it. */
+export const MAX_PAGE_SIZE = 100;
 
 declare const untrusted: unique symbol;
 
@@ -49,21 +52,22 @@ const reasons: ZodErrorMap = (issue, ctx) => {
   }
 };
 
-/** The gateway error for the first problem zod found. */
-function fromIssue(issue: ZodIssue): GatewayError {
-  if (issue.code === 'unrecognized_keys') return invalidField([...issue.path, issue.keys[0]], 'is not a known field');
-  if (!issue.path.length) return badRequest(issue.code === 'invalid_type' ? 'The input must be an object' : issue.message, null, 'invalid_request');
-  return invalidField(issue.path, issue.message);
+/** The gateway error for the first problem zod found, in an input found at `at` of the caller's. */
+function fromIssue(issue: ZodIssue, at: FieldPath): GatewayError {
+  if (issue.code === 'unrecognized_keys') return invalidField([...at, ...issue.path, issue.keys[0]], 'is not a known field');
+  if (!issue.path.length && !at.length)
+    return badRequest(issue.code === 'invalid_type' ? 'The input must be an object' : issue.message, null, 'invalid_request');
+  return invalidField([...at, ...issue.path], issue.message);
 }
 
 /**
  * Validates an input against its schema; the first problem becomes a 400 naming the field by its
- * path. Services call this on entry, so both faces (and the admin CLI) share one set of rules.
+ * path (under `at`, for a part of the caller's input). Services call this on entry, so both faces (and the admin CLI) share one set of rules.
  */
-export function parseInput<S extends ZodTypeAny>(schema: S, input: unknown): z.output<S> {
+export function parseInput<S extends ZodTypeAny>(schema: S, input: unknown, at: FieldPath = []): z.output<S> {
   const result: z.SafeParseReturnType<z.input<S>, z.output<S>> = schema.safeParse(input ?? {}, { errorMap: reasons });
   if (result.success) return result.data;
-  throw fromIssue(result.error.issues[0]);
+  throw fromIssue(result.error.issues[0], at);
 }
 
 export const uuid = z.string().uuid();

@@ -244,7 +244,7 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
       message: 'OpenAI failed while streaming: The model crashed midway',
       type: 'provider_error',
       param: null,
-      code: null,
+      code: 'provider_error',
     });
   });
 

@@ -139,15 +139,15 @@ function raw(method: string, path: string, headers: Record<string, string>): Pro
   });
 }
 
-/** Every route family that puts an id into a provider path, and the parameter that names it. */
+/** Every route family that puts an id into a provider path, and the parameter that names it (REST spells it snake_case). */
 const ROUTES = [
-  ['GET', (id: string) => `/v1/files/${id}`, 'fileId'],
-  ['DELETE', (id: string) => `/v1/files/${id}`, 'fileId'],
-  ['GET', (id: string) => `/v1/files/${id}/content`, 'fileId'],
-  ['GET', (id: string) => `/v1/fine_tuning/jobs/${id}`, 'jobId'],
-  ['POST', (id: string) => `/v1/fine_tuning/jobs/${id}/cancel`, 'jobId'],
-  ['GET', (id: string) => `/v1/fine_tuning/jobs/${id}/events`, 'jobId'],
-  ['GET', (id: string) => `/v1/fine_tuning/jobs/${id}/checkpoints`, 'jobId'],
+  ['GET', (id: string) => `/v1/files/${id}`, 'file_id'],
+  ['DELETE', (id: string) => `/v1/files/${id}`, 'file_id'],
+  ['GET', (id: string) => `/v1/files/${id}/content`, 'file_id'],
+  ['GET', (id: string) => `/v1/fine_tuning/jobs/${id}`, 'job_id'],
+  ['POST', (id: string) => `/v1/fine_tuning/jobs/${id}/cancel`, 'job_id'],
+  ['GET', (id: string) => `/v1/fine_tuning/jobs/${id}/events`, 'job_id'],
+  ['GET', (id: string) => `/v1/fine_tuning/jobs/${id}/checkpoints`, 'job_id'],
 ] as const;
 
 const DOT_IDS = ['.', '..', '%2E%2E', '%2e.', '.%2E'];

@@ -63,6 +63,29 @@ describe('GET /console', () => {
     expect((await res.json()).error.type).toBe('not_found_error');
   });
 
+  it('shows the explorer to a browser at /graphql outside production, from the build (no CDN), while clients still get GraphQL', async () => {
+    const dev = await startTestGateway();
+    try {
+      const res = await fetch(`${dev.url}/graphql`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+      const html = await res.text();
+      expect(html).toBe(readFileSync(join(CONSOLE_DIST, 'explorer.html'), 'utf8'));
+      expect(html).not.toMatch(/(src|href)="https?:/);
+      // Its script is the build's, served at the path the page names.
+      const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+      expect((await fetch(`${dev.url}${script}`)).status).toBe(200);
+      // A GraphQL client (asking for JSON) gets GraphQL, not the page.
+      const query = await fetch(`${dev.url}/graphql?query=${encodeURIComponent('{ __typename }')}`, {
+        headers: { accept: 'application/json', 'apollo-require-preflight': 'true', 'x-gateway-api-key': dev.key },
+      });
+      expect(await query.json()).toEqual({ data: { __typename: 'Query' } });
+    } finally {
+      await dev.stop();
+    }
+  });
+
   it('says how to build the console when the build is missing', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'console-empty-'));
     const app = express();

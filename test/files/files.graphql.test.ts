@@ -69,11 +69,11 @@ describe('files over GraphQL', () => {
 
   it('refuses a file over the upload limit, keeping nothing', async () => {
     const before = await fileCount();
-    const res = await upload(gw, Buffer.alloc(64 * 1024 + 1, 'x'), 'BATCH', { filename: 'big.bin' });
+    const res = await upload(gw, Buffer.alloc(64 * 1024 + 1, 'x'), 'USER_DATA', { filename: 'big.bin' });
     expect(res.body.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', errorCode: 'file_too_large', status: 413 });
-    const huge = await upload(gw, Buffer.alloc(1024 * 1024, 'x'), 'BATCH', { filename: 'huge.bin' });
+    const huge = await upload(gw, Buffer.alloc(1024 * 1024, 'x'), 'USER_DATA', { filename: 'huge.bin' });
     expect(huge.body.errors[0].extensions).toMatchObject({ errorCode: 'file_too_large' });
-    const exact = await upload(gw, Buffer.alloc(64 * 1024, 'x'), 'BATCH', { filename: 'exact.bin' });
+    const exact = await upload(gw, Buffer.alloc(64 * 1024, 'x'), 'USER_DATA', { filename: 'exact.bin' });
     expect(exact.body.errors).toBeUndefined();
     expect(exact.body.data.uploadFile.bytes).toBe(64 * 1024);
     expect(await fileCount()).toBe(before + 1);
@@ -120,14 +120,14 @@ describe('files over GraphQL', () => {
   });
 
   it("another organisation's file is NOT_FOUND", async () => {
-    const mine = (await upload(gw, '{}\n', 'BATCH')).body.data.uploadFile;
+    const mine = (await upload(gw, '{}\n', 'USER_DATA')).body.data.uploadFile;
     const other = await createOrganisation(gw);
     const read = await gql(other, `query($id: ID!) { file(id: $id) { id } }`, { id: mine.id });
     expect(read.body.errors[0].extensions.code).toBe('NOT_FOUND');
     const del = await gql(other, `mutation($id: ID!) { deleteFile(id: $id) }`, { id: mine.id });
     expect(del.body.errors[0].extensions.code).toBe('NOT_FOUND');
     expect((await gql(other, `{ files { items { id } } }`)).body.data.files.items).toEqual([]);
-    const theirs = (await upload(other, '{}\n', 'BATCH')).body.data.uploadFile;
+    const theirs = (await upload(other, '{}\n', 'USER_DATA')).body.data.uploadFile;
     expect(theirs.organisationId).toBe(other.organisationId);
   });
 });

@@ -75,25 +75,25 @@ describe('files with the official OpenAI SDK', () => {
   it('pages with limit, order and after, and the SDK auto-paginates', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const file = await client.files.create({ file: await toFile(Buffer.from(`{"n": ${i}}\n`), `batch-${i}.jsonl`), purpose: 'batch' });
+      const file = await client.files.create({ file: await toFile(Buffer.from(`{"n": ${i}}\n`), `batch-${i}.jsonl`), purpose: 'user_data' });
       ids.push(file.id);
     }
-    const first = await api(gw, 'GET', '/v1/files?purpose=batch&limit=2&order=asc');
+    const first = await api(gw, 'GET', '/v1/files?purpose=user_data&limit=2&order=asc');
     expect(first.status).toBe(200);
     expect(first.body).toEqual({ object: 'list', data: expect.any(Array), first_id: ids[0], last_id: ids[1], has_more: true });
     expect(first.body.data.map((f: any) => f.id)).toEqual(ids.slice(0, 2));
 
-    const next = await api(gw, 'GET', `/v1/files?purpose=batch&limit=2&order=asc&after=${ids[1]}`);
+    const next = await api(gw, 'GET', `/v1/files?purpose=user_data&limit=2&order=asc&after=${ids[1]}`);
     expect(next.body.data.map((f: any) => f.id)).toEqual(ids.slice(2, 4));
-    const last = await api(gw, 'GET', `/v1/files?purpose=batch&limit=2&order=asc&after=${ids[3]}`);
+    const last = await api(gw, 'GET', `/v1/files?purpose=user_data&limit=2&order=asc&after=${ids[3]}`);
     expect(last.body).toMatchObject({ first_id: ids[4], last_id: ids[4], has_more: false });
 
     // Default order is newest first.
-    const desc = await api(gw, 'GET', '/v1/files?purpose=batch');
+    const desc = await api(gw, 'GET', '/v1/files?purpose=user_data');
     expect(desc.body.data.map((f: any) => f.id)).toEqual([...ids].reverse());
 
     const seen: string[] = [];
-    for await (const file of client.files.list({ purpose: 'batch', limit: 2, order: 'asc' })) seen.push(file.id);
+    for await (const file of client.files.list({ purpose: 'user_data', limit: 2, order: 'asc' })) seen.push(file.id);
     expect(seen).toEqual(ids);
 
     const empty = await api(gw, 'GET', '/v1/files?purpose=evals');
@@ -140,13 +140,13 @@ describe('POST /v1/files multipart handling', () => {
     expectError(await postMultipart(gw, '/v1/files', [filePart(dataset()), fieldPart('purpose', 'fine_tune')]), 400, 'invalid_request_error', 'purpose');
     expectError(await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'fine-tune')]), 400, 'invalid_request_error', 'file');
     expectError(
-      await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'batch'), fieldPart('colour', 'red'), filePart('x')]),
+      await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'user_data'), fieldPart('colour', 'red'), filePart('x')]),
       400,
       'invalid_request_error',
       'colour',
     );
-    expectError(await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'batch'), filePart('')]), 400, 'invalid_request_error', 'file');
-    const json = await api(gw, 'POST', '/v1/files', { body: { purpose: 'batch' } });
+    expectError(await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'user_data'), filePart('')]), 400, 'invalid_request_error', 'file');
+    const json = await api(gw, 'POST', '/v1/files', { body: { purpose: 'user_data' } });
     expectError(json, 415, 'invalid_request_error');
     expect(await fileCount()).toBe(before);
     await expectNothingStray();
@@ -189,7 +189,7 @@ describe('POST /v1/files multipart handling', () => {
     });
 
     it('the same bytes are fine for a purpose that is not fine-tune', async () => {
-      const res = await postMultipart(gw, '/v1/files', [filePart('not json at all\n'), fieldPart('purpose', 'batch')]);
+      const res = await postMultipart(gw, '/v1/files', [filePart('not json at all\n'), fieldPart('purpose', 'user_data')]);
       expect(res.status).toBe(200);
     });
   });
@@ -242,7 +242,7 @@ describe('POST /v1/files multipart handling', () => {
   });
 
   it('keeps only the base name of a filename sent with a path', async () => {
-    const res = await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'batch'), filePart('{}\n', 'C:\\data\\sets\\named.jsonl')]);
+    const res = await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'user_data'), filePart('{}\n', 'C:\\data\\sets\\named.jsonl')]);
     expect(res.status).toBe(200);
     expect(res.body.filename).toBe('named.jsonl');
     const disposition = await gatewayFetch(`${gw.url}/v1/files/${res.body.id}/content`, { headers: { 'x-gateway-api-key': gw.key } });
@@ -269,7 +269,7 @@ describe('POST /v1/files multipart handling', () => {
 
 describe('tenancy', () => {
   it("another organisation's or workspace's file answers 404, exactly like a missing one", async () => {
-    const mine = await client.files.create({ file: await toFile(Buffer.from('{}\n'), 'mine.jsonl'), purpose: 'batch' });
+    const mine = await client.files.create({ file: await toFile(Buffer.from('{}\n'), 'mine.jsonl'), purpose: 'user_data' });
 
     const other = await createOrganisation(gw);
     const theirs = sdk(other);
@@ -287,13 +287,13 @@ describe('tenancy', () => {
     // An upload may name its workspace in the query or as a form field.
     const inSecond = await postMultipart(gw, '/v1/files', [
       filePart('{}\n', 'second.jsonl'),
-      fieldPart('purpose', 'batch'),
+      fieldPart('purpose', 'user_data'),
       fieldPart('workspace_id', 'second'),
     ]);
     expect(inSecond.status).toBe(200);
     expect((await api(gw, 'GET', `/v1/files/${inSecond.body.id}?workspace_id=second`)).status).toBe(200);
     expectError(await api(gw, 'GET', `/v1/files/${inSecond.body.id}`), 404, 'not_found_error');
-    const unknown = await postMultipart(gw, '/v1/files?workspace_id=nowhere', [fieldPart('purpose', 'batch'), filePart('{}\n')]);
+    const unknown = await postMultipart(gw, '/v1/files?workspace_id=nowhere', [fieldPart('purpose', 'user_data'), filePart('{}\n')]);
     expectError(unknown, 404, 'not_found_error');
 
     expectError(await api(gw, 'GET', '/v1/files/not-a-uuid'), 404, 'not_found_error');
@@ -316,14 +316,14 @@ describe('upload size limit', () => {
   });
 
   it('accepts exactly the limit and answers 413 beyond it, keeping nothing', async () => {
-    const exact = await postMultipart(small, '/v1/files', [fieldPart('purpose', 'batch'), filePart(Buffer.alloc(LIMIT, 'a'))]);
+    const exact = await postMultipart(small, '/v1/files', [fieldPart('purpose', 'user_data'), filePart(Buffer.alloc(LIMIT, 'a'))]);
     expect(exact.status).toBe(200);
     expect(exact.body.bytes).toBe(LIMIT);
 
     for (const size of [LIMIT + 1, LIMIT * 50]) {
       for (const parts of [
-        [fieldPart('purpose', 'batch'), filePart(Buffer.alloc(size, 'a'))],
-        [filePart(Buffer.alloc(size, 'a')), fieldPart('purpose', 'batch')],
+        [fieldPart('purpose', 'user_data'), filePart(Buffer.alloc(size, 'a'))],
+        [filePart(Buffer.alloc(size, 'a')), fieldPart('purpose', 'user_data')],
       ]) {
         const res = await postMultipart(small, '/v1/files', parts);
         expectError(res, 413, 'invalid_request_error', 'file');
@@ -331,7 +331,7 @@ describe('upload size limit', () => {
       }
     }
     const err = await sdk(small)
-      .files.create({ file: await toFile(Buffer.alloc(LIMIT * 2, 'b'), 'big.jsonl'), purpose: 'batch' })
+      .files.create({ file: await toFile(Buffer.alloc(LIMIT * 2, 'b'), 'big.jsonl'), purpose: 'user_data' })
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 413 });
 

@@ -452,6 +452,20 @@ describe('a provider that cannot be reached', () => {
     expect((await api(gw, 'DELETE', `/v1/files/${fileId}`)).status).toBe(200);
   }, 30_000);
 
+  it("names the field of a job's error in each face's spelling: training_file on REST, trainingFile on GraphQL", async () => {
+    // The monitor is held so the file can go before it is uploaded (only a file removed underneath
+    // the API, say from the database, can: the API refuses with file_in_use).
+    await gw.gateway.monitor.stop();
+    const fileId = await uploadDataset();
+    const job = await createJob({ training_file: fileId });
+    await gw.gateway.services.db.prisma.file.delete({ where: { id: fileId } });
+    gw.gateway.monitor.start();
+    const failed = await waitForStatus(job.id, ['failed']);
+    expect(failed.error).toMatchObject({ code: 'not_found', param: 'training_file' });
+    const viaGraphQL = await gql('query($id: ID!) { fineTuningJob(id: $id) { error { code param } } }', { id: job.id });
+    expect(viaGraphQL.body.data.fineTuningJob.error).toEqual({ code: 'not_found', param: 'trainingFile' });
+  });
+
   it('lets a file go once its job has uploaded it to the provider', async () => {
     const fileId = await uploadDataset();
     const job = await createJob({ training_file: fileId });
@@ -512,8 +526,8 @@ describe('create validation', () => {
     expectError(await post({ ...base(), training_file: 'file-abc' }), 404, 'training_file');
     expectError(await post({ ...base(), validation_file: '3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10' }), 404, 'validation_file');
     expectError(await post({ ...base(), gateway_options: { 'x-gateway-provider': '@nope' } }), 404, 'gateway_options.x-gateway-provider');
-    const batch = await client.files.create({ file: await toFile(Buffer.from('{"custom_id": "1"}\n'), 'batch.jsonl'), purpose: 'batch' });
-    expectError(await post({ ...base(), training_file: batch.id }), 400, 'training_file', 'invalid_file_purpose');
+    const other = await client.files.create({ file: await toFile(Buffer.from('{"custom_id": "1"}\n'), 'notes.jsonl'), purpose: 'user_data' });
+    expectError(await post({ ...base(), training_file: other.id }), 400, 'training_file', 'invalid_file_purpose');
   });
 
   it('takes a request with an x-gateway-provider header as client mode, never as a hosted job', async () => {

@@ -14,10 +14,11 @@ import { createOrganisation, gql, startTestGateway, type TestGateway } from '../
 
 /**
  * Object types that have an `id` but are not federation entities, each with the reason. Every other
- * object type with an `id: ID!` field must be marked `@Entity` (src/graphql/entity.ts).
+ * object type with an `id: ID!` field must be registered with `registerEntity` (src/graphql/entity.ts).
  */
 const NOT_ENTITIES: Record<string, string> = {
   ChatCompletion: 'a one-off answer: the gateway stores none, so there is nothing to look up by id',
+  LogEntry: 'a row of the request log, read in pages by time: a router has no reason to resolve one by reference',
 };
 
 const API_KEY_HEADER = 'x-gateway-api-key';
@@ -148,6 +149,29 @@ describe('Federation v2 subgraph', () => {
         errors: undefined,
         data: { _entities: [null, null, null] },
       });
+    }
+  });
+
+  it('refuses a representation whose __typename is no entity type as BAD_USER_INPUT naming it (not an internal error)', async () => {
+    const query = `query($r: [_Any!]!) { _entities(representations: $r) { __typename } }`;
+    for (const [bad, index] of [
+      [[{ __typename: 'NoSuchType', id: RANDOM_UUID }], 0],
+      [
+        [
+          { __typename: 'Label', id: RANDOM_UUID },
+          { __typename: 'Query', id: RANDOM_UUID },
+        ],
+        1,
+      ],
+      [[{ id: RANDOM_UUID }], 0],
+    ] as const) {
+      const res = await gql(gw, query, { r: bad });
+      expect(res.body.errors).toEqual([
+        expect.objectContaining({
+          message: expect.stringMatching(new RegExp(`^representations\\.${index}\\.__typename: must name an entity type of this subgraph \\(.*Label.*\\)$`)),
+          extensions: expect.objectContaining({ code: 'BAD_USER_INPUT', param: `representations.${index}.__typename`, errorCode: 'unknown_entity_type' }),
+        }),
+      ]);
     }
   });
 

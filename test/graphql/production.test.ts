@@ -1,3 +1,4 @@
+import { buildClientSchema, getIntrospectionQuery, type IntrospectionQuery } from 'graphql';
 import { api, gql, startTestGateway, type TestGateway } from '../support/gateway';
 
 /**
@@ -21,6 +22,13 @@ describe('GraphQL face in production mode', () => {
       expect(res.body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
       expect(res.body.data).toBeUndefined();
     }
+  });
+
+  it('refuses the standard introspection query that tools send', async () => {
+    const res = await gql(gw, getIntrospectionQuery());
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(res.body.data).toBeUndefined();
   });
 
   it('answers _service { sdl } to the federation router (its secret in x-gateway-federation-secret) and nobody else', async () => {
@@ -67,10 +75,15 @@ describe('GraphQL face in production mode', () => {
     expect(JSON.stringify(variable.body)).not.toMatch(/Did you mean|FINE_TUNE/);
   });
 
-  it('serves no landing page (Sandbox)', async () => {
-    const res = await fetch(`${gw.url}/graphql`, { headers: { accept: 'text/html' } });
-    expect(res.headers.get('content-type') ?? '').not.toMatch(/text\/html/);
-    expect(await res.text()).not.toMatch(/<html|sandbox/i);
+  it('shows a browser a short page saying what the endpoint is (no Sandbox, no raw CSRF error)', async () => {
+    const res = await fetch(`${gw.url}/graphql`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await res.text();
+    expect(html).toContain('POST /graphql');
+    expect(html).toContain('href="/console/explorer.html"');
+    expect(html).not.toMatch(/sandbox|csrf|"errors"|(src|href)="https?:/i);
+    expect(html.length).toBeLessThan(2000);
   });
 
   it('refuses queries deeper than the configured limit before any resolver runs', async () => {
@@ -94,10 +107,32 @@ describe('GraphQL face outside production (the contrast)', () => {
   });
   afterAll(() => dev.stop());
 
-  it('serves introspection and the Sandbox landing page', async () => {
+  it('serves introspection, and a browser an HTML page (the explorer: test/console/console.routes.test.ts)', async () => {
     const res = await gql(dev, `{ __type(name: "Label") { name } }`);
     expect(res.body.data.__type.name).toBe('Label');
     const page = await fetch(`${dev.url}/graphql`, { headers: { accept: 'text/html' } });
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await page.text()).not.toMatch(/(src|href)="https?:/);
+  });
+
+  // What Apollo Sandbox, GraphiQL, graphql-codegen, Rover and IDE plugins send: not held to the cost limit.
+  it.each([
+    ['without options', {}],
+    [
+      'with every option',
+      { descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true },
+    ],
+  ])('answers the standard introspection query %s, and buildClientSchema accepts the answer', async (_name, options) => {
+    const res = await gql(dev, getIntrospectionQuery(options));
+    expect(res.body.errors).toBeUndefined();
+    expect(res.status).toBe(200);
+    const schema = buildClientSchema(res.body.data as IntrospectionQuery);
+    expect(schema.getQueryType()?.getFields().labels).toBeDefined();
+  });
+
+  it('keeps the cost limit on real fields asked next to introspection', async () => {
+    const res = await gql(dev, `{ __schema { types { name } } fineTuningJobs(limit: 100) { items { id events(limit: 100) { id } } } }`);
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', cost: 10_101 });
   });
 });

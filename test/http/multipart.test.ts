@@ -92,7 +92,7 @@ describe('accepted uploads', () => {
 
   it('accepts a file of exactly the size limit', async () => {
     const exact = Buffer.alloc(MAX_FILE_BYTES, 'a');
-    const res = await postMultipart(gw, '/v1/files', [filePart(exact, 'exact.bin'), fieldPart('purpose', 'batch')]);
+    const res = await postMultipart(gw, '/v1/files', [filePart(exact, 'exact.bin'), fieldPart('purpose', 'user_data')]);
 
     expect(res.status).toBe(200);
     expect(res.body.bytes).toBe(MAX_FILE_BYTES);
@@ -106,7 +106,7 @@ describe('accepted uploads', () => {
     ['trims surrounding spaces', '  spaced.jsonl  ', 'spaced.jsonl'],
     ['keeps a name of exactly the maximum length', 'n'.repeat(MAX_FILENAME_LENGTH), 'n'.repeat(MAX_FILENAME_LENGTH)],
   ])('%s', async (_case, sent, kept) => {
-    const res = await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'batch'), filePart('{}\n', sent)]);
+    const res = await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'user_data'), filePart('{}\n', sent)]);
 
     expect(res.status).toBe(200);
     expect(res.body.filename).toBe(kept);
@@ -117,41 +117,41 @@ describe('refused uploads keep nothing', () => {
   it.each<[string, Buffer[], number, { param?: string | null; code?: string | null; message?: string | RegExp }]>([
     ['a missing purpose', [filePart(dataset(10))], 400, { param: 'purpose', message: /purpose: is required/ }],
     ['an unknown purpose, after the file', [filePart(dataset(10)), fieldPart('purpose', 'fine_tune')], 400, { param: 'purpose' }],
-    ['a missing file part', [fieldPart('purpose', 'batch')], 400, { param: 'file', message: /'file' is required/ }],
-    ['a text field in place of the file', [fieldPart('file', 'just text'), fieldPart('purpose', 'batch')], 400, { param: 'file' }],
+    ['a missing file part', [fieldPart('purpose', 'user_data')], 400, { param: 'file', message: /'file' is required/ }],
+    ['a text field in place of the file', [fieldPart('file', 'just text'), fieldPart('purpose', 'user_data')], 400, { param: 'file' }],
     [
       'a second file, discarding the first',
-      [filePart('{}\n', 'one.jsonl'), filePart('{}\n', 'two.jsonl'), fieldPart('purpose', 'batch')],
+      [filePart('{}\n', 'one.jsonl'), filePart('{}\n', 'two.jsonl'), fieldPart('purpose', 'user_data')],
       400,
       { param: 'file', message: 'Only one file may be uploaded per request' },
     ],
     [
       'an unknown field after the file, naming it',
-      [filePart('{}\n'), fieldPart('purpose', 'batch'), fieldPart('colour', 'blue')],
+      [filePart('{}\n'), fieldPart('purpose', 'user_data'), fieldPart('colour', 'blue')],
       400,
       { param: 'colour', message: "Unknown field 'colour'" },
     ],
-    ['a repeated field', [fieldPart('purpose', 'batch'), fieldPart('purpose', 'fine-tune'), filePart('{}\n')], 400, { param: 'purpose' }],
+    ['a repeated field', [fieldPart('purpose', 'user_data'), fieldPart('purpose', 'fine-tune'), filePart('{}\n')], 400, { param: 'purpose' }],
     ['a field value over 16 KiB', [filePart('{}\n'), fieldPart('purpose', 'b'.repeat(17 * 1024))], 400, { param: 'purpose', message: /too long/ }],
-    ['a file field under another name', [fieldPart('purpose', 'batch'), filePart('{}\n', 'x.jsonl', 'upload')], 400, { param: 'upload' }],
-    ['an empty file', [fieldPart('purpose', 'batch'), filePart('')], 400, { param: 'file', code: 'empty_file' }],
+    ['a file field under another name', [fieldPart('purpose', 'user_data'), filePart('{}\n', 'x.jsonl', 'upload')], 400, { param: 'upload' }],
+    ['an empty file', [fieldPart('purpose', 'user_data'), filePart('')], 400, { param: 'file', code: 'empty_file' }],
     [
       'a filename with a control character',
-      [fieldPart('purpose', 'batch'), filePart('{}\n', 'tab\there.jsonl')],
+      [fieldPart('purpose', 'user_data'), filePart('{}\n', 'tab\there.jsonl')],
       400,
       { param: 'file', code: 'invalid_filename' },
     ],
     [
       'a part header the parser cannot read',
-      [fieldPart('purpose', 'batch'), filePart('{}\n', 'bad\u0001name.jsonl')],
+      [fieldPart('purpose', 'user_data'), filePart('{}\n', 'bad\u0001name.jsonl')],
       400,
       { message: /Malformed part header/ },
     ],
     // busboy reads a part whose filename is empty as a text field.
-    ['a file part with an empty filename', [fieldPart('purpose', 'batch'), filePart('{}\n', '')], 400, { param: 'file', message: /must be a file/ }],
+    ['a file part with an empty filename', [fieldPart('purpose', 'user_data'), filePart('{}\n', '')], 400, { param: 'file', message: /must be a file/ }],
     [
       'a filename over the maximum length',
-      [fieldPart('purpose', 'batch'), filePart('{}\n', 'n'.repeat(MAX_FILENAME_LENGTH + 1))],
+      [fieldPart('purpose', 'user_data'), filePart('{}\n', 'n'.repeat(MAX_FILENAME_LENGTH + 1))],
       400,
       { code: 'invalid_filename' },
     ],
@@ -163,19 +163,19 @@ describe('refused uploads keep nothing', () => {
     ],
     [
       'a file over the size limit, purpose first (413 reaches the client because the rest is drained)',
-      [fieldPart('purpose', 'batch'), filePart(Buffer.alloc(MAX_FILE_BYTES * 16, 'x'))],
+      [fieldPart('purpose', 'user_data'), filePart(Buffer.alloc(MAX_FILE_BYTES * 16, 'x'))],
       413,
       { param: 'file', code: 'file_too_large', message: 'File exceeds the maximum size of 65536 bytes' },
     ],
     [
       'a file one byte over the size limit, purpose last',
-      [filePart(Buffer.alloc(MAX_FILE_BYTES + 1, 'x')), fieldPart('purpose', 'batch')],
+      [filePart(Buffer.alloc(MAX_FILE_BYTES + 1, 'x')), fieldPart('purpose', 'user_data')],
       413,
       { code: 'file_too_large' },
     ],
     [
       'a workspace_id field naming no workspace, after the file',
-      [filePart('{}\n'), fieldPart('purpose', 'batch'), fieldPart('workspace_id', 'nowhere')],
+      [filePart('{}\n'), fieldPart('purpose', 'user_data'), fieldPart('workspace_id', 'nowhere')],
       404,
       {},
     ],
@@ -188,7 +188,7 @@ describe('refused uploads keep nothing', () => {
       const res = await gatewayFetch(`${gw.url}/v1/files`, {
         method: 'POST',
         headers: { 'x-gateway-api-key': gw.key, 'content-type': 'application/json' },
-        body: JSON.stringify({ purpose: 'batch' }),
+        body: JSON.stringify({ purpose: 'user_data' }),
       });
       expectError({ status: res.status, body: await res.json() }, 415);
     });
@@ -211,7 +211,7 @@ describe('refused uploads keep nothing', () => {
       const res = await gatewayFetch(`${gw.url}/v1/files`, {
         method: 'POST',
         headers: { 'x-gateway-api-key': gw.key, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
-        body: Buffer.concat([fieldPart('purpose', 'batch'), truncated.subarray(0, truncated.length - 5_000)]),
+        body: Buffer.concat([fieldPart('purpose', 'user_data'), truncated.subarray(0, truncated.length - 5_000)]),
       });
       expectError({ status: res.status, body: await res.json() }, 400);
     });
@@ -239,7 +239,7 @@ describe('when the client hangs up mid-upload', () => {
     const files = gw.gateway.services.files;
     const stage = jest.spyOn(files, 'stage');
     const commit = jest.spyOn(files, 'commit');
-    const body = Buffer.concat([fieldPart('purpose', 'batch'), filePart(Buffer.alloc(40_000, 'd'), 'big.jsonl'), Buffer.from(`--${BOUNDARY}--\r\n`)]);
+    const body = Buffer.concat([fieldPart('purpose', 'user_data'), filePart(Buffer.alloc(40_000, 'd'), 'big.jsonl'), Buffer.from(`--${BOUNDARY}--\r\n`)]);
 
     await expectNothingKept(async () => {
       await hangUpAfter(body, body.length / 2, async () => (await storedNames(data.dir)).some((name) => name.endsWith('.tmp')));

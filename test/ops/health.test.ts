@@ -43,10 +43,13 @@ describe('operations endpoints', () => {
     expect(res.body.error).toMatchObject({ type: 'not_found_error' });
   });
 
-  it('serves the Apollo Sandbox landing page outside production', async () => {
+  it('shows a browser at /graphql a page that loads nothing from another origin (the console explorer, built or not)', async () => {
     const res = await fetch(`${gw.url}/graphql`, { headers: { accept: 'text/html' } });
     expect(res.status).toBe(200);
-    expect(await res.text()).toMatch(/apollo/i);
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
+    const html = await res.text();
+    expect(html).toMatch(/GraphQL explorer/);
+    expect(html).not.toMatch(/(src|href)="https?:|apollo/i);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * A start loads what serving needs and nothing more: the AWS SDK (Bedrock, the S3 file store), the
  * HTTP client of provider calls (undici), the Redis client and the other kind of database's driver load
- * on first use. Checked in a process of
+ * on first use; OpenTelemetry only when an OTLP endpoint is configured. Checked in a process of
  * its own, whose module cache shows what a start required.
  */
 import { spawn } from 'node:child_process';
@@ -58,12 +58,16 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-it(`starts without the AWS SDK, undici, the Redis client or the unused database driver loaded`, async () => {
+it(`starts without the AWS SDK, undici, the Redis client, OpenTelemetry or the unused database driver loaded`, async () => {
   const loaded = await packagesLoadedByAStart(database, dataDir);
   // What serving needs is there (the list is real)...
   expect(loaded).toEqual(expect.arrayContaining(['express', '@apollo/server', '@prisma/client']));
   // ...and what waits for first use is not.
   expect(loaded.filter((name) => name.startsWith('@aws-sdk/') || name === 'ioredis' || name === 'undici')).toEqual([]);
+  // Without OTEL_EXPORTER_OTLP_ENDPOINT no OpenTelemetry module is loaded (src/telemetry/preload.ts): no SDK,
+  // exporter or instrumentation. The API package alone is there because @prisma/client requires it itself (a
+  // no-op without an SDK), as it did before the gateway had tracing.
+  expect(loaded.filter((name) => name.startsWith('@opentelemetry/') && name !== '@opentelemetry/api')).toEqual([]);
   if (database.kind === 'pglite') {
     expect(loaded).toContain('@electric-sql/pglite');
     expect(loaded.filter((name) => name === 'pg' || name === '@prisma/adapter-pg')).toEqual([]);

@@ -183,9 +183,16 @@ describe('prompt partials over REST', () => {
     expect((await api(gw, 'PUT', `/v1/prompts/partials/publishing/makeDefault`, { body: { version: 1 } })).status).toBe(200);
     expect((await api(gw, 'GET', `/v1/prompts/partials/${p.id}`)).body).toMatchObject({ string: 'first', version: 1 });
 
+    // The version exactly as /versions answers it (a string) is accepted too.
+    const listed = (await api(gw, 'GET', `/v1/prompts/partials/${p.id}/versions`)).body.find((v: any) => v.string === 'second');
+    expect(listed.version).toBe('2');
+    expect((await api(gw, 'PUT', `/v1/prompts/partials/${p.id}/makeDefault`, { body: { version: listed.version } })).status).toBe(200);
+    expect((await api(gw, 'GET', `/v1/prompts/partials/${p.id}`)).body).toMatchObject({ string: 'second', version: 2 });
+    expect((await api(gw, 'PUT', `/v1/prompts/partials/${p.id}/makeDefault`, { body: { version: 1 } })).status).toBe(200);
+
     expectError(await api(gw, 'PUT', `/v1/prompts/partials/${p.id}/makeDefault`, { body: { version: 3 } }), 404, 'not_found_error', 'version');
     expectError(await api(gw, 'PUT', `/v1/prompts/partials/${RANDOM_UUID}/makeDefault`, { body: { version: 1 } }), 404, 'not_found_error', null);
-    for (const body of [{}, { version: 'two' }, { version: 1.5 }, { version: 0 }, { version: -1 }, { version: null }]) {
+    for (const body of [{}, { version: 'two' }, { version: '1.5' }, { version: '' }, { version: 1.5 }, { version: 0 }, { version: -1 }, { version: null }]) {
       expectError(await api(gw, 'PUT', `/v1/prompts/partials/${p.id}/makeDefault`, { body }), 400, 'invalid_request_error', 'version');
     }
     expectError(await api(gw, 'PUT', `/v1/prompts/partials/${p.id}/makeDefault`, { body: { version: 1, extra: true } }), 400, 'invalid_request_error', 'extra');

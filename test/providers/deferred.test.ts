@@ -1,7 +1,8 @@
 /** A provider whose code loads on its first call (src/providers/deferred.ts), as Bedrock's does. */
 import { deferredProvider } from '../../src/providers/deferred';
 import { defineSettings } from '../../src/providers/settings';
-import type { ProviderEnvironment, ProviderJob } from '../../src/providers/types';
+import type { ProviderJob } from '../../src/providers/types';
+import type { ProviderEnvironment } from '../../src/providers/module';
 
 const settings = defineSettings({ apiKey: { header: 'authorization', key: 'api_key', secret: true, required: true } });
 const env: ProviderEnvironment = { baseUrls: { api: 'http://127.0.0.1:1' }, configured: new Set(), downloadHosts: [], http: {} };

@@ -7,7 +7,7 @@
 import { GatewayError } from '../../src/errors';
 import { PROVIDERS } from '../../src/providers/registry';
 import { readSettings } from '../../src/providers/settings';
-import type { ProviderEnvironment, ProviderModule } from '../../src/providers/types';
+import type { ProviderEnvironment, ProviderModule } from '../../src/providers/module';
 import { providerUrl, urlPath } from '../../src/providers/url';
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';

@@ -10,7 +10,7 @@
  * answers (file content) are checked for a documented status and media type and pass on unread.
  */
 import OpenAI from 'openai';
-import { assertDocumentedAnswer, assertDocumentedEvent } from './openapi';
+import { assertDocumentedAnswer, assertDocumentedEvent, assertDocumentedRequest } from './openapi';
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
@@ -20,10 +20,43 @@ const requestOf = (input: string | URL | Request, init?: RequestInit) => ({
 });
 
 export async function gatewayFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-  const res = await fetch(input, init);
   const { url, method } = requestOf(input, init);
-  if (!url.pathname.startsWith('/v1/') && url.pathname !== '/v1') return res;
+  if (!url.pathname.startsWith('/v1/') && url.pathname !== '/v1') return fetch(input, init);
+  const sent = await sentBody(init);
+  const res = await fetch(input, init);
+  if (sent && res.status < 300) assertDocumentedRequest(method, url.pathname, sent.mediaType, sent.body);
   return checkedAnswer(method, url.pathname + url.search, res);
+}
+
+/**
+ * What a request sends, for `assertDocumentedRequest`: a JSON body parsed, a multipart form as its
+ * fields (a file part as its filename). Null for a body that cannot be read twice (a stream) or is
+ * no JSON (a test of garbage input): those are not checked.
+ */
+async function sentBody(init: RequestInit | undefined): Promise<{ mediaType: string; body: unknown } | null> {
+  const body = init?.body;
+  if (body === undefined || body === null) return { mediaType: '', body: undefined };
+  const contentType = new Headers(init?.headers).get('content-type') ?? '';
+  const mediaType = contentType.split(';')[0].trim().toLowerCase();
+  if (body instanceof FormData) return { mediaType: 'multipart/form-data', body: fieldsOf(body) };
+  if (mediaType === 'multipart/form-data' && (typeof body === 'string' || body instanceof Uint8Array)) {
+    const form = await new Response(body, { headers: { 'content-type': contentType } }).formData().catch(() => null);
+    return form && { mediaType, body: fieldsOf(form) };
+  }
+  if (mediaType !== 'application/json' || typeof body !== 'string') return null;
+  try {
+    return { mediaType, body: JSON.parse(body) };
+  } catch {
+    return null;
+  }
+}
+
+function fieldsOf(form: FormData): Record<string, string> {
+  const fields: Record<string, string> = {};
+  form.forEach((value, name) => {
+    fields[name] = typeof value === 'string' ? value : value.name;
+  });
+  return fields;
 }
 
 async function checkedAnswer(method: string, path: string, res: Response): Promise<Response> {

@@ -34,6 +34,12 @@ export const OPENAI_ANSWERS: Readonly<Record<string, string>> = {
   createChatCompletion: 'CreateChatCompletionResponse',
   listModels: 'ListModelsResponse',
   getModel: 'Model',
+  listBatches: 'ListBatchesResponse',
+  createBatch: 'Batch',
+  getBatch: 'Batch',
+  cancelBatch: 'Batch',
+  getCompletionsUsage: 'UsageResponse',
+  getCosts: 'UsageResponse',
 };
 
 /** The operations that may answer a server-sent event stream, with OpenAI's component for each event. */
@@ -59,15 +65,15 @@ const SERVICE_DEVIATIONS: ReadonlyArray<{ component: string; why: string; patch(
     why: 'OpenAI takes uploads with purpose `evals` (its CreateFileRequest) and answers them with it, though the file object lists no `evals`.',
     patch: (schema) => (schema.properties.purpose.enum = [...schema.properties.purpose.enum, 'evals']),
   },
-  {
-    component: 'ListFilesResponse',
+  ...['ListFilesResponse', 'ListBatchesResponse'].map((component) => ({
+    component,
     why: 'An empty page has no first or last id: `first_id`/`last_id` are null there (strings on every other page).',
-    patch: (schema) => {
+    patch: (schema: Json) => {
       for (const key of ['first_id', 'last_id']) schema.properties[key] = { anyOf: [schema.properties[key], { type: 'null' }] };
       schema.if = { properties: { data: { minItems: 1 } } };
       schema.then = { properties: { first_id: { type: 'string' }, last_id: { type: 'string' } } };
     },
-  },
+  })),
 ];
 
 export const openAIFixturePath = path.join(__dirname, '..', 'fixtures', 'openai', 'components.json');

@@ -13,12 +13,13 @@ import fs from 'node:fs';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import YAML from 'yaml';
-import { openApiPath } from '../../src/http/openapi';
+import { completeDocument, openApiPath } from '../../src/http/openapi';
 import { assertOpenAIShape, ERROR_ANSWER, openAIComponentFor, openAIEventComponentFor } from './openai-schemas';
 
 type Json = Record<string, any>;
 
-export const openApiDocument: Json = YAML.parse(fs.readFileSync(openApiPath(), 'utf8'));
+/** The document as the gateway serves it (openapi.yaml completed from the providers' declarations). */
+export const openApiDocument: Json = completeDocument(YAML.parse(fs.readFileSync(openApiPath(), 'utf8')));
 
 const DOC_ID = 'openapi.json';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head'] as const;
@@ -129,6 +130,36 @@ export function assertDocumentedAnswer(method: string, path: string, status: num
   check(`${method.toLowerCase()} ${found.template} ${statusKey}`, content[mediaType].schema ?? {}, body, where);
   const component = openAIComponentFor(found.operation.operationId, status);
   if (component) assertOpenAIShape(component, body, where);
+}
+
+/** The operations whose accepted requests are checked (`assertDocumentedRequest`); more can join as their documents are checked. */
+const CHECKED_REQUESTS = /^\/v1\/(files|fine_tuning)(\/|$)/;
+
+/**
+ * Throws when a request the gateway accepted (a 2xx answer) is not one openapi.yaml describes: a body
+ * the document would refuse, or a body where it documents none. A gateway that takes more than its
+ * document says, or a document stricter than the gateway, fails here. `body` is the parsed JSON, or
+ * the fields of a multipart form (a file part as its filename).
+ */
+export function assertDocumentedRequest(method: string, path: string, mediaType: string, body: unknown): void {
+  const bare = path.split('?')[0];
+  if (!CHECKED_REQUESTS.test(bare)) return;
+  const where = `${method} ${bare} (request)`;
+  const found = findOperation(method, path);
+  if (!found) throw new Error(`${where}: openapi.yaml has no operation for it`);
+  const requestBody: Json | undefined = found.operation.requestBody && resolve(found.operation.requestBody);
+  if (!requestBody) {
+    if (body !== undefined) throw new Error(`${where}: openapi.yaml documents no request body`);
+    return;
+  }
+  const content: Json | undefined = requestBody.content?.[mediaType];
+  if (!content) throw new Error(`${where}: openapi.yaml documents ${Object.keys(requestBody.content ?? {}).join(', ')}, not '${mediaType}'`);
+  const validate = compile(`${method.toLowerCase()} ${found.template} request ${mediaType}`, content.schema ?? {});
+  if (!validate(body)) {
+    throw new Error(
+      `${where}: the request does not match openapi.yaml:\n${JSON.stringify(validate.errors, null, 2)}\nbody: ${JSON.stringify(body)?.slice(0, 2000)}`,
+    );
+  }
 }
 
 /**

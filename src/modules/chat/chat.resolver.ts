@@ -3,7 +3,7 @@ import type { Scope } from '../../auth/scope';
 import type { AppContext } from '../../context';
 import { GatewayError, invalidField } from '../../errors';
 import { InputScope } from '../../graphql/scope';
-import { PROVIDER_HEADER, type RequestHeaders } from '../client-mode/client-mode.service';
+import { PROVIDER_HEADER, type RequestHeaders } from '../../http/provider-headers';
 import type { ChatCompletionInput } from './chat.schemas';
 import { ChatCompletionInputType, ChatCompletionType } from './chat.types';
 
@@ -36,7 +36,9 @@ export class ChatResolver {
   @Mutation(() => ChatCompletionType, { description: 'A chat completion (not streamed) with a fine-tuned model of the workspace, or through an integration.' })
   async chatCompletion(@Ctx() ctx: AppContext, @Arg('input', () => ChatCompletionInputType) input: ChatCompletionInputType, @InputScope() scope: Scope) {
     // GraphQL answers once: there is no stream for a client to leave, so nothing aborts the call but its time-out.
-    const { answer } = await ctx.services.chat.complete(() => Promise.resolve(scope), settingsOf(input), toServiceInput(input), new AbortController().signal);
+    const meter = ctx.services.usage.recorder.chatMeter(ctx.caller);
+    const signal = new AbortController().signal;
+    const { answer } = await ctx.services.chat.complete(() => Promise.resolve(scope), settingsOf(input), toServiceInput(input), signal, meter);
     if (answer.stream) throw new GatewayError('internal', 'A chat answer asked for whole came back streamed');
     const { completion } = answer;
     const choice = completion.choices[0];

@@ -1,11 +1,11 @@
 import { Router, type Response } from 'express';
 import { GatewayError, MASKED_INTERNAL, errorBody } from '../../errors';
 import { restPath } from '../../http/case';
-import { lazyTenantRequest } from '../../http/rest';
+import { headersOf } from '../../http/provider-headers';
+import { callerOf, lazyTenantRequest } from '../../http/rest';
 import type { Logger } from '../../logger';
 import type { ChatAnswer } from '../../providers/types';
 import type { Services } from '../../services';
-import { headersOf } from '../client-mode/client-mode.routes';
 import { roleChunkJson, toChunkJson, toCompletionJson } from './chat.mapper';
 
 type Streamed = Extract<ChatAnswer, { stream: true }>;
@@ -22,7 +22,8 @@ export function chatRoutes(services: Services, logger: Logger): Router {
     });
     // OpenAI's request goes to the service as it came (snake_case): it is relayed, not converted.
     const { scope, body } = await lazyTenantRequest(services, req, res, [], 'as-sent');
-    const { answer, includeUsage, choices } = await services.chat.complete(scope, headersOf(req), body, cancel.signal);
+    const meter = services.usage.recorder.chatMeter(callerOf(res));
+    const { answer, includeUsage, choices } = await services.chat.complete(scope, headersOf(req), body, cancel.signal, meter);
     if (!answer.stream) {
       res.status(200).json(toCompletionJson(answer.completion));
       return;

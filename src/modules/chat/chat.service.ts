@@ -6,16 +6,17 @@
  * files and jobs. Either way prompt partials are expanded first, with one lookup for all of them.
  */
 import type { LazyScope } from '../../auth/scope';
-import { badRequest } from '../../errors';
-import type { ProviderClient, ProviderRegistry } from '../../providers/registry';
+import type { ProviderClient } from '../../providers/registry';
 import type { ChatRequestMessage } from '../../providers/chat-request';
 import type { ChatAnswer } from '../../providers/types';
 import { parseInput, type Input } from '../../validation/parse';
-import { PROVIDER_HEADER, type ClientModeService, type RequestHeaders } from '../client-mode/client-mode.service';
+import { PROVIDER_HEADER, type RequestHeaders } from '../../http/provider-headers';
+import type { ClientModeService } from '../client-mode/client-mode.service';
 import type { HostedJob } from '../fine-tuning/fine-tuning.model';
-import type { IntegrationSource } from '../fine-tuning/fine-tuning.service';
+import type { IntegrationSource } from '../integrations/integration.port';
 import type { ModelService } from '../models/model.service';
 import type { PartialService } from '../partials/partial.service';
+import { chatCallFacts, unmetered, type ChatMeter } from '../usage/usage.recorder';
 import { chatCompletionSchema, type ChatCompletionInput } from './chat.schemas';
 import { expandPartials, partialSlugs, type ExpansionLimits } from './partial-expansion';
 import { StallGuard } from './stall-guard';
@@ -33,7 +34,6 @@ export class ChatService {
     private readonly models: ModelService,
     private readonly partials: Pick<PartialService, 'defaultTexts'>,
     private readonly integrations: IntegrationSource,
-    private readonly providers: ProviderRegistry,
     private readonly clientMode: ClientModeService,
     /** How long a provider may send nothing (before its answer, or between two chunks of a stream). */
     private readonly stallTimeoutMs: number,
@@ -43,15 +43,22 @@ export class ChatService {
 
   /**
    * Answers the request; `signal` is aborted when the caller goes away, and ends the provider call.
-   * `settings` are the request's headers (REST) or their GraphQL equivalent.
+   * `settings` are the request's headers (REST) or their GraphQL equivalent; `meter` records the call's usage.
    */
-  async complete(scope: LazyScope, settings: RequestHeaders, input: Input<ChatCompletionInput>, signal: AbortSignal): Promise<ChatReply> {
+  async complete(
+    scope: LazyScope,
+    settings: RequestHeaders,
+    input: Input<ChatCompletionInput>,
+    signal: AbortSignal,
+    meter: ChatMeter = unmetered,
+  ): Promise<ChatReply> {
     const body = parseInput(chatCompletionSchema, input);
     const messages = await this.expand(scope, body.messages);
-    const { provider, model, hosted } = await this.route(scope, settings, body.model);
+    const { provider, model, hosted, job } = await this.route(scope, settings, body.model);
     const guard = new StallGuard(this.stallTimeoutMs, signal);
     const call = provider.chat({ model, hosted, body: { ...body, messages }, signal: guard.signal });
-    const answer = await guard.answer(call, provider.title);
+    const facts = chatCallFacts({ scope, provider: provider.name, named: settings[PROVIDER_HEADER], model: body.model, streamed: body.stream ?? false, job });
+    const answer = await meter(facts, guard.answer(call, provider.title));
     // The caller sees the model it asked for, not the endpoint or deployment that served it.
     const named = answer.stream ? { ...answer, model: body.model } : { ...answer, completion: { ...answer.completion, model: body.model } };
     return { answer: named, includeUsage: body.stream_options?.include_usage ?? false, choices: body.n ?? 1 };
@@ -65,23 +72,15 @@ export class ChatService {
   }
 
   /** The provider to call and the model to ask it for. */
-  private async route(scope: LazyScope, settings: RequestHeaders, model: string): Promise<{ provider: ProviderClient; model: string; hosted: boolean }> {
+  private async route(
+    scope: LazyScope,
+    settings: RequestHeaders,
+    model: string,
+  ): Promise<{ provider: ProviderClient; model: string; hosted: boolean; job?: HostedJob }> {
     if (settings[PROVIDER_HEADER] !== undefined) return { provider: await this.clientMode.provider(scope, settings), model, hosted: false };
     const job = await this.models.servingJob(await scope(), model);
-    return { provider: await this.jobProvider(scope, job, settings), model: job.servingModel ?? job.fineTunedModel ?? model, hosted: true };
-  }
-
-  /** The job's provider with its integration's credentials; the job's settings, then the request's (non-secret) ones, on top. */
-  private async jobProvider(scope: LazyScope, job: HostedJob, settings: RequestHeaders): Promise<ProviderClient> {
-    const integration = await this.integrations.resolve(await scope(), `@${job.integrationSlug}`, 'model');
-    if (integration.provider !== job.provider) {
-      throw badRequest(
-        `Integration @${job.integrationSlug} that trained this model is now for ${integration.provider}, not ${job.provider}`,
-        'model',
-        'integration_changed',
-      );
-    }
-    const overrides = { field: 'headers' as const, values: { ...job.gatewayOptions, ...settings } };
-    return this.providers.client(job.provider, { kind: 'integration', ...integration, overrides });
+    // The job's integration and settings, then the request's (non-secret) ones on top.
+    const provider = await this.integrations.hostedProvider(await scope(), job, 'model', settings);
+    return { provider, model: job.servingModel ?? job.fineTunedModel ?? model, hosted: true, job };
   }
 }

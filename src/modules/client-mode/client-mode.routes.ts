@@ -1,25 +1,17 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { GatewayError, invalidField } from '../../errors';
 import { receiveMultipartUpload } from '../../http/multipart';
+import { headersOf, PROVIDER_HEADER } from '../../http/provider-headers';
 import { callerOf, json, lazyTenantRequest, pathParam } from '../../http/rest';
 import { cursorListJson, type Page } from '../../http/openai-shapes';
 import type { ProviderFile, ProviderJob, ProviderPage } from '../../providers/types';
 import type { Services } from '../../services';
 import { idempotencyKeyOf } from '../idempotency/idempotency.middleware';
 import { toCheckpointJson, toEventListJson, toJobJson, toJobListJson, type JobView } from '../fine-tuning/fine-tuning.mapper';
-import { PROVIDER_HEADER, type RequestHeaders } from './client-mode.service';
 
 /** Only requests naming a provider are client mode; the others go on to the hosted routes. */
 const onlyClientMode: RequestHandler = (req, _res, next) => next(req.headers[PROVIDER_HEADER] === undefined ? 'router' : undefined);
-
-export const headersOf = (req: Request): RequestHeaders => flatHeaders(req.headers);
-
-/** Node's headers with repeated ones joined, as providers' settings are single values. */
-function flatHeaders(headers: IncomingHttpHeaders): Record<string, string | undefined> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
-}
 
 /** OpenAI's file object for a provider's file (client mode answers in OpenAI's shapes). */
 export function providerFileJson(file: ProviderFile) {

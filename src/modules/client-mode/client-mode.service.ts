@@ -8,6 +8,7 @@
 import type { Readable } from 'node:stream';
 import type { LazyScope } from '../../auth/scope';
 import { invalidField } from '../../errors';
+import { PROVIDER_HEADER, type RequestHeaders } from '../../http/provider-headers';
 import type { ProviderClient, ProviderRegistry } from '../../providers/registry';
 import type { CreateJobInput as ProviderCreateJob, ProviderContent, ProviderFile, ProviderJob, ProviderPage, UploadInput } from '../../providers/types';
 import { parseInput, type Input } from '../../validation/parse';
@@ -22,12 +23,7 @@ import {
   type CreateJobInput,
   type ListJobsInput,
 } from '../fine-tuning/fine-tuning.schemas';
-import type { IntegrationSource } from '../fine-tuning/fine-tuning.service';
-
-export const PROVIDER_HEADER = 'x-gateway-provider';
-
-/** The request's headers, lower-case names (as Node gives them). */
-export type RequestHeaders = Readonly<Record<string, string | undefined>>;
+import type { IntegrationSource } from '../integrations/integration.port';
 
 export interface PassThroughUpload {
   filename: string;

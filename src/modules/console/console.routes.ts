@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Response, type Router } from 'express';
 import { GatewayError } from '../../errors';
 
 /**
@@ -19,6 +19,11 @@ const CONTENT_SECURITY_POLICY = [
   "form-action 'none'",
 ].join('; ');
 
+function secure(res: Response): void {
+  res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+  res.setHeader('Referrer-Policy', 'no-referrer');
+}
+
 /** The console's build output (`npm run build:console`), found from this file in src/ and in dist/src/ alike. */
 export function consoleBuildDir(): string {
   let dir = __dirname;
@@ -34,8 +39,7 @@ export function consoleBuildDir(): string {
 export function consoleRoutes(dir: string): Router {
   const router = express.Router();
   router.use((_req, res, next) => {
-    res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-    res.setHeader('Referrer-Policy', 'no-referrer');
+    secure(res);
     next();
   });
   if (!existsSync(path.join(dir, 'index.html'))) {
@@ -55,4 +59,40 @@ export function consoleRoutes(dir: string): Router {
     }),
   );
   return router;
+}
+
+const page = (title: string, body: string) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>\n`;
+
+/** What a browser finds at /graphql in production: what the endpoint is, and where the explorer is. */
+const PRODUCTION_PAGE = page(
+  'GraphQL endpoint',
+  '<p>This is the GraphQL endpoint of the model gateway. Send operations as <code>POST /graphql</code> with a JSON body ' +
+    '(<code>{"query": …, "variables": …}</code>) and your API key in the <code>x-gateway-api-key</code> header.</p>' +
+    '<p>To explore the schema, open the <a href="/console/explorer.html">GraphQL explorer</a> of the console.</p>',
+);
+
+const NOT_BUILT_PAGE = page(
+  'GraphQL explorer',
+  '<p>The explorer is part of the console, which is not built: run <code>npm run build:console</code> (npm install does it).</p>' +
+    '<p>GraphQL clients send <code>POST /graphql</code> with the API key in <code>x-gateway-api-key</code>.</p>',
+);
+
+/**
+ * A browser opening /graphql (a GET that prefers HTML to JSON): outside production the console's
+ * offline explorer (GraphiQL with the schema built in, nothing from a CDN); in production a short page
+ * saying what the endpoint is. GraphQL clients, which ask for JSON, go on to the GraphQL face.
+ */
+export function graphqlPageRoute(dir: string, production: boolean): RequestHandler {
+  return (req, res, next) => {
+    if (req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) !== 'text/html') {
+      next();
+      return;
+    }
+    secure(res);
+    res.setHeader('Cache-Control', 'no-cache');
+    const explorer = path.join(dir, 'explorer.html');
+    if (!production && existsSync(explorer)) res.sendFile(explorer);
+    else res.type('html').send(production ? PRODUCTION_PAGE : NOT_BUILT_PAGE);
+  };
 }

@@ -43,20 +43,39 @@ const NEWLINE = 0x0a;
 const BOM = '\ufeff';
 
 export function createDatasetValidator(opts: DatasetValidatorOptions = {}): DatasetValidator {
-  return new JsonlDatasetValidator(
-    opts.minExamples ?? DEFAULT_MIN_EXAMPLES,
-    opts.maxReportedErrors ?? DEFAULT_MAX_REPORTED_ERRORS,
-    opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
-  );
+  const sink = new DatasetSink(opts.minExamples ?? DEFAULT_MIN_EXAMPLES, opts.maxReportedErrors ?? DEFAULT_MAX_REPORTED_ERRORS);
+  const scanner = new JsonlScanner([sink], opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+  return {
+    write: (chunk) => scanner.write(chunk),
+    finish: () => {
+      scanner.finish();
+      return sink.report();
+    },
+  };
+}
+
+/**
+ * A check of an upload's content for one purpose, fed its lines while they stream in; `verdict`
+ * throws the 400 for content unusable for that purpose (`bytes`: the file's size).
+ */
+export interface ContentCheck extends LineSink {
+  verdict(bytes: number): void;
+}
+
+/** The fine-tune dataset check as FileService runs it on uploads. */
+export function createDatasetCheck(): ContentCheck {
+  const sink = new DatasetSink(DEFAULT_MIN_EXAMPLES, DEFAULT_MAX_REPORTED_ERRORS);
+  return {
+    value: (line, value) => sink.value(line, value),
+    problem: (line, reason) => sink.problem(line, reason),
+    verdict: () => assertValidDataset(sink.report()),
+  };
 }
 
 /** Throws the 400 a client sees for an unusable dataset; returns quietly for a good one. */
 export function assertValidDataset(report: DatasetReport): void {
   if (report.errors.length > 0) {
-    const listed = report.errors.map((e) => `line ${e.line}: ${e.reason}`).join('; ');
-    const unlisted = report.errorCount - report.errors.length;
-    const more = unlisted > 0 ? ` (and ${unlisted} more ${unlisted === 1 ? 'line' : 'lines'} with errors)` : '';
-    throw badRequest(`Invalid fine-tune dataset: ${listed}${more}`, 'file', 'invalid_dataset');
+    throw badRequest(`Invalid fine-tune dataset: ${listLineErrors(report.errors, report.errorCount)}`, 'file', 'invalid_dataset');
   }
   if (report.examples < report.minExamples) {
     throw badRequest(
@@ -68,11 +87,24 @@ export function assertValidDataset(report: DatasetReport): void {
   }
 }
 
-class JsonlDatasetValidator implements DatasetValidator {
-  private readonly errors: DatasetError[] = [];
-  private errorCount = 0;
-  private examples = 0;
+/** `line 3: invalid JSON; line 7: …` and how many more lines have errors. */
+export function listLineErrors(errors: readonly DatasetError[], errorCount: number): string {
+  const listed = errors.map((e) => `line ${e.line}: ${e.reason}`).join('; ');
+  const unlisted = errorCount - errors.length;
+  return unlisted > 0 ? `${listed} (and ${unlisted} more ${unlisted === 1 ? 'line' : 'lines'} with errors)` : listed;
+}
 
+/** What a JSON Lines check is told of each line: its value, or why it has none (blank lines are skipped). */
+export interface LineSink {
+  value(line: number, value: unknown): void;
+  problem(line: number, reason: string): void;
+}
+
+/**
+ * Splits JSON Lines as the bytes arrive and parses each line once, for every sink: several checks
+ * (an upload whose purpose is not known yet) cost one parse. Only the line being read is held.
+ */
+export class JsonlScanner {
   /** Number of the line currently being read. */
   private line = 1;
   private lineBytes = 0;
@@ -88,13 +120,12 @@ class JsonlDatasetValidator implements DatasetValidator {
   private finished = false;
 
   constructor(
-    private readonly minExamples: number,
-    private readonly maxReportedErrors: number,
-    private readonly maxLineBytes: number,
+    private readonly sinks: readonly LineSink[],
+    private readonly maxLineBytes = DEFAULT_MAX_LINE_BYTES,
   ) {}
 
   write(chunk: Buffer): void {
-    if (this.finished) throw new Error('dataset validator: write() after finish()');
+    if (this.finished) throw new Error('JSONL scanner: write() after finish()');
     let start = 0;
     while (!this.stopped && start < chunk.length) {
       const newline = chunk.indexOf(NEWLINE, start);
@@ -106,18 +137,11 @@ class JsonlDatasetValidator implements DatasetValidator {
     }
   }
 
-  finish(): DatasetReport {
-    if (!this.finished) {
-      // A final line without a trailing newline still counts; an empty tail after one does not.
-      if (!this.stopped && (this.lineBytes > 0 || this.lineTooLong)) this.endLine();
-      this.finished = true;
-    }
-    return {
-      examples: this.examples,
-      errors: [...this.errors],
-      errorCount: this.errorCount,
-      minExamples: this.minExamples,
-    };
+  finish(): void {
+    if (this.finished) return;
+    // A final line without a trailing newline still counts; an empty tail after one does not.
+    if (!this.stopped && (this.lineBytes > 0 || this.lineTooLong)) this.endLine();
+    this.finished = true;
   }
 
   private appendToLine(bytes: Buffer): void {
@@ -168,9 +192,7 @@ class JsonlDatasetValidator implements DatasetValidator {
       this.report('invalid JSON');
       return;
     }
-    const problem = checkExample(value);
-    if (problem === null) this.examples += 1;
-    else this.report(problem);
+    for (const sink of this.sinks) sink.value(this.line, value);
   }
 
   private failEncoding(): void {
@@ -180,8 +202,34 @@ class JsonlDatasetValidator implements DatasetValidator {
   }
 
   private report(reason: string): void {
+    for (const sink of this.sinks) sink.problem(this.line, reason);
+  }
+}
+
+/** The fine-tune dataset check: counts examples, keeps the first few problems. */
+class DatasetSink implements LineSink {
+  private readonly errors: DatasetError[] = [];
+  private errorCount = 0;
+  private examples = 0;
+
+  constructor(
+    private readonly minExamples: number,
+    private readonly maxReportedErrors: number,
+  ) {}
+
+  value(line: number, value: unknown): void {
+    const problem = checkExample(value);
+    if (problem === null) this.examples += 1;
+    else this.problem(line, problem);
+  }
+
+  problem(line: number, reason: string): void {
     this.errorCount += 1;
-    if (this.errors.length < this.maxReportedErrors) this.errors.push({ line: this.line, reason });
+    if (this.errors.length < this.maxReportedErrors) this.errors.push({ line, reason });
+  }
+
+  report(): DatasetReport {
+    return { examples: this.examples, errors: [...this.errors], errorCount: this.errorCount, minExamples: this.minExamples };
   }
 }
 

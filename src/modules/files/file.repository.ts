@@ -3,7 +3,7 @@ import type { Tx } from '../../db/prisma-errors';
 import { inScope, scopeSql } from '../../db/scope';
 import type { PrismaClient } from '../../db/database';
 import type { Prisma, File as FileRow } from '../../generated/prisma/client';
-import { filePurpose, type FilePurpose } from './file.schemas';
+import { storedPurpose, type FilePurpose } from './file.schemas';
 
 /** The gateway's internal file model (what services and the fine-tuning module see). */
 export interface GatewayFile {
@@ -39,7 +39,7 @@ function toModel(row: FileRow): GatewayFile {
     bytes: Number(row.bytes),
     createdAt: row.createdAt,
     filename: row.filename,
-    purpose: filePurpose.parse(row.purpose),
+    purpose: storedPurpose.parse(row.purpose),
     status: row.status,
     sha256: row.sha256,
     storageKey: row.storageKey,

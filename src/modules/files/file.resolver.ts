@@ -10,6 +10,13 @@ import { FilesArgs } from './file.inputs';
 import type { FilePurpose } from './file.schemas';
 import { FilePageType, FilePurposeEnum, FileType } from './file.types';
 import { drain, failOnTruncation, fromUploadError } from './file.upload';
+import { loadByIds, registerEntity } from '../../graphql/entity';
+
+// Federation entities: references resolve through the same service methods as the queries (graphql/entity.ts).
+registerEntity(
+  FileType,
+  loadByIds((scope, ids, ctx: AppContext) => ctx.services.files.findMany(scope, ids), toFileType),
+);
 
 /** GraphQL pages are smaller than REST's (api.md §8: page sizes ≤ 100). */
 const MAX_GRAPHQL_PAGE = 100;

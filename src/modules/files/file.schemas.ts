@@ -6,7 +6,9 @@ import { intInRange } from '../../validation/parse';
  * values OpenAI's SDKs send on upload. `fine-tune` files are validated as datasets.
  */
 export const FILE_PURPOSES = ['fine-tune', 'batch', 'assistants', 'vision', 'user_data', 'evals'] as const;
-export type FilePurpose = (typeof FILE_PURPOSES)[number];
+/** Purposes of files the gateway writes itself (a batch's output and error files): listed and read, never uploaded. */
+const OUTPUT_PURPOSES = ['batch_output'] as const;
+export type FilePurpose = (typeof FILE_PURPOSES)[number] | (typeof OUTPUT_PURPOSES)[number];
 
 export const filePurpose = z.enum(FILE_PURPOSES, {
   errorMap: (issue) => ({
@@ -17,6 +19,11 @@ export const filePurpose = z.enum(FILE_PURPOSES, {
   }),
 });
 
+/** Any purpose a stored file may have. */
+export const storedPurpose = z.enum([...FILE_PURPOSES, ...OUTPUT_PURPOSES], {
+  errorMap: () => ({ message: `must be one of ${[...FILE_PURPOSES, ...OUTPUT_PURPOSES].join(', ')}` }),
+});
+
 export const MAX_FILENAME_LENGTH = 255;
 
 export const DEFAULT_LIST_LIMIT = 10_000;
@@ -24,7 +31,7 @@ export const MAX_LIST_LIMIT = 10_000;
 
 export const listFilesSchema = z
   .object({
-    purpose: z.string().pipe(filePurpose).optional(),
+    purpose: z.string().pipe(storedPurpose).optional(),
     limit: intInRange(1, MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
     order: z.enum(['asc', 'desc']).default('desc'),
     after: z.string().min(1).optional(),

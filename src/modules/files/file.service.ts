@@ -6,7 +6,7 @@ import { badRequest, conflict, GatewayError, notFound } from '../../errors';
 import type { Logger } from '../../logger';
 import type { FileStore } from '../../storage/file-store';
 import { isUuid, parseInput, type Input } from '../../validation/parse';
-import { assertValidDataset, createDatasetValidator, type DatasetReport } from './dataset-validator';
+import { createDatasetCheck, JsonlScanner, type ContentCheck } from './dataset-validator';
 import type { DeletionGuard, FileRepository, GatewayFile } from './file.repository';
 import { filePurpose, listFilesSchema, MAX_FILENAME_LENGTH, type FilePurpose, type ListFilesInput } from './file.schemas';
 
@@ -31,14 +31,14 @@ export interface StagedFile {
   readonly filename: string;
   readonly bytes: number;
   readonly sha256: string;
-  /** The dataset check, or null when the purpose was known (and not `fine-tune`) while staging. */
-  readonly dataset: DatasetReport | null;
+  /** The content checks run while staging, by purpose: the staged purpose's, or every one when it was not known. */
+  readonly checks: ReadonlyMap<FilePurpose, ContentCheck>;
 }
 
 export interface StageInput {
   filename: string;
   stream: NodeJS.ReadableStream;
-  /** When already known: a purpose other than `fine-tune` skips the dataset check. */
+  /** When already known: only that purpose's content check runs (if it has one). */
   purpose?: FilePurpose;
 }
 
@@ -57,6 +57,8 @@ export interface FilePage {
 /** Gateway-hosted files: bytes in a FileStore, metadata in the database. */
 export class FileService {
   private readonly deletionGuards: DeletionGuard[] = [];
+  /** How uploads of a purpose are checked: `fine-tune` here, others registered by the module that reads them. */
+  private readonly contentChecks = new Map<FilePurpose, () => ContentCheck>([['fine-tune', createDatasetCheck]]);
 
   constructor(
     private readonly files: FileRepository,
@@ -82,22 +84,25 @@ export class FileService {
 
   /**
    * Streams the content into the store, counting and hashing it and (unless the purpose is known
-   * not to need it) checking it as a fine-tune dataset on the way. Never buffers the whole file.
+   * not to need it) checking its lines on the way. Never buffers the whole file.
    */
   async stage(input: StageInput): Promise<StagedFile> {
     const filename = checkFilename(input.filename);
     const id = randomUUID();
     const storageKey = id;
-    const validator = input.purpose === undefined || input.purpose === 'fine-tune' ? createDatasetValidator() : null;
+    const checks = new Map<FilePurpose, ContentCheck>();
+    for (const [purpose, create] of this.contentChecks) if (input.purpose === undefined || input.purpose === purpose) checks.set(purpose, create());
     // put() attaches to the stream synchronously, before the 'data' listener below sets it flowing.
     const stored = this.store.put(storageKey, input.stream, { maxBytes: this.options.maxUploadBytes });
-    if (validator) {
-      const feed = (chunk: Buffer | string) => validator.write(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    const scanner = checks.size ? new JsonlScanner([...checks.values()]) : null;
+    if (scanner) {
+      const feed = (chunk: Buffer | string) => scanner.write(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
       input.stream.on('data', feed);
       void stored.finally(() => input.stream.removeListener('data', feed)).catch(() => undefined);
     }
     const { bytes, sha256 } = await stored;
-    return { id, storageKey, filename, bytes, sha256, dataset: validator ? validator.finish() : null };
+    scanner?.finish();
+    return { id, storageKey, filename, bytes, sha256, checks };
   }
 
   /** Records a staged upload under `purpose`, or removes its bytes and throws why it was refused. */
@@ -105,9 +110,10 @@ export class FileService {
     try {
       const checked = checkPurpose(purpose);
       if (staged.bytes === 0) throw badRequest('The file is empty', 'file', 'empty_file');
-      if (checked === 'fine-tune') {
-        if (!staged.dataset) throw new Error('A fine-tune upload was staged without its dataset check');
-        assertValidDataset(staged.dataset);
+      if (this.contentChecks.has(checked)) {
+        const check = staged.checks.get(checked);
+        if (!check) throw new Error(`A ${checked} upload was staged without its content check`);
+        check.verdict(staged.bytes);
       }
       return await this.files.create(scope, {
         id: staged.id,
@@ -117,6 +123,19 @@ export class FileService {
         sha256: staged.sha256,
         storageKey: staged.storageKey,
       });
+    } catch (err) {
+      await this.discard(staged);
+      throw err;
+    }
+  }
+
+  /** Stores and records a file the gateway writes itself (a batch's output): no upload limit, no content check. */
+  async write(scope: Scope, input: { filename: string; purpose: FilePurpose; stream: NodeJS.ReadableStream }): Promise<GatewayFile> {
+    const id = randomUUID();
+    const { bytes, sha256 } = await this.store.put(id, input.stream, { maxBytes: Number.MAX_SAFE_INTEGER });
+    const staged: StagedFile = { id, storageKey: id, filename: input.filename, bytes, sha256, checks: new Map() };
+    try {
+      return await this.files.create(scope, { id, filename: input.filename, purpose: input.purpose, bytes, sha256, storageKey: id });
     } catch (err) {
       await this.discard(staged);
       throw err;
@@ -178,6 +197,11 @@ export class FileService {
       }
       throw err;
     }
+  }
+
+  /** Another module's check of uploads with `purpose` (the batches module's of `batch` files). */
+  checkContent(purpose: FilePurpose, create: () => ContentCheck): void {
+    this.contentChecks.set(purpose, create);
   }
 
   /** Other modules' say on deleting a file they may still need (the fine-tuning jobs not yet at their provider). */

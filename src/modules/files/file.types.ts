@@ -1,10 +1,7 @@
-import type { AppContext } from '../../context';
 import { GraphQLSafeInt } from 'graphql-scalars';
 import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
 import { itemCost } from '../../graphql/cost';
-import { Entity, loadByIds } from '../../graphql/entity';
 import type { FilePurpose } from './file.schemas';
-import { toFileType } from './file.mapper';
 
 /** The REST purpose values; GraphQL names are the same upper-cased with `_` (api.md §8). */
 export const FilePurposeEnum = {
@@ -14,11 +11,11 @@ export const FilePurposeEnum = {
   VISION: 'vision',
   USER_DATA: 'user_data',
   EVALS: 'evals',
+  BATCH_OUTPUT: 'batch_output',
 } as const satisfies Record<string, FilePurpose>;
 
 registerEnumType(FilePurposeEnum, { name: 'FilePurpose', description: 'What a file is for; FINE_TUNE files are validated as JSONL datasets.' });
 
-@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.files.findMany(scope, ids), toFileType))
 @ObjectType('File', { description: 'A file hosted by the gateway.' })
 export class FileType {
   @Field(() => ID) id!: string;

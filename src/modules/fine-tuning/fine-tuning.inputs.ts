@@ -17,15 +17,6 @@ export class FineTuningMethodInputType {
   @Field(() => FineTuningHyperparametersInputType, { nullable: true }) hyperparameters?: FineTuningHyperparametersInputType | null;
 }
 
-@InputType('FineTuningProviderOptionsInput', { description: 'Provider-specific job settings (REST: provider_options).' })
-export class FineTuningProviderOptionsInputType {
-  @Field({ nullable: true, description: "The provider's own model id, when it differs from `model`." }) model?: string;
-  @Field({ nullable: true }) roleArn?: string;
-  @Field({ nullable: true }) jobName?: string;
-  @Field({ nullable: true }) outputFile?: string;
-  @Field({ nullable: true }) trainingType?: string;
-}
-
 @InputType('CreateFineTuningJobInput')
 export class CreateFineTuningJobInputType {
   @Field({ description: 'The base model to fine-tune.' }) model!: string;
@@ -45,6 +36,11 @@ export class CreateFineTuningJobInputType {
     description: 'Further provider settings with their REST keys, e.g. {"x-gateway-openai-project": "…"}; may also hold "x-gateway-provider".',
   })
   gatewayOptions?: unknown;
-  @Field(() => FineTuningProviderOptionsInputType, { nullable: true }) providerOptions?: FineTuningProviderOptionsInputType;
+  @Field(() => GraphQLJSON, {
+    nullable: true,
+    description:
+      'Job options of the integration\'s provider (REST: provider_options), camelCase keys: "model" (the provider\'s own model id, when it differs from `model`) and the options the provider declares, e.g. {"learningRate": 0.0001} (listed in /v1/openapi.json, ProviderOptions); any other is refused.',
+  })
+  providerOptions?: unknown;
   @Field({ nullable: true, description: 'Workspace UUID or slug (organisation keys).' }) workspaceId?: string;
 }

@@ -1,3 +1,4 @@
+import { restParam } from '../../http/case';
 import { cursorListJson, listJson, unixOrNull, unixSeconds, type Page } from '../../http/openai-shapes';
 import type { Hyperparameters, JobMethod, ProviderCheckpoint, ProviderEvent, ProviderJob } from '../../providers/types';
 import type { HostedJob, JobCheckpoint, JobEvent, JobRetry } from './fine-tuning.model';
@@ -61,7 +62,8 @@ export function toJobJson(job: JobView) {
     id: job.id,
     object: 'fine_tuning.job' as const,
     created_at: job.createdAt,
-    error: job.error,
+    // A job's error names a field as the service does (`trainingFile`): REST names it in its own spelling.
+    error: job.error && { ...job.error, param: job.error.param === null ? null : restParam(job.error.param) },
     fine_tuned_model: job.fineTunedModel,
     finished_at: job.finishedAt,
     hyperparameters: hyperparametersJson(method),

@@ -3,9 +3,9 @@
  * monitor and both faces see. The repository parses database rows into it once (JSON columns
  * included); provider adapters translate their wire formats into it.
  */
-import type { EventLevel, JobError, JobMethod, JobStatus, ProviderName, ProviderOptions } from '../../providers/types';
+import type { EventLevel, JobError, JobMethod, JobStatus, ProviderName, JobOptionValues } from '../../providers/types';
 
-export type { EventLevel, Hyperparameters, JobError, JobMethod, JobStatus, MethodType, ProviderOptions } from '../../providers/types';
+export type { EventLevel, Hyperparameters, JobError, JobMethod, JobStatus, MethodType } from '../../providers/types';
 
 export const TERMINAL_STATUSES = ['succeeded', 'failed', 'cancelled'] as const satisfies readonly JobStatus[];
 const TERMINAL: ReadonlySet<JobStatus> = new Set<JobStatus>(TERMINAL_STATUSES);
@@ -38,7 +38,7 @@ export interface HostedJob {
   /** Non-secret provider settings from `gateway_options` (header names as keys). */
   gatewayOptions: Record<string, string>;
   /** `provider_options` without `model` (e.g. `roleArn`, `jobName`). */
-  providerOptions: ProviderOptions;
+  providerOptions: JobOptionValues;
   providerTrainingFileId: string | null;
   providerValidationFileId: string | null;
   providerJobId: string | null;

@@ -4,6 +4,7 @@ import type { Tx } from '../../db/prisma-errors';
 import { inScope, scopeSql } from '../../db/scope';
 import { Prisma } from '../../generated/prisma/client';
 import { isUuid } from '../../validation/parse';
+import { finishedJobUsage } from '../usage/job-usage';
 import { TERMINAL_STATUSES, type EventLevel, type HostedJob, type JobCheckpoint, type JobEvent } from './fine-tuning.model';
 import { jsonOrNull, toCheckpoint, toEvent, toJob, toRowUpdate, type JobUpdate } from './fine-tuning.rows';
 
@@ -114,7 +115,8 @@ export class FineTuningRepository {
           hyperparameters: { ...method.hyperparameters },
           metadata: jsonOrNull(metadata),
           gatewayOptions,
-          providerOptions: { ...providerOptions },
+          // JSON values of the request, checked against the provider's job options.
+          providerOptions: providerOptions as Prisma.InputJsonObject,
           status: 'validating_files',
         },
       });
@@ -143,7 +145,10 @@ export class FineTuningRepository {
       if (change.checkpoints?.length) {
         await tx.fineTuningJobCheckpoint.createMany({ data: change.checkpoints.map((c) => ({ ...inScope(scope), jobId: id, ...c })), skipDuplicates: true });
       }
-      return { job: toJob(await tx.fineTuningJob.findFirstOrThrow({ where: { ...inScope(scope), id } })), changed: true };
+      const job = toJob(await tx.fineTuningJob.findFirstOrThrow({ where: { ...inScope(scope), id } }));
+      const usage = finishedJobUsage(current, job);
+      if (usage) await tx.usageRecord.create({ data: usage });
+      return { job, changed: true };
     }, TX_OPTIONS);
   }
 

@@ -13,6 +13,21 @@ import { fineTuningLoaders } from './fine-tuning.loaders';
 import { toCheckpointType, toEventType, toJobType } from './fine-tuning.mapper';
 import { listCheckpointsSchema, listEventsSchema, type CreateJobInput } from './fine-tuning.schemas';
 import { FineTuningJobCheckpointType, FineTuningJobEventType, FineTuningJobPageType, FineTuningJobType } from './fine-tuning.types';
+import { loadByIds, registerEntity } from '../../graphql/entity';
+
+// Federation entities: references resolve through the same service methods as the queries (graphql/entity.ts).
+registerEntity(
+  FineTuningJobType,
+  loadByIds((scope, ids, ctx: AppContext) => ctx.services.fineTuning.findMany(scope, ids), toJobType),
+);
+registerEntity(
+  FineTuningJobEventType,
+  loadByIds((scope, ids, ctx: AppContext) => ctx.services.fineTuning.eventsByIds(scope, ids), toEventType),
+);
+registerEntity(
+  FineTuningJobCheckpointType,
+  loadByIds((scope, ids, ctx: AppContext) => ctx.services.fineTuning.checkpointsByIds(scope, ids), toCheckpointType),
+);
 
 const scopeOfJob = (job: FineTuningJobType) => ({ organisationId: job.organisationId, workspaceId: job.workspaceId });
 
@@ -40,7 +55,6 @@ function gatewayOptions(input: CreateFineTuningJobInputType): unknown {
 }
 
 function toServiceInput(input: CreateFineTuningJobInputType): CreateJobInput {
-  const p = input.providerOptions;
   return {
     model: input.model,
     trainingFile: input.trainingFile,
@@ -50,7 +64,7 @@ function toServiceInput(input: CreateFineTuningJobInputType): CreateJobInput {
     method: input.method ? method(input.method) : undefined,
     metadata: input.metadata ?? undefined,
     gatewayOptions: gatewayOptions(input),
-    providerOptions: p ? { model: p.model, roleArn: p.roleArn, jobName: p.jobName, outputFile: p.outputFile, trainingType: p.trainingType } : undefined,
+    providerOptions: input.providerOptions ?? undefined,
   };
 }
 

@@ -22,9 +22,6 @@ const methodSchema = z.object({ type: z.enum(METHOD_TYPES), hyperparameters: hyp
 const errorSchema = z.object({ code: z.string(), message: z.string(), param: z.string().nullable() });
 const retryErrorSchema = z.object({ reason: z.enum(RETRY_REASONS), code: z.string(), message: z.string(), status: z.number().nullable() });
 const stringMap = z.record(z.string());
-const providerOptionsSchema = z
-  .object({ roleArn: z.string(), jobName: z.string(), outputFile: z.string(), trainingType: z.string(), learningRate: z.number() })
-  .partial();
 
 const jobColumns = z.object({
   status: z.enum(JOB_STATUSES),
@@ -34,7 +31,8 @@ const jobColumns = z.object({
   metadata: stringMap.nullable(),
   error: errorSchema.nullable(),
   gatewayOptions: stringMap,
-  providerOptions: providerOptionsSchema,
+  // Checked against the provider's job options when the job is submitted.
+  providerOptions: z.record(z.unknown()),
   resultFiles: z.array(z.string()),
   retryError: retryErrorSchema.nullable(),
 });

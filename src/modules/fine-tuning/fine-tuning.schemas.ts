@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { JobMethod, ProviderOptions } from '../../providers/types';
+import type { JobMethod, JobOptionValues } from '../../providers/types';
 import { intInRange } from '../../validation/parse';
 
 /**
@@ -31,25 +31,20 @@ const methodSchema = z.discriminatedUnion(
 );
 
 /** JSON maps: typed callers (GraphQL's JSON scalar) hand them over as they came, checked here. */
-const metadataSchema = z
+export const metadataSchema = z
   .unknown()
   .pipe(z.record(z.string().min(1).max(64), z.string().max(512)).refine((m) => Object.keys(m).length <= 16, { message: 'holds at most 16 key-value pairs' }));
 
 /** Settings keyed by their header names (api.md §6), checked against the provider's once the integration is known. */
-const gatewayOptionsSchema = z.unknown().pipe(z.record(z.string().min(1).max(2048)));
+export const gatewayOptionsSchema = z.unknown().pipe(z.record(z.string().min(1).max(2048)));
 
 const optionText = z.string().min(1).max(2048);
 
-const providerOptionsSchema = z
-  .object({
-    model: z.string().trim().min(1).max(256).optional(),
-    roleArn: optionText.optional(),
-    jobName: optionText.optional(),
-    outputFile: optionText.optional(),
-    trainingType: optionText.optional(),
-    learningRate: z.number().positive().max(1).optional(),
-  })
-  .strict();
+/**
+ * `model` (the provider's own id of the base model) and the job options of the provider, which each
+ * provider declares and checks once the provider is known (ProviderClient.jobOptions).
+ */
+const providerOptionsSchema = z.unknown().pipe(z.object({ model: z.string().trim().min(1).max(256).optional() }).catchall(z.unknown()));
 
 /** An optional field that a client may also send as null (OpenAI SDKs do for unset values). */
 const opt = <T extends z.ZodTypeAny>(schema: T) => schema.nullish().transform((v): z.output<T> | undefined => v ?? undefined);
@@ -66,7 +61,7 @@ export const createJobSchema = z
     metadata: opt(metadataSchema),
     gatewayOptions: gatewayOptionsSchema.optional(),
     providerOptions: opt(providerOptionsSchema),
-    // The reference interface also accepts these provider options at the top level.
+    // The reference interface also accepts these (Amazon Bedrock) options at the top level.
     roleArn: opt(optionText),
     jobName: opt(optionText),
     outputFile: opt(optionText),
@@ -97,7 +92,7 @@ export interface RequestedJob {
   legacy: boolean;
   /** `provider_options.model`: the provider's own id of the base model, when it differs from `model`. */
   providerModel: string | undefined;
-  providerOptions: ProviderOptions;
+  providerOptions: JobOptionValues;
 }
 
 export function requestedJob(data: CreateJobData): RequestedJob {

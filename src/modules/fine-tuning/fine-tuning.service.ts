@@ -6,7 +6,7 @@ import type { ProviderClient, ProviderRegistry } from '../../providers/registry'
 import { checkJobSettingKeys } from '../../providers/settings';
 import type { OperationName, ProviderContent } from '../../providers/types';
 import { parseInput, type Input } from '../../validation/parse';
-import type { ResolvedIntegration } from '../integrations/integration.service';
+import type { IntegrationSource, ResolvedIntegration } from '../integrations/integration.port';
 import type { JobCancellation } from './job-cancellation';
 import { isTerminal, type HostedJob, type Hyperparameters, type JobCheckpoint, type JobEvent, type Page } from './fine-tuning.model';
 import type { FineTuningRepository } from './fine-tuning.repository';
@@ -27,11 +27,6 @@ import { cancelled } from './fine-tuning.state';
 export interface TrainingFileSource {
   find(scope: Scope, id: string): Promise<{ id: string; bytes: number; filename: string; purpose: string } | null>;
   openContent(scope: Scope, id: string): Promise<NodeJS.ReadableStream>;
-}
-
-/** What this module needs of the integrations domain (IntegrationService satisfies it). */
-export interface IntegrationSource {
-  resolve(scope: Scope, ref: string, path?: readonly (string | number)[] | string | null): Promise<ResolvedIntegration>;
 }
 
 /** The provider operations a hosted job uses; a provider lacking one cannot host jobs. */
@@ -69,7 +64,8 @@ export class FineTuningService {
     if (!ref?.startsWith('@')) throw invalidField(PROVIDER_REF, 'must name a stored integration as "@slug" (a hosted job needs stored credentials)');
     const integration = await this.integrations.resolve(scope, ref, PROVIDER_REF);
     checkJobSettingKeys(this.providers.module(integration.provider).settings, settings, ['gatewayOptions']);
-    this.checkHosting(this.client(integration, settings));
+    const provider = this.client(integration, settings);
+    this.checkHosting(provider);
     const { method, legacy, providerModel, providerOptions } = requestedJob(data);
     const created = await this.jobs.create(
       scope,
@@ -91,7 +87,7 @@ export class FineTuningService {
         legacyHyperparameters: legacy,
         metadata: data.metadata ?? null,
         gatewayOptions: settings,
-        providerOptions,
+        providerOptions: provider.jobOptions(providerOptions),
       },
       {
         level: 'info',
@@ -195,12 +191,8 @@ export class FineTuningService {
   }
 
   /** The provider client for a job, with the credentials of its integration and the job's own settings. */
-  async connect(scope: Scope, job: HostedJob): Promise<ProviderClient> {
-    const integration = await this.integrations.resolve(scope, `@${job.integrationSlug}`, PROVIDER_REF);
-    if (integration.provider !== job.provider) {
-      throw badRequest(`Integration @${job.integrationSlug} is now for ${integration.provider}, not ${job.provider}`, PROVIDER_REF, 'integration_changed');
-    }
-    return this.client(integration, job.gatewayOptions);
+  connect(scope: Scope, job: HostedJob): Promise<ProviderClient> {
+    return this.integrations.hostedProvider(scope, job, PROVIDER_REF);
   }
 
   private client(integration: ResolvedIntegration, gatewayOptions: Record<string, string>): ProviderClient {

@@ -1,10 +1,7 @@
-import type { AppContext } from '../../context';
 import { GraphQLJSON, GraphQLJSONObject, GraphQLSafeInt } from 'graphql-scalars';
 import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { itemCost } from '../../graphql/cost';
-import { Entity, loadByIds } from '../../graphql/entity';
 import type { EventLevel, EventType, JobStatus, MethodType, RetryReason } from './fine-tuning.model';
-import { toCheckpointType, toEventType, toJobType } from './fine-tuning.mapper';
 
 /** The REST status values; GraphQL names are the same upper-cased (api.md §8's rule for enums). */
 export const FineTuningJobStatusEnum = {
@@ -74,7 +71,6 @@ export class FineTuningJobGatewayStatusType {
   @Field(() => FineTuningJobRetryErrorType) lastError!: FineTuningJobRetryErrorType;
 }
 
-@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.fineTuning.findMany(scope, ids), toJobType))
 @ObjectType('FineTuningJob', { description: 'A hosted fine-tuning job, run at a provider with a stored integration and monitored by the gateway.' })
 export class FineTuningJobType {
   @Field(() => ID) id!: string;
@@ -111,7 +107,6 @@ export class FineTuningJobPageType {
   @Field() hasMore!: boolean;
 }
 
-@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.fineTuning.eventsByIds(scope, ids), toEventType))
 @ObjectType('FineTuningJobEvent', { description: "A job event: the provider's, or a status change the gateway recorded." })
 export class FineTuningJobEventType {
   @Field(() => ID) id!: string;
@@ -123,7 +118,6 @@ export class FineTuningJobEventType {
   @Field(() => GraphQLJSON, { nullable: true }) data!: unknown;
 }
 
-@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.fineTuning.checkpointsByIds(scope, ids), toCheckpointType))
 @ObjectType('FineTuningJobCheckpoint', { description: 'A model checkpoint the provider reported, ready to use.' })
 export class FineTuningJobCheckpointType {
   @Field(() => ID) id!: string;

@@ -12,8 +12,7 @@ export function isTransient(err: unknown): boolean {
 /** The job's `error` object: the provider's code, message and param when it refused. */
 export function jobError(err: unknown): JobError {
   if (err instanceof GatewayError) {
-    const code = err.code ?? (err.kind === 'provider' ? 'provider_error' : err.kind);
-    return { code, message: err.message, param: err.param ?? err.path?.join('.') ?? null };
+    return { code: err.answerCode, message: err.message, param: err.param ?? err.path?.join('.') ?? null };
   }
   return { code: 'internal_error', message: 'The gateway could not run this job step', param: null };
 }

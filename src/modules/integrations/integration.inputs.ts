@@ -1,10 +1,11 @@
 import { GraphQLJSON } from 'graphql-scalars';
 import { Field, InputType } from 'type-graphql';
+import { providerNames } from '../../providers/registry';
 
 @InputType('CreateIntegrationInput')
 export class CreateIntegrationInputType {
   @Field({ description: 'Unique per workspace; referenced as "@slug".' }) slug!: string;
-  @Field({ description: 'openai, azure-openai, bedrock, vertex-ai, fireworks-ai or together-ai.' }) provider!: string;
+  @Field({ description: `${providerNames()}.` }) provider!: string;
   @Field({ nullable: true, description: 'Defaults to the slug.' }) name?: string;
   // JSON rather than JSONObject: a scalar that refused a value would quote it in the error, and
   // this one holds secrets. The service checks the shape with messages that name keys only.

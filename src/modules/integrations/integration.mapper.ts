@@ -1,15 +1,7 @@
 import type { Integration } from '../../generated/prisma/client';
 import { unixSeconds } from '../../http/openai-shapes';
+import { optionsOf } from './integration.repository';
 import type { IntegrationType } from './integration.types';
-
-/** Options as stored: a flat object of strings (the column is JSON). */
-export function optionsOf(row: Integration): Record<string, string> {
-  const value = row.options;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
-  const out: Record<string, string> = {};
-  for (const [key, v] of Object.entries(value)) if (typeof v === 'string') out[key] = v;
-  return out;
-}
 
 /** The REST integration object. Credentials are never part of it, not even masked. */
 export function toIntegrationJson(row: Integration) {

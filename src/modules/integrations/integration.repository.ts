@@ -12,6 +12,15 @@ export interface NewIntegrationRow {
   options: Record<string, string>;
 }
 
+/** Options as stored: a flat object of strings (the column is JSON). */
+export function optionsOf(row: Integration): Record<string, string> {
+  const value = row.options;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
+  const out: Record<string, string> = {};
+  for (const [key, v] of Object.entries(value)) if (typeof v === 'string') out[key] = v;
+  return out;
+}
+
 /** Integration rows, always within one organisation's workspace. */
 export class IntegrationRepository {
   constructor(private readonly prisma: PrismaClient) {}

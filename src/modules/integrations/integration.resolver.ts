@@ -6,6 +6,13 @@ import { InputScope, WorkspaceScope } from '../../graphql/scope';
 import { CreateIntegrationInputType, UpdateIntegrationInputType } from './integration.inputs';
 import { toIntegrationType } from './integration.mapper';
 import { IntegrationType } from './integration.types';
+import { loadByIds, registerEntity } from '../../graphql/entity';
+
+// Federation entities: references resolve through the same service methods as the queries (graphql/entity.ts).
+registerEntity(
+  IntegrationType,
+  loadByIds((scope, ids, ctx: AppContext) => ctx.services.integrations.findMany(scope, ids), toIntegrationType),
+);
 
 @Resolver(() => IntegrationType)
 export class IntegrationResolver {

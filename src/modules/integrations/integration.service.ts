@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Scope } from '../../auth/scope';
 import { SecretBoxError, type Sealer } from '../../crypto/secret-box';
 import { isUniqueViolation } from '../../db/prisma-errors';
-import { conflict, GatewayError, invalidField, notFound, type FieldPath } from '../../errors';
+import { badRequest, conflict, GatewayError, invalidField, notFound, type FieldPath } from '../../errors';
 import type { Integration } from '../../generated/prisma/client';
-import type { ProviderName } from '../../providers/names';
-import type { ProviderRegistry } from '../../providers/registry';
+import type { RequestHeaders } from '../../http/provider-headers';
+import type { ProviderClient, ProviderRegistry } from '../../providers/registry';
 import { normaliseStored } from '../../providers/settings';
 import { isUuid, parseInput, type Input } from '../../validation/parse';
-import { optionsOf } from './integration.mapper';
-import type { IntegrationRepository } from './integration.repository';
+import type { HostedJobRef, IntegrationSource, ResolvedIntegration } from './integration.port';
+import { optionsOf, type IntegrationRepository } from './integration.repository';
 import {
   createIntegrationSchema,
   integrationSlug,
@@ -19,23 +19,13 @@ import {
   type UpdateIntegrationInput,
 } from './integration.schemas';
 
-/** What a provider call needs of a stored integration. */
-export interface ResolvedIntegration {
-  provider: ProviderName;
-  slug: string;
-  /** Decrypted, under the settings' canonical keys (`api_key`). Never log, return or persist these. */
-  credentials: Record<string, string>;
-  /** Non-secret settings under their header names. */
-  options: Record<string, string>;
-}
-
 const stringMap = (value: unknown): Record<string, string> =>
   Object.fromEntries(Object.entries(value && typeof value === 'object' ? value : {}).filter((e): e is [string, string] => typeof e[1] === 'string'));
 
 /** Sealed credentials are bound to their row: a value copied onto another row does not open. */
 const associatedData = (id: string) => `integration:${id}`;
 
-export class IntegrationService {
+export class IntegrationService implements IntegrationSource {
   constructor(
     private readonly integrations: IntegrationRepository,
     private readonly secrets: Sealer,
@@ -117,6 +107,19 @@ export class IntegrationService {
     const row = await this.integrations.findBySlug(scope, slug);
     if (!row) throw new GatewayError('not_found', `Integration '@${slug}' not found`, { path, code: 'not_found' });
     return { provider: this.providers.module(row.provider).name, slug: row.slug, credentials: this.openCredentials(row), options: optionsOf(row) };
+  }
+
+  async hostedProvider(scope: Scope, job: HostedJobRef, path: FieldPath | string, settings?: RequestHeaders): Promise<ProviderClient> {
+    const integration = await this.resolve(scope, `@${job.integrationSlug}`, path);
+    if (integration.provider !== job.provider) {
+      const reason = `Integration @${job.integrationSlug} of fine-tuning job '${job.id}' is now for ${integration.provider}, not ${job.provider}`;
+      throw badRequest(reason, path, 'integration_changed');
+    }
+    // Errors about a setting name where the caller can change it: the request's headers, or the job's gateway_options.
+    const overrides = settings
+      ? { field: 'headers' as const, values: { ...job.gatewayOptions, ...settings } }
+      : { field: 'gatewayOptions' as const, values: job.gatewayOptions };
+    return this.providers.client(job.provider, { kind: 'integration', ...integration, overrides });
   }
 
   private openCredentials(row: Integration): Record<string, string> {

@@ -1,15 +1,12 @@
-import type { AppContext } from '../../context';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, ObjectType } from 'type-graphql';
-import { Entity, loadByIds } from '../../graphql/entity';
-import { toIntegrationType } from './integration.mapper';
+import { providerNames } from '../../providers/registry';
 
-@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.integrations.findMany(scope, ids), toIntegrationType))
 @ObjectType('Integration', { description: 'A stored provider credential, referenced as "@slug". Its credentials are never returned.' })
 export class IntegrationType {
   @Field(() => ID) id!: string;
   @Field() slug!: string;
-  @Field({ description: 'openai, azure-openai, bedrock, vertex-ai, fireworks-ai or together-ai.' }) provider!: string;
+  @Field({ description: `${providerNames()}.` }) provider!: string;
   @Field() name!: string;
   @Field(() => GraphQLJSONObject, { description: 'Non-secret provider settings (snake_case keys).' }) options!: Record<string, string>;
   @Field(() => ID) organisationId!: string;

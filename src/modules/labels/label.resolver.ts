@@ -7,6 +7,13 @@ import { InputScope, WorkspaceScope } from '../../graphql/scope';
 import { toLabelType } from './label.mapper';
 import { CreateLabelInputType, UpdateLabelInputType } from './label.inputs';
 import { LabelPageType, LabelType } from './label.types';
+import { loadByIds, registerEntity } from '../../graphql/entity';
+
+// Federation entities: references resolve through the same service methods as the queries (graphql/entity.ts).
+registerEntity(
+  LabelType,
+  loadByIds((scope, ids, ctx: AppContext) => ctx.services.labels.findMany(scope, ids), toLabelType),
+);
 
 @Resolver(() => LabelType)
 export class LabelResolver {

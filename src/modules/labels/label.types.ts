@@ -1,10 +1,6 @@
-import type { AppContext } from '../../context';
 import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { itemCost } from '../../graphql/cost';
-import { Entity, loadByIds } from '../../graphql/entity';
-import { toLabelType } from './label.mapper';
 
-@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.labels.findMany(scope, ids), toLabelType))
 @ObjectType('Label', { description: 'A label of a workspace (production, staging, … or your own).' })
 export class LabelType {
   @Field(() => ID) id!: string;

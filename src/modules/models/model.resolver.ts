@@ -7,6 +7,13 @@ import { FineTuningJobType } from '../fine-tuning/fine-tuning.types';
 import { toModelType } from './model.mapper';
 import { servedModelOf } from './model.model';
 import { ModelType } from './model.types';
+import { loadByIds, registerEntity } from '../../graphql/entity';
+
+// Federation entities: references resolve through the same service methods as the queries (graphql/entity.ts).
+registerEntity(
+  ModelType,
+  loadByIds((scope, ids, ctx: AppContext) => ctx.services.models.findMany(scope, ids), toModelType),
+);
 
 @Resolver(() => ModelType)
 export class ModelResolver {

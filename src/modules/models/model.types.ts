@@ -1,9 +1,5 @@
 import { Field, ID, ObjectType } from 'type-graphql';
-import type { AppContext } from '../../context';
-import { Entity, loadByIds } from '../../graphql/entity';
-import { toModelType } from './model.mapper';
 
-@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.models.findMany(scope, ids), toModelType))
 @ObjectType('Model', { description: 'A fine-tuned model the gateway serves: the result of a succeeded hosted job of the workspace.' })
 export class ModelType {
   @Field(() => ID, { description: "The job's fineTunedModel: what chatCompletion takes as `model`." }) id!: string;

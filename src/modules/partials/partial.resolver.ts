@@ -7,6 +7,21 @@ import { CreatePromptPartialInputType, UpdatePromptPartialInputType } from './pa
 import { partialLoaders } from './partial.loaders';
 import { toCollectionType, toPromptPartialType, toPromptPartialVersionType } from './partial.mapper';
 import { CollectionType, PromptPartialType, PromptPartialVersionType } from './partial.types';
+import { loadByIds, registerEntity } from '../../graphql/entity';
+
+// Federation entities: references resolve through the same service methods as the queries (graphql/entity.ts).
+registerEntity(
+  CollectionType,
+  loadByIds((scope, ids, ctx: AppContext) => ctx.services.partials.collectionsByIds(scope, ids), toCollectionType),
+);
+registerEntity(
+  PromptPartialVersionType,
+  loadByIds((scope, ids, ctx: AppContext) => ctx.services.partials.versionsByIds(scope, ids), toPromptPartialVersionType),
+);
+registerEntity(
+  PromptPartialType,
+  loadByIds((scope, ids, ctx: AppContext) => ctx.services.partials.findMany(scope, ids), toPromptPartialType),
+);
 
 const scopeOfPartial = (partial: PromptPartialType) => ({ organisationId: partial.organisationId, workspaceId: partial.workspaceId });
 

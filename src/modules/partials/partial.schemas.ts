@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { uuid } from '../../validation/parse';
+import { intInRange, uuid } from '../../validation/parse';
 
 /** The longest partial text accepted, in characters (Unicode code points). */
 export const MAX_PARTIAL_STRING = 100_000;
@@ -36,9 +36,10 @@ export const updatePartialSchema = z
 
 export const listPartialsSchema = z.object({ collectionId: uuid.optional(), status: status.optional() }).strict();
 
+/** The version as `/versions` answers it (a string, "2") or as a number. */
 export const makeDefaultSchema = z
   .object({
-    version: z.number().int().min(1).max(2_147_483_647),
+    version: intInRange(1, 2_147_483_647),
   })
   .strict();
 

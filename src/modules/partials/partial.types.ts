@@ -1,9 +1,5 @@
-import type { AppContext } from '../../context';
 import { Field, ID, Int, ObjectType } from 'type-graphql';
-import { Entity, loadByIds } from '../../graphql/entity';
-import { toCollectionType, toPromptPartialType, toPromptPartialVersionType } from './partial.mapper';
 
-@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.partials.collectionsByIds(scope, ids), toCollectionType))
 @ObjectType('Collection', { description: 'A folder of prompt partials; every workspace has a default one.' })
 export class CollectionType {
   @Field(() => ID) id!: string;
@@ -14,7 +10,6 @@ export class CollectionType {
   @Field() lastUpdatedAt!: Date;
 }
 
-@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.partials.versionsByIds(scope, ids), toPromptPartialVersionType))
 @ObjectType('PromptPartialVersion', { description: 'One saved text of a prompt partial.' })
 export class PromptPartialVersionType {
   @Field(() => ID) id!: string;
@@ -26,7 +21,6 @@ export class PromptPartialVersionType {
   @Field() createdAt!: Date;
 }
 
-@Entity(loadByIds((scope, ids, ctx: AppContext) => ctx.services.partials.findMany(scope, ids), toPromptPartialType))
 @ObjectType('PromptPartial', { description: 'Reusable prompt text, versioned; one version is the default (published) one.' })
 export class PromptPartialType {
   @Field(() => ID) id!: string;

@@ -9,7 +9,8 @@ import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../
 import { CHAT_FIELDS } from '../chat-fields';
 import { chatCompletions } from '../openai-compatible/chat';
 import { defineSettings, PATTERNS } from '../settings';
-import { fileStateOf, type ChatAnswer, type ChatRequest, type ProviderModule } from '../types';
+import { type ChatAnswer, type ChatRequest } from '../types';
+import { fileStateOf, type ProviderModule } from '../module';
 import { urlPath } from '../url';
 
 const settings = defineSettings({

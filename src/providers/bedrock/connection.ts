@@ -14,7 +14,7 @@ import type { BuildHandler, MiddlewareStack } from '@smithy/types';
 import { lazy } from '../../lazy';
 import { DEFAULT_HTTP_POLICY } from '../http';
 import type { SettingValues } from '../settings';
-import type { ProviderEnvironment } from '../types';
+import type { ProviderEnvironment } from '../module';
 import { changedPath, hasDotSegment } from '../url';
 import type { GatewayError } from '../../errors';
 import { aws, awsFailure, type AwsService } from './errors';

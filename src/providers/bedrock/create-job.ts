@@ -8,9 +8,11 @@
 import { randomUUID } from 'node:crypto';
 import { CreateModelCustomizationJobCommand, type CreateModelCustomizationJobCommandInput } from '@aws-sdk/client-bedrock';
 import { GatewayError, invalidField } from '../../errors';
+import { readJobOptions } from '../job-input';
 import type { CreateJobInput, ProviderJob } from '../types';
 import type { BedrockConnection } from './connection';
 import { bedrockHyperparameters } from './hyperparameters';
+import { bedrockJobOptions, type BedrockJobOptions } from './job-options';
 import { accountOf, toHyperparameters } from './mappers';
 import { bedrockS3Uri, folderOf } from './s3-uri';
 import { ROLE_ARN_PATTERN } from './settings';
@@ -22,8 +24,8 @@ const MAX_NAME_LENGTH = 63;
 /** The name of a hosted job's Bedrock job: findable from the gateway id alone. */
 export const hostedJobName = (gatewayJobId: string) => `gateway-${gatewayJobId}`;
 
-function jobName(input: CreateJobInput): string {
-  const chosen = input.options.jobName;
+function jobName(input: CreateJobInput, options: BedrockJobOptions): string {
+  const chosen = options.jobName;
   if (chosen === undefined) return hostedJobName(input.gatewayJobId ?? randomUUID());
   if (chosen.length <= MAX_NAME_LENGTH && JOB_NAME.test(chosen)) return chosen;
   throw invalidField(['providerOptions', 'jobName'], 'must be at most 63 letters, digits and "-", "+", "." starting with a letter or digit');
@@ -35,8 +37,8 @@ function customModelName(input: CreateJobInput, name: string): string {
   throw invalidField('suffix', 'must be letters and digits, with single "-" or "_" between them (it names the custom model on Amazon Bedrock)');
 }
 
-function roleArn(conn: BedrockConnection, input: CreateJobInput): string {
-  const given = input.options.roleArn;
+function roleArn(conn: BedrockConnection, options: BedrockJobOptions): string {
+  const given = options.roleArn;
   if (given !== undefined && !ROLE_ARN_PATTERN.test(given))
     throw invalidField(['providerOptions', 'roleArn'], 'must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)');
   const role = given ?? conn.roleArn;
@@ -48,8 +50,8 @@ function roleArn(conn: BedrockConnection, input: CreateJobInput): string {
   });
 }
 
-function customizationType(input: CreateJobInput): 'FINE_TUNING' {
-  const type = input.options.trainingType;
+function customizationType(options: BedrockJobOptions): 'FINE_TUNING' {
+  const type = options.trainingType;
   if (type === undefined || /^fine[_-]?tuning$/i.test(type)) return 'FINE_TUNING';
   throw invalidField(['providerOptions', 'trainingType'], 'must be FINE_TUNING: the gateway converts chat datasets for fine-tuning only');
 }
@@ -62,27 +64,28 @@ function refuseUnsupported(input: CreateJobInput): void {
 }
 
 /** The job's output prefix: the caller's, or `bedrock-output/` beside the training data. */
-function outputUri(input: CreateJobInput, trainingUri: string): string {
-  if (input.options.outputFile !== undefined) return bedrockS3Uri(input.options.outputFile, ['providerOptions', 'outputFile']);
+function outputUri(options: BedrockJobOptions, trainingUri: string): string {
+  if (options.outputFile !== undefined) return bedrockS3Uri(options.outputFile, ['providerOptions', 'outputFile']);
   const [, bucket, key] = /^s3:\/\/([^/]+)\/?(.*)$/.exec(trainingUri) ?? [];
   return `s3://${bucket}/${folderOf(key ?? '')}bedrock-output/`;
 }
 
 export function createJobRequest(conn: BedrockConnection, input: CreateJobInput): CreateModelCustomizationJobCommandInput {
   refuseUnsupported(input);
-  const name = jobName(input);
+  const options = readJobOptions(bedrockJobOptions, input);
+  const name = jobName(input, options);
   const trainingUri = bedrockS3Uri(input.trainingFile, 'trainingFile');
   const validation = input.validationFile === undefined ? undefined : bedrockS3Uri(input.validationFile, 'validationFile');
   return {
     jobName: name,
     customModelName: customModelName(input, name),
-    roleArn: roleArn(conn, input),
+    roleArn: roleArn(conn, options),
     baseModelIdentifier: input.model,
-    customizationType: customizationType(input),
+    customizationType: customizationType(options),
     trainingDataConfig: { s3Uri: trainingUri },
     ...(validation ? { validationDataConfig: { validators: [{ s3Uri: validation }] } } : {}),
-    outputDataConfig: { s3Uri: outputUri(input, trainingUri) },
-    hyperParameters: bedrockHyperparameters(input),
+    outputDataConfig: { s3Uri: outputUri(options, trainingUri) },
+    hyperParameters: bedrockHyperparameters(input, options.learningRate),
     // Without one the SDK makes a token per call, still the same across its own retries.
     ...(input.gatewayJobId ? { clientRequestToken: input.gatewayJobId } : {}),
   };

@@ -9,7 +9,7 @@
  * refused with the reason, never dropped. `name` and `weight` have no Bedrock equivalent and go.
  */
 import { DatasetLineError } from '../dataset';
-import type { DatasetFormat } from '../types';
+import type { DatasetFormat } from '../module';
 import { modelFamily, type ModelFamily } from './models';
 
 interface Turn {

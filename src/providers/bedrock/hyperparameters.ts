@@ -14,7 +14,7 @@ const set = (out: Record<string, string>, name: string, value: HyperparameterVal
 };
 
 /** Bedrock's hyperParameters for the job, or undefined when every value is Bedrock's default. */
-export function bedrockHyperparameters(input: CreateJobInput): Record<string, string> | undefined {
+export function bedrockHyperparameters(input: CreateJobInput, learningRate: number | undefined): Record<string, string> | undefined {
   const method = input.method;
   if (method?.type === 'dpo') throw invalidField(['method', 'type'], 'must be "supervised": Amazon Bedrock fine-tuning has no DPO');
   const at = (name: string): FieldPath => (input.legacyHyperparameters ? ['hyperparameters', name] : ['method', 'supervised', 'hyperparameters', name]);
@@ -30,9 +30,9 @@ export function bedrockHyperparameters(input: CreateJobInput): Record<string, st
     );
   }
   set(out, 'learningRateMultiplier', h.learningRateMultiplier);
-  if (input.options.learningRate !== undefined && claude) {
+  if (learningRate !== undefined && claude) {
     throw invalidField(['providerOptions', 'learningRate'], `is not taken by ${input.model} on Amazon Bedrock: Claude models take learning_rate_multiplier`);
   }
-  set(out, 'learningRate', input.options.learningRate);
+  set(out, 'learningRate', learningRate);
   return Object.keys(out).length ? out : undefined;
 }

@@ -12,6 +12,7 @@ import type * as Implementation from './implementation';
 import { BEDROCK_CHAT_SUPPORT } from './chat-support';
 import { bedrockDataset } from './dataset';
 import { BEDROCK_ENDPOINTS } from './endpoints';
+import { bedrockJobOptions } from './job-options';
 import { bedrockSettings } from './settings';
 
 export const bedrockProvider = deferredProvider(
@@ -19,6 +20,7 @@ export const bedrockProvider = deferredProvider(
     name: 'bedrock',
     title: 'Amazon Bedrock',
     settings: bedrockSettings,
+    jobOptions: bedrockJobOptions,
     endpoints: BEDROCK_ENDPOINTS,
     // Every operation of the contract, and provider mode's recovery of an interrupted submission.
     operations: [...OPERATIONS, 'findJob'],

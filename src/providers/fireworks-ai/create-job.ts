@@ -9,9 +9,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { invalidField } from '../../errors';
-import { refuseUnsupported } from '../job-input';
+import { readJobOptions, refuseUnsupported } from '../job-input';
 import type { CreateJobInput, HyperparameterValue, ProviderJob } from '../types';
 import { controlRequest, fullName, RESOURCE_ID, slug, TITLE, type FireworksConnection } from './connection';
+import { fireworksJobOptions } from './job-options';
 import { toJob, type FireworksJob } from './mappers';
 
 export async function createJob(conn: FireworksConnection, input: CreateJobInput): Promise<ProviderJob> {
@@ -26,7 +27,6 @@ export const hostedJobId = (gatewayJobId: string) => `gw-${slug(gatewayJobId, 59
 export function toCreateBody(conn: FireworksConnection, input: CreateJobInput): Record<string, unknown> {
   refuseUnsupported(input, TITLE, {
     hyperparameters: [['learningRateMultiplier', 'give an absolute learning rate as provider_options.learning_rate']],
-    options: ['roleArn', 'jobName', 'outputFile', 'trainingType'],
     metadata: true,
     seed: true,
   });
@@ -41,7 +41,7 @@ export function toCreateBody(conn: FireworksConnection, input: CreateJobInput): 
     outputModel: outputModelId(input),
     epochs: valueOf(h.nEpochs),
     batchSizeSamples: valueOf(h.batchSize),
-    learningRate: input.options.learningRate,
+    learningRate: readJobOptions(fireworksJobOptions, input).learningRate,
   };
   return Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
 }

@@ -6,12 +6,13 @@
  * is no `cancelJob`: Fireworks' REST API has no cancel (its DELETE destroys the job).
  */
 import { defineSettings } from '../settings';
-import { fileStateOf, type ProviderModule } from '../types';
+import { fileStateOf, type ProviderModule } from '../module';
 import { chat, CHAT_SUPPORT, DEPLOYMENT_HEADER } from './chat';
 import { TITLE, type FireworksConnection } from './connection';
 import { createJob } from './create-job';
 import { deleteFile, fileContent, getFile, listFiles } from './datasets';
 import { listCheckpoints, listEvents } from './history';
+import { fireworksJobOptions } from './job-options';
 import { findJob, getJob, listJobs } from './jobs';
 import { uploadFile } from './upload-file';
 
@@ -37,6 +38,7 @@ export const fireworksProvider: ProviderModule<typeof settings, FireworksConnect
   name: 'fireworks-ai',
   title: TITLE,
   settings,
+  jobOptions: fireworksJobOptions,
   endpoints: { api: { env: 'GATEWAY_FIREWORKS_BASE_URL', default: 'https://api.fireworks.ai' } },
   // Fireworks' signed dataset URLs are Cloud Storage V4 signed URLs (`x-goog-*` parameters and headers).
   downloads: { env: DOWNLOAD_HOSTS_ENV, default: ['storage.googleapis.com', '*.storage.googleapis.com'] },

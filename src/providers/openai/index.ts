@@ -3,7 +3,7 @@ import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../
 import { CHAT_FIELDS } from '../chat-fields';
 import { chatCompletions } from '../openai-compatible/chat';
 import { defineSettings } from '../settings';
-import type { ProviderModule } from '../types';
+import type { ProviderModule } from '../module';
 
 const settings = defineSettings({
   apiKey: { header: 'authorization', bearer: true, key: 'api_key', secret: true, required: true, maxLength: 512 },

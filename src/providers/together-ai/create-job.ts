@@ -5,10 +5,11 @@
  * so a learning-rate multiplier is refused naming the field.
  */
 import { invalidField } from '../../errors';
-import { refuseUnsupported } from '../job-input';
+import { readJobOptions, refuseUnsupported } from '../job-input';
 import type { CreateJobInput, ProviderJob } from '../types';
 import { apiRequest } from '../api';
 import { TITLE, type TogetherConnection } from './connection';
+import { togetherJobOptions } from './job-options';
 import { toJob, type TogetherJob } from './mappers';
 
 export async function createJob(conn: TogetherConnection, input: CreateJobInput): Promise<ProviderJob> {
@@ -18,9 +19,9 @@ export async function createJob(conn: TogetherConnection, input: CreateJobInput)
 export function toCreateBody(input: CreateJobInput): Record<string, unknown> {
   refuseUnsupported(input, TITLE, {
     hyperparameters: [['learningRateMultiplier', 'give an absolute learning rate as provider_options.learning_rate']],
-    options: ['roleArn', 'jobName', 'outputFile'],
     metadata: true,
   });
+  const options = readJobOptions(togetherJobOptions, input);
   const h = input.method?.hyperparameters ?? {};
   const body: Record<string, unknown> = {
     model: input.model,
@@ -30,9 +31,9 @@ export function toCreateBody(input: CreateJobInput): Record<string, unknown> {
     random_seed: input.seed,
     n_epochs: valueOf(h.nEpochs),
     batch_size: valueOf(h.batchSize),
-    learning_rate: input.options.learningRate,
+    learning_rate: options.learningRate,
     training_method: input.method?.type === 'dpo' ? { method: 'dpo', ...(valueOf(h.beta) === undefined ? {} : { dpo_beta: h.beta }) } : undefined,
-    training_type: trainingType(input.options.trainingType),
+    training_type: trainingType(options.trainingType),
   };
   return Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
 }

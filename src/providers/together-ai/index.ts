@@ -7,9 +7,10 @@
 import { allChatFieldsBut } from '../chat-fields';
 import { chatCompletions, maxTokensOnly } from '../openai-compatible/chat';
 import { defineSettings } from '../settings';
-import { fileStateOf, type ProviderModule } from '../types';
+import { fileStateOf, type ProviderModule } from '../module';
 import { TITLE, type TogetherConnection } from './connection';
 import { createJob } from './create-job';
+import { togetherJobOptions } from './job-options';
 import { deleteFile, fileContent, getFile, listFiles, uploadFile } from './files';
 import { listCheckpoints, listEvents } from './history';
 import { cancelJob, getJob, listJobs } from './jobs';
@@ -22,6 +23,7 @@ export const togetherProvider: ProviderModule<typeof settings, TogetherConnectio
   name: 'together-ai',
   title: TITLE,
   settings,
+  jobOptions: togetherJobOptions,
   endpoints: { api: { env: 'GATEWAY_TOGETHER_BASE_URL', default: 'https://api.together.xyz/v1' } },
   connect: (s, env) => ({ title: TITLE, baseUrl: env.baseUrls.api, headers: { authorization: `Bearer ${s.apiKey}` }, secrets: [s.apiKey], http: env.http }),
   operations: {

@@ -7,7 +7,7 @@
  * OpenAI's chat format, so their lines pass unchanged.
  */
 import { DatasetLineError } from '../dataset';
-import type { DatasetFormat } from '../types';
+import type { DatasetFormat } from '../module';
 
 interface GeminiPart {
   text: string;

@@ -6,7 +6,7 @@
  */
 import { GatewayError } from '../../errors';
 import { defineSettings, PATTERNS, type SettingValues } from '../settings';
-import type { ProviderEnvironment, ProviderModule } from '../types';
+import type { ProviderEnvironment, ProviderModule } from '../module';
 import { bearerCredentials, serviceAccount, serviceAccountCredentials, serviceAccountProblem, type GoogleCredentials } from './auth';
 import { cancelJob } from './cancel-job';
 import { chat } from './chat';
@@ -17,6 +17,7 @@ import { geminiDataset } from './dataset';
 import { deleteFile, fileContent, getFile, listFiles } from './files';
 import { findJob } from './find-job';
 import { getJob } from './get-job';
+import { vertexJobOptions } from './job-options';
 import { listCheckpoints } from './list-checkpoints';
 import { listEvents } from './list-events';
 import { listJobs } from './list-jobs';
@@ -89,6 +90,7 @@ export const vertexAIProvider: ProviderModule<typeof settings, VertexConnection>
   name: 'vertex-ai',
   title: 'Vertex AI',
   settings,
+  jobOptions: vertexJobOptions,
   endpoints: {
     vertex: { env: 'GATEWAY_VERTEX_BASE_URL', default: 'https://{region}-aiplatform.googleapis.com/v1' },
     storage: { env: 'GATEWAY_GCS_BASE_URL', default: 'https://storage.googleapis.com' },

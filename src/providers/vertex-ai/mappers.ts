@@ -6,7 +6,9 @@
  * setting it has no place for is a 400 naming it, never dropped.
  */
 import { invalidField, type FieldPath } from '../../errors';
+import { readJobOptions } from '../job-input';
 import type { CreateJobInput, Hyperparameters, JobError, JobStatus, ProviderJob } from '../types';
+import { vertexJobOptions } from './job-options';
 import { isOpenModel } from './dataset';
 import { datasetUri } from './references';
 import { unixSeconds, type TuningJob } from './wire';
@@ -123,9 +125,10 @@ function hyperParameters(input: CreateJobInput): Record<string, number> | undefi
     if (open) throw invalidField(hyperparameterPath(input, 'learningRateMultiplier'), NO_MULTIPLIER);
     out.learningRateMultiplier = h.learningRateMultiplier;
   }
-  if (input.options.learningRate !== undefined) {
+  const { learningRate } = readJobOptions(vertexJobOptions, input);
+  if (learningRate !== undefined) {
     if (!open) throw invalidField(['providerOptions', 'learningRate'], NO_LEARNING_RATE);
-    out.learningRate = input.options.learningRate;
+    out.learningRate = learningRate;
   }
   return Object.keys(out).length ? out : undefined;
 }
@@ -142,14 +145,9 @@ function labels(input: CreateJobInput): Record<string, string> | undefined {
   return Object.keys(out).length ? out : undefined;
 }
 
-/** Provider options of other providers, which Vertex has no place for. */
-const FOREIGN_OPTIONS = ['roleArn', 'jobName', 'outputFile', 'trainingType'] as const;
-
 /** The TuningJob to create (supervised tuning of `model` on the datasets' gs:// URIs). */
 export function toCreateBody(input: CreateJobInput): Record<string, unknown> {
   if (input.method?.type === 'dpo') throw invalidField(['method', 'type'], 'must be "supervised": Vertex AI tuning through the gateway is supervised');
-  const foreign = FOREIGN_OPTIONS.find((option) => input.options[option] !== undefined);
-  if (foreign) throw invalidField(['providerOptions', foreign], 'is not a Vertex AI option');
   const spec = {
     trainingDatasetUri: datasetUri(input.trainingFile, 'trainingFile'),
     validationDatasetUri: input.validationFile === undefined ? undefined : datasetUri(input.validationFile, 'validationFile'),

@@ -1,0 +1,17 @@
+import type { RequestHandler } from 'express';
+import { refuseUnstorableText } from '../validation/text';
+
+/**
+ * Text Postgres cannot store (NUL, unpaired surrogates) is refused where REST input enters, as a 400
+ * naming the field, before any route reads it: query strings here, JSON bodies right after parsing,
+ * path parameters as routes read them (`pathParam`), multipart fields in the multipart reader.
+ */
+export const refuseUnstorableQuery: RequestHandler = (req, _res, next) => {
+  refuseUnstorableText(req.query);
+  next();
+};
+
+export const refuseUnstorableBody: RequestHandler = (req, _res, next) => {
+  refuseUnstorableText(req.body);
+  next();
+};

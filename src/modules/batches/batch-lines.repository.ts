@@ -1,0 +1,163 @@
+import type { Scope } from '../../auth/scope';
+import type { PrismaClient } from '../../db/database';
+import { inScope, scopeSql } from '../../db/scope';
+import type { Prisma } from '../../generated/prisma/client';
+import type { BatchRequestLine } from './batch-file';
+import { toBatch, type GatewayBatch } from './batch.model';
+
+/** An output line (OpenAI's `BatchRequestOutput`) as stored on its request once finished. */
+export interface OutputLine {
+  id: string;
+  custom_id: string;
+  response: { status_code: number; request_id: string; body: unknown } | null;
+  error: { code: string; message: string } | null;
+}
+
+/** What became of one request. */
+export interface LineOutcome {
+  succeeded: boolean;
+  output: OutputLine;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** States whose request is done, and in which file it is published. */
+export type FinishedState = 'succeeded' | 'failed';
+
+const lease = (ms: number) => `${ms / 1000}`;
+
+/**
+ * The batch runner's bookkeeping: leases on `batches` (as the job monitor's on fine-tuning jobs) and
+ * the requests' progress on `batch_lines`. `claimDue` and `handBackAll` span tenants, because the
+ * runner serves them all; every other statement carries the batch's scope. A request is claimed
+ * (`running`, with the runner's name) before it is sent and finished in one statement with the
+ * batch's counts, so a line costs two statements, and a line found `running` by the next runner was
+ * possibly sent: it is failed, never sent again.
+ */
+export class BatchLines {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  /** Claims up to `limit` due, unfinished batches whose lease is free. */
+  async claimDue(owner: string, leaseMs: number, limit: number): Promise<GatewayBatch[]> {
+    if (limit <= 0) return [];
+    const claimed = await this.prisma.$queryRaw<{ id: string }[]>`
+      UPDATE batches
+      SET lease_owner = ${owner}, lease_expires_at = now() + make_interval(secs => ${lease(leaseMs)}::double precision)
+      WHERE id IN (
+        SELECT id FROM batches
+        WHERE status IN ('validating', 'in_progress', 'finalizing', 'cancelling')
+          AND next_run_at <= now()
+          AND (lease_expires_at IS NULL OR lease_expires_at < now())
+        ORDER BY next_run_at
+        LIMIT ${limit}::integer
+        FOR UPDATE SKIP LOCKED
+      )
+      RETURNING id`;
+    if (!claimed.length) return [];
+    const rows = await this.prisma.batch.findMany({ where: { id: { in: claimed.map((r) => String(r.id)) }, leaseOwner: owner } });
+    return rows.map(toBatch);
+  }
+
+  async renewLease(scope: Scope, id: string, owner: string, leaseMs: number): Promise<boolean> {
+    const count = await this.prisma.$executeRaw`
+      UPDATE batches SET lease_expires_at = now() + make_interval(secs => ${lease(leaseMs)}::double precision)
+      WHERE id = ${id}::uuid AND ${scopeSql(scope)} AND lease_owner = ${owner}`;
+    return count > 0;
+  }
+
+  /** Hands the batch back, due again after `delayMs`. */
+  async release(scope: Scope, id: string, owner: string, delayMs: number): Promise<void> {
+    await this.prisma.$executeRaw`
+      UPDATE batches SET lease_owner = NULL, lease_expires_at = NULL,
+        next_run_at = now() + make_interval(secs => ${lease(delayMs)}::double precision), updated_at = now()
+      WHERE id = ${id}::uuid AND ${scopeSql(scope)} AND lease_owner = ${owner}`;
+  }
+
+  /** Every batch `owner` holds, due at once (a shutdown whose steps outlast the grace period). */
+  async handBackAll(owner: string): Promise<number> {
+    return this.prisma.$executeRaw`
+      UPDATE batches SET lease_owner = NULL, lease_expires_at = NULL, next_run_at = now(), updated_at = now() WHERE lease_owner = ${owner}`;
+  }
+
+  /** Records requests read from the input file (again after a crash: those already there are kept). */
+  async add(scope: Scope, batchId: string, lines: readonly BatchRequestLine[]): Promise<void> {
+    await this.prisma.batchLine.createMany({
+      data: lines.map((l) => ({ ...inScope(scope), batchId, line: l.line, customId: l.customId, body: l.body as Prisma.InputJsonObject })),
+      skipDuplicates: true,
+    });
+  }
+
+  count(scope: Scope, batchId: string, state?: string): Promise<number> {
+    return this.prisma.batchLine.count({ where: { ...inScope(scope), batchId, ...(state ? { state } : {}) } });
+  }
+
+  /**
+   * The next pending request, marked as sent by `owner`; null when none is left, or when the batch is
+   * no longer `in_progress` within its window under this owner's lease (cancelled, expired, taken over).
+   */
+  async claim(scope: Scope, batchId: string, owner: string): Promise<BatchRequestLine | null> {
+    const rows = await this.prisma.$queryRaw<{ line: number; custom_id: string; body: Record<string, unknown> }[]>`
+      UPDATE batch_lines SET state = 'running', owner = ${owner}
+      WHERE batch_id = ${batchId}::uuid AND ${scopeSql(scope)}
+        AND line = (
+          SELECT line FROM batch_lines WHERE batch_id = ${batchId}::uuid AND state = 'pending'
+          ORDER BY line LIMIT 1 FOR UPDATE SKIP LOCKED
+        )
+        AND EXISTS (
+          SELECT 1 FROM batches WHERE id = ${batchId}::uuid AND status = 'in_progress' AND expires_at > now() AND lease_owner = ${owner}
+        )
+      RETURNING line, custom_id, body`;
+    const row = rows[0];
+    return row ? { line: row.line, customId: row.custom_id, body: row.body } : null;
+  }
+
+  /** Finishes a request this owner sent, and counts it on the batch, in one statement. */
+  async finish(scope: Scope, batchId: string, line: number, owner: string, outcome: LineOutcome): Promise<void> {
+    const state: FinishedState = outcome.succeeded ? 'succeeded' : 'failed';
+    await this.prisma.$executeRaw`
+      WITH done AS (
+        UPDATE batch_lines SET state = ${state}, result = ${JSON.stringify(outcome.output)}::jsonb
+        WHERE batch_id = ${batchId}::uuid AND line = ${line}::integer AND ${scopeSql(scope)} AND state = 'running' AND owner = ${owner}
+        RETURNING 1
+      ), n AS (SELECT count(*)::integer AS c FROM done)
+      UPDATE batches SET
+        request_completed = request_completed + CASE WHEN ${outcome.succeeded}::boolean THEN (SELECT c FROM n) ELSE 0 END,
+        request_failed = request_failed + CASE WHEN ${outcome.succeeded}::boolean THEN 0 ELSE (SELECT c FROM n) END,
+        input_tokens = input_tokens + ${outcome.inputTokens}::bigint * (SELECT c FROM n),
+        output_tokens = output_tokens + ${outcome.outputTokens}::bigint * (SELECT c FROM n)
+      WHERE id = ${batchId}::uuid AND ${scopeSql(scope)}`;
+  }
+
+  /** Puts a request this owner claimed but never got an answer for (a 429) back, unsent. */
+  async giveBack(scope: Scope, batchId: string, line: number, owner: string): Promise<void> {
+    await this.prisma.$executeRaw`
+      UPDATE batch_lines SET state = 'pending', owner = NULL
+      WHERE batch_id = ${batchId}::uuid AND line = ${line}::integer AND ${scopeSql(scope)} AND state = 'running' AND owner = ${owner}`;
+  }
+
+  /** Fails every request in `state` with `error` (for the error file), counted on the batch; how many. */
+  async failAll(scope: Scope, batchId: string, state: 'pending' | 'running', error: { code: string; message: string }): Promise<number> {
+    const rows = await this.prisma.$queryRaw<{ c: number }[]>`
+      WITH closed AS (
+        UPDATE batch_lines SET state = 'failed', result = jsonb_build_object(
+          'id', 'batch_req_' || substr(md5(batch_id::text || ':' || line::text), 1, 24), 'custom_id', custom_id,
+          'response', NULL, 'error', jsonb_build_object('code', ${error.code}::text, 'message', ${error.message}::text))
+        WHERE batch_id = ${batchId}::uuid AND ${scopeSql(scope)} AND state = ${state}
+        RETURNING 1
+      ), n AS (SELECT count(*)::integer AS c FROM closed),
+      counted AS (UPDATE batches SET request_failed = request_failed + (SELECT c FROM n) WHERE id = ${batchId}::uuid AND ${scopeSql(scope)})
+      SELECT c FROM n`;
+    return Number(rows[0]?.c ?? 0);
+  }
+
+  /** Finished requests in `state`, in line order, after `afterLine`. */
+  async page(scope: Scope, batchId: string, state: FinishedState, afterLine: number, take: number): Promise<{ line: number; output: OutputLine }[]> {
+    const rows = await this.prisma.batchLine.findMany({
+      where: { ...inScope(scope), batchId, state, line: { gt: afterLine } },
+      orderBy: { line: 'asc' },
+      take,
+      select: { line: true, result: true },
+    });
+    return rows.map((r) => ({ line: r.line, output: r.result as unknown as OutputLine }));
+  }
+}

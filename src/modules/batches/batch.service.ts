@@ -1,0 +1,164 @@
+/**
+ * Batches (OpenAI's Batch API) in hosted mode. Creating one checks the request, its input file and
+ * the route of its lines, records it (`validating`) and leaves the work to the batch runner. The
+ * lines go where a hosted chat request with the same model and `gateway_options` would: a fine-tuned
+ * model of the workspace to its job's provider and integration, any model to the integration that
+ * `x-gateway-provider` names. Reads come from the database.
+ */
+import type { Scope } from '../../auth/scope';
+import { badRequest, GatewayError, invalidField, unsupported } from '../../errors';
+import { isUuid, parseInput, type Input } from '../../validation/parse';
+import type { ClientModeService } from '../client-mode/client-mode.service';
+import type { TrainingFileSource } from '../fine-tuning/fine-tuning.service';
+import type { ModelService } from '../models/model.service';
+import { readBatchFile } from './batch-file';
+import { isFinished, type BatchEvent, type GatewayBatch } from './batch.model';
+import type { BatchRepository } from './batch.repository';
+import {
+  COMPLETION_WINDOW_MS,
+  createBatchSchema,
+  listBatchesSchema,
+  PROVIDER_OPTION,
+  RUNNER_OPTION,
+  RUNNERS,
+  type BatchRunnerName,
+  type CreateBatchInput,
+  type ListBatchesInput,
+} from './batch.schemas';
+
+const RUNNER_PATH = ['gatewayOptions', RUNNER_OPTION];
+const PROVIDER_PATH = ['gatewayOptions', PROVIDER_OPTION];
+
+interface Route {
+  provider: string;
+  integrationSlug: string;
+}
+
+export class BatchService {
+  /** Called when a batch needs the runner soon (created, cancelled): wakes the local runner. */
+  private wake: () => void = () => undefined;
+
+  constructor(
+    private readonly batches: BatchRepository,
+    private readonly files: TrainingFileSource,
+    private readonly models: Pick<ModelService, 'servingJob'>,
+    private readonly clientMode: Pick<ClientModeService, 'provider'>,
+  ) {}
+
+  onWork(wake: () => void): void {
+    this.wake = wake;
+  }
+
+  async create(scope: Scope, input: Input<CreateBatchInput>): Promise<GatewayBatch> {
+    const data = parseInput(createBatchSchema, input);
+    const { [PROVIDER_OPTION]: ref, [RUNNER_OPTION]: runnerName, ...settings } = data.gatewayOptions ?? {};
+    const runner = checkRunner(runnerName);
+    const model = await this.modelOf(scope, data.inputFileId);
+    const route = ref === undefined ? await this.hostedRoute(scope, model) : await this.integrationRoute(scope, ref, settings);
+    const created = await this.batches.create(
+      scope,
+      {
+        endpoint: data.endpoint,
+        completionWindow: data.completionWindow,
+        inputFileId: data.inputFileId,
+        model,
+        runner,
+        ...route,
+        gatewayOptions: ref === undefined ? settings : { ...settings, [PROVIDER_OPTION]: ref },
+        metadata: data.metadata ?? null,
+        expiresAt: new Date(Date.now() + COMPLETION_WINDOW_MS),
+      },
+      {
+        level: 'info',
+        message: `Created batch: its requests go to ${route.provider} with integration @${route.integrationSlug}, run by the ${runner} runner`,
+        data: { status: 'validating', runner, provider: route.provider, integration: `@${route.integrationSlug}` },
+      },
+    );
+    this.wake();
+    return created;
+  }
+
+  async get(scope: Scope, id: string): Promise<GatewayBatch> {
+    const batch = isUuid(id) ? await this.batches.findById(scope, id) : null;
+    if (!batch) throw new GatewayError('not_found', `Batch '${id}' not found`, { code: 'not_found' });
+    return batch;
+  }
+
+  /** The batches of the scope among `ids` (unknown ids left out), for GraphQL entities. */
+  findMany(scope: Scope, ids: readonly string[]): Promise<GatewayBatch[]> {
+    const valid = ids.filter(isUuid);
+    return valid.length ? this.batches.findManyByIds(scope, valid) : Promise.resolve([]);
+  }
+
+  async list(scope: Scope, input: Input<ListBatchesInput> = {}): Promise<{ items: GatewayBatch[]; hasMore: boolean }> {
+    const { after, limit } = parseInput(listBatchesSchema, input);
+    const page = after === undefined || isUuid(after) ? await this.batches.page(scope, { after, take: limit }) : null;
+    if (!page) throw invalidField('after', `no batch has the id '${after ?? ''}'`, 'invalid_cursor');
+    return page;
+  }
+
+  /**
+   * `cancelling` at once; the runner stops sending lines, lets those in flight finish and publishes
+   * what is done (`cancelled`). Cancelling a batch already cancelling or cancelled answers it as it is.
+   */
+  async cancel(scope: Scope, id: string): Promise<GatewayBatch> {
+    const batch = await this.get(scope, id);
+    if (batch.status === 'cancelling' || batch.status === 'cancelled') return batch;
+    const event = { level: 'info' as const, message: 'Cancellation requested: no further requests are sent' };
+    const moved = await this.batches.transition(scope, id, ['validating', 'in_progress'], 'cancelling', event, { nextRunAt: new Date() });
+    if (moved) {
+      this.wake();
+      return moved;
+    }
+    const now = await this.get(scope, id);
+    if (now.status === 'cancelling' || now.status === 'cancelled') return now;
+    throw badRequest(`Batch '${id}' is ${now.status}${isFinished(now.status) ? ' already' : ''}; it cannot be cancelled`, null, 'batch_not_cancellable');
+  }
+
+  /** The newest events of each batch, newest first (GraphQL). */
+  events(scope: Scope, ids: readonly string[], take: number): Promise<Map<string, BatchEvent[]>> {
+    return this.batches.events(scope, ids, take);
+  }
+
+  /** The model of the input file's requests (the upload check made it one per file). */
+  private async modelOf(scope: Scope, fileId: string): Promise<string> {
+    const file = await this.files.find(scope, fileId);
+    if (!file) throw new GatewayError('not_found', `File '${fileId}' not found`, { path: 'inputFileId', code: 'not_found' });
+    if (file.purpose !== 'batch')
+      throw invalidField('inputFileId', `names a file with purpose '${file.purpose}'; upload the requests with purpose 'batch'`, 'invalid_file_purpose');
+    for await (const [first] of readBatchFile(await this.files.openContent(scope, fileId), 1)) return String(first.body.model);
+    throw invalidField('inputFileId', 'names a file without requests', 'invalid_batch_file');
+  }
+
+  /** A fine-tuned model of the workspace: its job's provider and integration. */
+  private async hostedRoute(scope: Scope, model: string): Promise<Route> {
+    try {
+      const job = await this.models.servingJob(scope, model);
+      return { provider: job.provider, integrationSlug: job.integrationSlug };
+    } catch (err) {
+      if (!(err instanceof GatewayError) || err.kind !== 'not_found') throw err;
+      throw invalidField(
+        'inputFileId',
+        `holds requests for '${model}', which is not a fine-tuned model of this workspace; to send them to a provider's model, ` +
+          `name its integration in gateway_options: {"${PROVIDER_OPTION}": "@slug"}`,
+        'model_not_found',
+      );
+    }
+  }
+
+  /** `x-gateway-provider: @slug`: that integration, with the other options as its settings (checked as chat checks them). */
+  private async integrationRoute(scope: Scope, ref: string, settings: Record<string, string>): Promise<Route> {
+    if (!ref.startsWith('@')) throw invalidField(PROVIDER_PATH, 'must name a stored integration as "@slug" (a batch runs with stored credentials)');
+    const provider = await this.clientMode.provider(() => Promise.resolve(scope), { ...settings, [PROVIDER_OPTION]: ref });
+    return { provider: provider.name, integrationSlug: ref.slice(1) };
+  }
+}
+
+function checkRunner(name: string | undefined): BatchRunnerName {
+  if (name === undefined || name === 'gateway') return 'gateway';
+  if (!(RUNNERS as readonly string[]).includes(name)) throw invalidField(RUNNER_PATH, `must be one of ${RUNNERS.join(', ')}`);
+  throw unsupported(
+    `The provider runner (the provider's own batch service) is not available yet: leave ${RUNNER_OPTION} out or set it to "gateway"`,
+    RUNNER_PATH,
+  );
+}

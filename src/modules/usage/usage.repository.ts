@@ -1,0 +1,135 @@
+import type { PrismaClient } from '../../db/database';
+import { Prisma } from '../../generated/prisma/client';
+import type { UsageRow } from './usage.model';
+
+/** Whose rows a read sees: a workspace's, or (workspace null) all of an organisation's. */
+export interface UsageScope {
+  organisationId: string;
+  workspaceId: string | null;
+}
+
+/** The columns rows may be grouped by, under the names the reads use. */
+const GROUP_COLUMNS = {
+  model: 'model',
+  api_key_id: 'api_key_id',
+  project_id: 'workspace_id',
+  batch: 'batch',
+  operation: 'operation',
+} as const;
+export type GroupColumn = keyof typeof GROUP_COLUMNS;
+
+export interface AggregateSpec {
+  /** Buckets are `width` seconds from `origin` (Unix seconds): bucket n holds [origin + n·width, origin + (n+1)·width). */
+  origin: number;
+  width: number;
+  from: Date;
+  to: Date;
+  groupBy: readonly GroupColumn[];
+  operation?: UsageRow['operation'];
+  projectIds?: string[];
+  apiKeyIds?: string[];
+  models?: string[];
+  batch?: boolean;
+}
+
+/** Token sums of one bucket and group; the group's columns are set for the columns grouped by. */
+export interface AggregateRow {
+  bucket: number;
+  model?: string;
+  api_key_id?: string | null;
+  project_id?: string | null;
+  batch?: boolean;
+  operation?: string;
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  requests: number;
+}
+
+export interface LogFilter {
+  model?: string;
+  status?: number | 'success' | 'error';
+  apiKeyId?: string;
+  from?: Date;
+  to?: Date;
+  /** Entries older than this id (the cursor). */
+  before?: bigint;
+  take: number;
+}
+
+export type LogRow = UsageRow & { id: bigint };
+
+const scopeSql = (scope: UsageScope) =>
+  scope.workspaceId === null
+    ? Prisma.sql`organisation_id = ${scope.organisationId}::uuid`
+    : Prisma.sql`organisation_id = ${scope.organisationId}::uuid AND workspace_id = ${scope.workspaceId}::uuid`;
+
+/** `column = ANY(values)` as a condition, when values are given. */
+const anyOf = (column: string, values: string[] | undefined, cast = '') =>
+  values?.length ? [Prisma.sql`${Prisma.raw(column)}${Prisma.raw(cast)} = ANY(${values})`] : [];
+
+/** The usage ledger's rows: written in batches, read as sums per time bucket or as a log. */
+export class UsageRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  async insert(rows: UsageRow[]): Promise<void> {
+    await this.prisma.usageRecord.createMany({ data: rows });
+  }
+
+  async deleteBefore(time: Date): Promise<number> {
+    const { count } = await this.prisma.usageRecord.deleteMany({ where: { time: { lt: time } } });
+    return count;
+  }
+
+  /** Token sums and request counts per bucket and group, in one query over the time range. */
+  async aggregate(scope: UsageScope, spec: AggregateSpec): Promise<AggregateRow[]> {
+    const conditions = [
+      scopeSql(scope),
+      Prisma.sql`time >= ${spec.from} AND time < ${spec.to}`,
+      ...(spec.operation ? [Prisma.sql`operation = ${spec.operation}`] : []),
+      // Ids are compared as text: a malformed one filters everything out rather than failing the cast.
+      ...anyOf('workspace_id', spec.projectIds, '::text'),
+      ...anyOf('api_key_id', spec.apiKeyIds, '::text'),
+      ...anyOf('model', spec.models),
+      ...(spec.batch === undefined ? [] : [Prisma.sql`batch = ${spec.batch}`]),
+    ];
+    const groups = spec.groupBy.map((name) =>
+      Prisma.raw(`${GROUP_COLUMNS[name]}${name === 'project_id' || name === 'api_key_id' ? '::text' : ''} AS "${name}"`),
+    );
+    const groupNumbers = spec.groupBy.map((_, i) => Prisma.raw(String(i + 2)));
+    const rows = await this.prisma.$queryRaw<Record<string, unknown>[]>`
+      SELECT floor((extract(epoch FROM time) - ${spec.origin}::numeric) / ${spec.width}::numeric)::int AS bucket
+        ${groups.length ? Prisma.sql`, ${Prisma.join(groups)}` : Prisma.empty},
+        sum(input_tokens)::bigint AS input, sum(cached_tokens)::bigint AS cached, sum(output_tokens)::bigint AS output, count(*)::bigint AS requests
+      FROM usage_records
+      WHERE ${Prisma.join(conditions, ' AND ')}
+      GROUP BY ${Prisma.join([Prisma.raw('1'), ...groupNumbers])}
+      ORDER BY 1`;
+    return rows.map(({ input, cached, output, requests, ...group }) => ({
+      ...(group as Omit<AggregateRow, 'inputTokens' | 'cachedTokens' | 'outputTokens' | 'requests'>),
+      inputTokens: Number(input),
+      cachedTokens: Number(cached),
+      outputTokens: Number(output),
+      requests: Number(requests),
+    }));
+  }
+
+  /** The newest entries first, `take + 1` of them (the extra one says whether there are more). */
+  async log(scope: UsageScope, filter: LogFilter): Promise<LogRow[]> {
+    const status =
+      filter.status === undefined ? {} : filter.status === 'success' ? { lt: 400 } : filter.status === 'error' ? { gte: 400 } : { equals: filter.status };
+    return this.prisma.usageRecord.findMany({
+      where: {
+        organisationId: scope.organisationId,
+        ...(scope.workspaceId === null ? {} : { workspaceId: scope.workspaceId }),
+        ...(filter.model === undefined ? {} : { model: filter.model }),
+        ...(filter.apiKeyId === undefined ? {} : { apiKeyId: filter.apiKeyId }),
+        status,
+        time: { ...(filter.from ? { gte: filter.from } : {}), ...(filter.to ? { lt: filter.to } : {}) },
+        ...(filter.before === undefined ? {} : { id: { lt: filter.before } }),
+      },
+      orderBy: { id: 'desc' },
+      take: filter.take + 1,
+    }) as Promise<LogRow[]>;
+  }
+}

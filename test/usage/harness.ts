@@ -1,0 +1,46 @@
+/** What the usage tests share: a gateway on the fake OpenAI, workspaces with their own keys, the ledger's rows. */
+import { randomBytes } from 'node:crypto';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import { createTestDatabase, newKey, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
+import { api } from '../support/gateway';
+
+export interface UsageGateway {
+  gw: HostedGateway;
+  fake: FakeOpenAI;
+  /** The provider key client-mode calls send. */
+  providerKey: string;
+  stop(): Promise<void>;
+}
+
+export async function startUsageGateway(env: Record<string, string> = {}): Promise<UsageGateway> {
+  const providerKey = `sk-fake-${randomBytes(12).toString('hex')}`;
+  const fake = await startFakeOpenAI({ apiKey: providerKey });
+  const data = await tempDir('gw-usage-');
+  const gw = await startHostedGateway({ fake, database: await createTestDatabase(), dataDir: data.dir, key: newKey(), env });
+  return {
+    gw,
+    fake,
+    providerKey,
+    async stop() {
+      await gw.stop();
+      await gw.database.drop();
+      await fake.close();
+      await data.remove();
+    },
+  };
+}
+
+/** A new workspace of the gateway's organisation and a key of it. */
+export async function workspaceWithKey(gw: { url: string; key: string }, slug: string): Promise<{ workspaceId: string; key: string; keyId: string }> {
+  const workspace = await api(gw, 'POST', '/v1/admin/workspaces', { body: { name: slug, slug } });
+  if (workspace.status !== 200) throw new Error(JSON.stringify(workspace.body));
+  const issued = await api(gw, 'POST', '/v1/api-keys', { body: { name: `${slug} key`, workspace_id: workspace.body.id } });
+  if (issued.status !== 200) throw new Error(JSON.stringify(issued.body));
+  return { workspaceId: workspace.body.id, key: issued.body.key, keyId: issued.body.id };
+}
+
+/** The ledger's rows once everything buffered is written, oldest first. */
+export async function ledgerRows(gw: HostedGateway) {
+  await gw.gateway.services.usage.ledger.flush();
+  return gw.gateway.services.db.prisma.usageRecord.findMany({ orderBy: { id: 'asc' } });
+}
