@@ -32,6 +32,9 @@ export function textOf(content: unknown): string {
 
 const turnOf = (m: ChatMessage): FakeTurn => ({ role: m.role === 'developer' ? 'system' : (m.role as FakeTurn['role']), text: textOf(m.content) });
 
+/** The deterministic answer of `model` to text `messages` (what a test expects a fake to answer). */
+export const fakeAnswer = (model: string, messages: ChatMessage[]): FakeAnswer => fakeReply(model, { turns: messages.map(turnOf) });
+
 /** OpenAI's request as the fake model's conversation. */
 export function conversationOf(body: Record<string, any>): FakeConversation {
   const choice = body.tool_choice;
