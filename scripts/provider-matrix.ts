@@ -6,6 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PROVIDERS } from '../src/providers/registry';
+import { CHAT_FIELDS } from '../src/providers/chat-fields';
 import { OPERATIONS } from '../src/providers/types';
 import type { OperationName } from '../src/providers/types';
 
@@ -54,7 +55,24 @@ export function pinnedSettings(): string {
   return [row(['provider', 'settings taken from the integration only']), row(['---', '---']), ...rows].join('\n');
 }
 
-export const README_BLOCKS = { 'provider-matrix': providerMatrix, 'provider-endpoints': providerEndpoints, 'pinned-settings': pinnedSettings } as const;
+/** Which fields of OpenAI's chat request each provider carries (its module's `chatSupport`); the rest are 400 `unsupported_parameter`. */
+export function chatFieldMatrix(): string {
+  const chatting = PROVIDERS.filter((p) => typeof p.operations.chat === 'function');
+  const mark = (carried: boolean) => (carried ? '✓' : '—');
+  return [
+    row(['field', ...chatting.map((p) => `\`${p.name}\``)]),
+    row(['---', ...chatting.map(() => ':-:')]),
+    ...CHAT_FIELDS.map((field) => row([`\`${field}\``, ...chatting.map((p) => mark(p.chatSupport?.fields.includes(field) ?? false))])),
+    row(['fields the gateway does not know', ...chatting.map((p) => mark(p.chatSupport?.unknownFields ?? false))]),
+  ].join('\n');
+}
+
+export const README_BLOCKS = {
+  'provider-matrix': providerMatrix,
+  'provider-endpoints': providerEndpoints,
+  'pinned-settings': pinnedSettings,
+  'chat-fields': chatFieldMatrix,
+} as const;
 
 /** The text between `<!-- name:start … -->` and `<!-- name:end -->`. */
 export function readmeBlock(readme: string, name: string): string {

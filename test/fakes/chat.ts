@@ -32,7 +32,7 @@ export function textOf(content: unknown): string {
 
 const turnOf = (m: ChatMessage): FakeTurn => ({ role: m.role === 'developer' ? 'system' : (m.role as FakeTurn['role']), text: textOf(m.content) });
 
-/** The deterministic answer of `model` to text `messages` (fakes whose chat has no tools or JSON mode). */
+/** The deterministic answer of `model` to text `messages` (what a test expects a fake to answer). */
 export const fakeAnswer = (model: string, messages: ChatMessage[]): FakeAnswer => fakeReply(model, { turns: messages.map(turnOf) });
 
 /** OpenAI's request as the fake model's conversation. */

@@ -60,7 +60,8 @@ export function sampleOf(schema: unknown, text: string): unknown {
   const alternatives = s.anyOf ?? s.oneOf;
   if (Array.isArray(alternatives)) return sampleOf(alternatives[0], text);
   const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') : s.type;
-  switch (type) {
+  // Vertex's schemas spell types in capitals.
+  switch (typeof type === 'string' ? type.toLowerCase() : type) {
     case 'string':
       return text;
     case 'integer':

@@ -4,7 +4,8 @@
  * about a tuning dataset, and `GenerateContentResponse`s carrying the shared deterministic answer.
  */
 import { randomBytes } from 'node:crypto';
-import { countTokens, type ChatMessage, type FakeAnswer } from './chat';
+import { countTokens } from './chat';
+import { describeBytes, type FakeAnswer, type FakeConversation, type FakeTurn } from './fake-model';
 
 export interface GeminiPart {
   text?: string;
@@ -77,11 +78,63 @@ export function tuningExampleProblem(example: unknown): string | null {
 
 const textOfParts = (parts: GeminiPart[] | undefined) => (parts ?? []).map((part) => part.text ?? '').join('');
 
-/** A Gemini conversation as chat messages (`model` → `assistant`), for the shared fake answer. */
-export function chatMessagesOf(contents: GeminiContent[], systemInstruction?: { parts?: GeminiPart[] }): ChatMessage[] {
-  const system: ChatMessage[] = systemInstruction ? [{ role: 'system', content: textOfParts(systemInstruction.parts) }] : [];
-  return [...system, ...contents.map((c) => ({ role: c.role === 'model' ? 'assistant' : 'user', content: textOfParts(c.parts) }))];
+/** What a user's part says to the fake model: its text, or its inline image described. */
+function partText(part: GeminiPart): string {
+  const inline = part.inlineData as { mimeType?: string; data?: string } | undefined;
+  return inline ? describeBytes(String(inline.mimeType), Buffer.from(inline.data ?? '', 'base64').length) : (part.text ?? '');
 }
+
+/** A generate request as the fake model's conversation, checked as Gemini does: function responses answer the calls of the turn before. */
+export function geminiConversation(request: Record<string, any>): FakeConversation {
+  const turns: FakeTurn[] = request.systemInstruction ? [{ role: 'system', text: textOfParts(request.systemInstruction.parts) }] : [];
+  let calls: string[] = [];
+  for (const content of request.contents as GeminiContent[]) {
+    const responses = content.parts.filter((p) => p.functionResponse);
+    if (responses.length && responses.length !== calls.length) {
+      throw new Error('Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.');
+    }
+    for (const part of responses) {
+      const response = part.functionResponse as { name?: string; response?: { content?: unknown } };
+      turns.push({ role: 'tool', text: typeof response.response?.content === 'string' ? response.response.content : JSON.stringify(response.response) });
+    }
+    const said = content.parts
+      .filter((p) => !p.functionResponse && !p.functionCall)
+      .map(partText)
+      .join('');
+    if (said || !responses.length) turns.push({ role: content.role === 'model' ? 'assistant' : 'user', text: said });
+    calls = content.role === 'model' ? content.parts.flatMap((p) => (p.functionCall ? [String((p.functionCall as { name?: unknown }).name)] : [])) : [];
+  }
+  const declarations = ((request.tools ?? []) as { functionDeclarations?: { name: string; parameters?: unknown }[] }[]).flatMap(
+    (t) => t.functionDeclarations ?? [],
+  );
+  const config = request.toolConfig?.functionCallingConfig as { mode?: string; allowedFunctionNames?: string[] } | undefined;
+  const generation = (request.generationConfig ?? {}) as Record<string, any>;
+  return {
+    turns,
+    tools: declarations.map((d) => ({ name: d.name, schema: d.parameters })),
+    toolChoice:
+      config?.mode === 'NONE'
+        ? 'none'
+        : config?.mode === 'ANY'
+          ? config.allowedFunctionNames?.length
+            ? { name: config.allowedFunctionNames[0] }
+            : 'required'
+          : 'auto',
+    json: generation.responseMimeType === 'application/json' ? { schema: generation.responseSchema } : undefined,
+  };
+}
+
+/** What of the generation config shapes the answer: candidates and log probabilities. */
+export interface GeminiShape {
+  candidates: number;
+  /** Top candidates per token, when `responseLogprobs` asked for log probabilities. */
+  logprobs?: number;
+}
+
+export const geminiShapeOf = (request: Record<string, any>): GeminiShape => {
+  const generation = (request.generationConfig ?? {}) as Record<string, any>;
+  return { candidates: generation.candidateCount ?? 1, logprobs: generation.responseLogprobs ? (generation.logprobs ?? 0) : undefined };
+};
 
 export interface DatasetStats {
   examples: number;
@@ -139,10 +192,30 @@ function usageMetadata(answer: FakeAnswer) {
   };
 }
 
-/** A whole `GenerateContentResponse`. */
-export function generateContentResponse(modelVersion: string, answer: FakeAnswer) {
+const logprobsResult = (pieces: string[], top: number) => ({
+  chosenCandidates: pieces.map((token) => ({ token, logProbability: -0.25 })),
+  topCandidates: pieces.map((token) => ({
+    candidates: Array.from({ length: top }, (_, i) => ({ token: i ? `${token}~${i}` : token, logProbability: -0.25 * (i + 1) })),
+  })),
+});
+
+/** A candidate of the answer holding `pieces` of its text (and, on the last, its function calls and finish reason). */
+function candidate(index: number, answer: FakeAnswer, pieces: string[], last: boolean, shape: GeminiShape) {
+  const calls = last ? answer.toolCalls.map((c) => ({ functionCall: { name: c.name, args: JSON.parse(c.arguments) as unknown } })) : [];
+  // Gemini has no refusal field: a refusal is its text.
+  const text = pieces.join('') || (last && answer.refusal ? answer.refusal : '');
   return {
-    candidates: [{ content: { role: 'model', parts: [{ text: answer.text }] }, finishReason: 'STOP' }],
+    index,
+    content: { role: 'model', parts: [...(text ? [{ text }] : []), ...calls] },
+    ...(shape.logprobs !== undefined && pieces.length ? { logprobsResult: logprobsResult(pieces, shape.logprobs) } : {}),
+    ...(last ? { finishReason: 'STOP' } : {}),
+  };
+}
+
+/** A whole `GenerateContentResponse`. */
+export function generateContentResponse(modelVersion: string, answer: FakeAnswer, shape: GeminiShape = { candidates: 1 }) {
+  return {
+    candidates: Array.from({ length: shape.candidates }, (_, i) => candidate(i, answer, answer.pieces, true, shape)),
     usageMetadata: usageMetadata(answer),
     modelVersion,
     createTime: new Date().toISOString(),
@@ -150,14 +223,15 @@ export function generateContentResponse(modelVersion: string, answer: FakeAnswer
   };
 }
 
-/** The `GenerateContentResponse`s of a stream: one per piece of text; the last adds `finishReason` and the usage. */
-export function streamedResponses(modelVersion: string, answer: FakeAnswer) {
+/** The `GenerateContentResponse`s of a stream: one per piece of text (function calls come whole, in the last); the last adds `finishReason` and the usage. */
+export function streamedResponses(modelVersion: string, answer: FakeAnswer, shape: GeminiShape = { candidates: 1 }) {
   const createTime = new Date().toISOString();
   const responseId = randomBytes(15).toString('base64url');
-  return answer.pieces.map((piece, i) => {
-    const last = i === answer.pieces.length - 1;
+  const pieces: string[][] = answer.pieces.length ? answer.pieces.map((p) => [p]) : [[]];
+  return pieces.map((piece, i) => {
+    const last = i === pieces.length - 1;
     return {
-      candidates: [{ content: { role: 'model', parts: [{ text: piece }] }, ...(last ? { finishReason: 'STOP' } : {}) }],
+      candidates: Array.from({ length: shape.candidates }, (_, index) => candidate(index, answer, piece, last, shape)),
       ...(last ? { usageMetadata: usageMetadata(answer) } : {}),
       modelVersion,
       createTime,

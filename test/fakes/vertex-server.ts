@@ -14,11 +14,13 @@
  * whichever host owns the path.
  */
 import type http from 'node:http';
-import { fakeAnswer, writeEvents } from './chat';
+import { writeEvents } from './chat';
+import { fakeReply, type FakeConversation } from './fake-model';
 import {
   contentsProblem,
-  chatMessagesOf,
   datasetStats,
+  geminiConversation,
+  geminiShapeOf,
   distribution,
   generateContentResponse,
   streamedResponses,
@@ -627,9 +629,16 @@ export async function startFakeVertex(options: FakeVertexOptions = {}) {
     const request = protoFields(body, GENERATE_FIELDS, '');
     const problem = contentsProblem(request.contents, false) ?? systemInstructionProblem(request.systemInstruction);
     if (problem) throw badRequest('contents', problem);
-    const answer = fakeAnswer(label, chatMessagesOf(request.contents as GeminiContent[], request.systemInstruction as Example['systemInstruction']));
-    if (call.method === 'generateContent') return { status: 200, body: generateContentResponse(modelVersion, answer) };
-    const chunks = streamedResponses(modelVersion, answer).map((chunk) => JSON.stringify(chunk));
+    let conversation: FakeConversation;
+    try {
+      conversation = geminiConversation(request);
+    } catch (err) {
+      throw badRequest('contents', (err as Error).message);
+    }
+    const answer = fakeReply(label, conversation);
+    const shape = geminiShapeOf(request);
+    if (call.method === 'generateContent') return { status: 200, body: generateContentResponse(modelVersion, answer, shape) };
+    const chunks = streamedResponses(modelVersion, answer, shape).map((chunk) => JSON.stringify(chunk));
     const stream = { delayMs: settings.streamDelayMs, onAbandoned: () => state.abortedStreams++ };
     const failure = settings.nextStreamFailure;
     settings.nextStreamFailure = undefined;

@@ -107,7 +107,7 @@ describe('Vertex AI chat', () => {
     expect(deltas.length).toBeGreaterThan(3);
     expect(deltas.map((c) => c.content).join('')).toBe('Answer from gemini-2.5-flash: And 3+3?');
     expect(chunks.slice(-2)).toEqual([
-      { type: 'finish', finishReason: 'stop' },
+      { type: 'finish', index: 0, finishReason: 'stop' },
       { type: 'usage', usage: { promptTokens: expect.any(Number), completionTokens: expect.any(Number), totalTokens: expect.any(Number) } },
     ]);
     expect(fake.state.generateRequests.at(-1)).toMatchObject({ method: 'streamGenerateContent', alt: 'sse' });
@@ -163,14 +163,14 @@ describe('Vertex AI chat', () => {
     },
   );
 
-  it('refuses tool messages and a conversation without a user turn', async () => {
+  it('refuses a tool message answering no call, and a conversation without a user turn', async () => {
     const tool = request({
       messages: [
         { role: 'user', content: 'x' },
         { role: 'tool', content: 'y', tool_call_id: 'call_1' },
       ],
     });
-    expect(await gatewayError(vertexClient(fake).chat(tool))).toMatchObject({ status: 400, path: ['messages', 1, 'role'], code: 'unsupported_parameter' });
+    expect(await gatewayError(vertexClient(fake).chat(tool))).toMatchObject({ status: 400, path: ['messages', 1, 'tool_call_id'] });
     const systemOnly = request({ messages: [{ role: 'system', content: 'x' }] });
     expect(await gatewayError(vertexClient(fake).chat(systemOnly))).toMatchObject({ status: 400, path: ['messages'] });
   });

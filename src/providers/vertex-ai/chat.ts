@@ -3,12 +3,13 @@
  * Google model: `generateContent`, or `streamGenerateContent?alt=sse` whose events are yielded as
  * they arrive. The caller's signal ends the provider call, and leaving the stream early closes it.
  */
+import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { GatewayError, invalidField, providerCode } from '../../errors';
 import { redactText } from '../redact';
 import type { ChatAnswer, ChatChunk, ChatRequest, ChatUsage, FinishReason } from '../types';
 import { googleDownload, googleFetch, parentPath, VERTEX, vertexUrl, type VertexConnection } from './connection';
-import { answerText, completionId, finishReason, toCompletion, toGenerateRequest, toUsage } from './chat-mappers';
+import { candidateCalls, candidateLogprobs, candidateText, completionId, finishReason, toCompletion, toGenerateRequest, toUsage } from './chat-mappers';
 import { ENDPOINT_NAME } from './references';
 import { sseData } from './sse';
 import { generateContentSchema, parseAnswer, streamErrorSchema, type GenerateContentResponse } from './wire';
@@ -26,7 +27,7 @@ function target(conn: VertexConnection, model: string): string {
 
 export async function chat(conn: VertexConnection, request: ChatRequest): Promise<ChatAnswer> {
   const path = target(conn, request.model);
-  const json = toGenerateRequest(request);
+  const json = toGenerateRequest(request.body);
   if (!request.body.stream) {
     const answer = await googleFetch(conn, VERTEX, { method: 'POST', url: vertexUrl(conn, `${path}:generateContent`), json, signal: request.signal });
     return { stream: false, completion: toCompletion(request.model, parseAnswer(generateContentSchema, answer, VERTEX, 'answer')) };
@@ -52,21 +53,47 @@ function streamedResponse(data: string, secrets: readonly string[]): GenerateCon
   return parseAnswer(generateContentSchema, value, VERTEX, 'streamed answer');
 }
 
+/** Per candidate of a stream: how many function calls it has made, and why it ended. */
+interface CandidateState {
+  calls: number;
+  finish: FinishReason | null;
+}
+
+/**
+ * Each response's pieces per candidate (text, log probabilities, function calls as tool-call deltas), then each candidate's finish reason and the usage.
+ */
 async function* chunks(stream: Readable, secrets: readonly string[]): AsyncGenerator<ChatChunk> {
-  let finish: FinishReason | null = null;
+  const candidates = new Map<number, CandidateState>();
+  const streamId = randomBytes(12).toString('hex');
   let usage: ChatUsage | null = null;
   try {
     for await (const data of sseData(stream)) {
       const response = streamedResponse(data, secrets);
-      const content = answerText(response);
-      if (content) yield { type: 'delta', content };
-      finish = finishReason(response) ?? finish;
+      for (const candidate of response.candidates ?? [{}]) {
+        const index = candidate.index ?? 0;
+        const state = candidates.get(index) ?? { calls: 0, finish: null };
+        candidates.set(index, state);
+        const content = candidateText(candidate);
+        const calls = candidateCalls(candidate, response.responseId ?? streamId, state.calls);
+        const logprobs = candidateLogprobs(candidate);
+        if (content || logprobs) yield { type: 'delta', index, ...(content ? { content } : {}), ...(logprobs ? { logprobs } : {}) };
+        // Gemini sends each call whole; OpenAI's shape names the call first, then gives its arguments.
+        for (const [k, call] of calls.entries()) {
+          yield { type: 'delta', index, toolCalls: [{ index: state.calls + k, id: call.id, name: call.name, arguments: '' }] };
+          yield { type: 'delta', index, toolCalls: [{ index: state.calls + k, arguments: call.arguments }] };
+        }
+        state.calls += calls.length;
+        state.finish = finishReason(response, candidate) ?? state.finish;
+      }
       usage = toUsage(response) ?? usage;
     }
   } finally {
     // Also when the consumer stops early: the provider connection closes with it.
     stream.destroy();
   }
-  yield { type: 'finish', finishReason: finish ?? 'stop' };
+  for (const [index, { calls, finish }] of [...candidates].sort(([a], [b]) => a - b)) {
+    // Gemini ends a turn of function calls with STOP; OpenAI says tool_calls.
+    yield { type: 'finish', index, finishReason: calls && (finish ?? 'stop') === 'stop' ? 'tool_calls' : (finish ?? 'stop') };
+  }
   if (usage) yield { type: 'usage', usage };
 }

@@ -82,12 +82,33 @@ export const tuningJobListSchema = z.object({
   nextPageToken: z.string().optional(),
 });
 
+const logprobCandidate = z.object({ token: z.string().optional(), logProbability: z.number().optional() });
+
 export const generateContentSchema = z.object({
   candidates: z
     .array(
       z.object({
-        content: z.object({ parts: z.array(z.object({ text: z.string().optional() })).optional() }).optional(),
+        index: z.number().int().nonnegative().optional(),
+        content: z
+          .object({
+            parts: z
+              .array(
+                z.object({
+                  text: z.string().optional(),
+                  thought: z.boolean().optional(),
+                  functionCall: z.object({ name: z.string(), args: z.record(z.unknown()).optional() }).optional(),
+                }),
+              )
+              .optional(),
+          })
+          .optional(),
         finishReason: z.string().optional(),
+        logprobsResult: z
+          .object({
+            topCandidates: z.array(z.object({ candidates: z.array(logprobCandidate).optional() })).optional(),
+            chosenCandidates: z.array(logprobCandidate).optional(),
+          })
+          .optional(),
       }),
     )
     .optional(),
@@ -97,6 +118,8 @@ export const generateContentSchema = z.object({
       promptTokenCount: z.number().int().optional(),
       candidatesTokenCount: z.number().int().optional(),
       totalTokenCount: z.number().int().optional(),
+      cachedContentTokenCount: z.number().int().optional(),
+      thoughtsTokenCount: z.number().int().optional(),
     })
     .optional(),
   responseId: z.string().optional(),
