@@ -69,11 +69,15 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
       { pollMs: config.jobPollMs, leaseMs: config.jobLeaseMs, submitDeadlineMs: config.jobSubmitDeadlineMs },
     );
     monitor.start();
-    const batchRunner = new BatchRunner({ batches: services.batchRepository, lines: services.batchLines, files: services.files, chat: services.chat }, logger, {
-      pollMs: config.batch.pollMs,
-      leaseMs: config.jobLeaseMs,
-      concurrency: config.batch.concurrency,
-    });
+    const batchRunner = new BatchRunner(
+      { batches: services.batchRepository, lines: services.batchLines, files: services.files, chat: services.chat, usage: services.usage.recorder },
+      logger,
+      {
+        pollMs: config.batch.pollMs,
+        leaseMs: config.jobLeaseMs,
+        concurrency: config.batch.concurrency,
+      },
+    );
     // GATEWAY_BATCH_CONCURRENCY=0: a replica that serves the API but runs no batch.
     if (config.batch.concurrency > 0) {
       services.batches.onWork(() => batchRunner.wake());

@@ -29,6 +29,7 @@ import { fromRest, restPath } from '../../http/case';
 import type { Logger } from '../../logger';
 import { toCompletionJson } from '../chat/chat.mapper';
 import type { ChatService } from '../chat/chat.service';
+import type { UsageRecorder } from '../usage/usage.recorder';
 import type { FileService } from '../files/file.service';
 import { readBatchFile, type BatchRequestLine } from './batch-file';
 import type { BatchLines, FinishedState, LineOutcome } from './batch-lines.repository';
@@ -53,6 +54,8 @@ export interface BatchRunnerParts {
   lines: BatchLines;
   files: Pick<FileService, 'find' | 'openContent' | 'write'>;
   chat: Pick<ChatService, 'complete'>;
+  /** Records each request in the usage ledger as a batch call. */
+  usage?: Pick<UsageRecorder, 'batchMeter'>;
 }
 
 /** Attempts for a request the provider answers with a 5xx or cannot be reached for; 429s are waited out. */
@@ -266,6 +269,7 @@ export class BatchRunner {
           batch.gatewayOptions,
           fromRest(line.body),
           new AbortController().signal,
+          this.parts.usage?.batchMeter(scope),
         );
         if (answer.stream) throw new GatewayError('internal', 'A batch request was answered as a stream');
         const body = toCompletionJson(answer.completion);

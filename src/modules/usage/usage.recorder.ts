@@ -6,7 +6,7 @@
  * awaited on the caller's path but the answer itself; the row goes to the ledger's buffer.
  */
 import { performance } from 'node:perf_hooks';
-import type { Caller, LazyScope } from '../../auth/scope';
+import type { Caller, LazyScope, Scope } from '../../auth/scope';
 import { GatewayError } from '../../errors';
 import type { ChatAnswer, ChatChunk, ChatUsage } from '../../providers/types';
 import type { HostedJob } from '../fine-tuning/fine-tuning.model';
@@ -44,15 +44,33 @@ interface Outcome {
   ttftMs: number | null;
 }
 
+/** Whom a call is recorded for. */
+interface Attribution {
+  organisationId: string;
+  /** The workspace when known before the call (else read from the call's scope). */
+  workspaceId: string | null;
+  apiKeyId: string | null;
+  batch: boolean;
+}
+
 export class UsageRecorder {
   constructor(private readonly ledger: UsageLedger) {}
 
   /** The meter for one caller's calls. */
   chatMeter(caller: Caller): ChatMeter {
+    return this.meter({ organisationId: caller.organisationId, workspaceId: caller.workspaceId, apiKeyId: caller.keyId, batch: false });
+  }
+
+  /** The meter for the requests of a batch the gateway runs (no key: the gateway makes them). */
+  batchMeter(scope: Scope): ChatMeter {
+    return this.meter({ ...scope, apiKeyId: null, batch: true });
+  }
+
+  private meter(who: Attribution): ChatMeter {
     if (!this.ledger.enabled) return unmetered;
     return async (facts, pending) => {
       const started = performance.now();
-      const finish = (outcome: Outcome) => void this.write(caller, facts, started, outcome);
+      const finish = (outcome: Outcome) => void this.write(who, facts, started, outcome);
       let answer: ChatAnswer;
       try {
         answer = await pending;
@@ -69,18 +87,18 @@ export class UsageRecorder {
   }
 
   /** Builds the row once the call is over; the workspace is looked up now if the call did not need it. */
-  private async write(caller: Caller, facts: ChatCallFacts, started: number, outcome: Outcome): Promise<void> {
+  private async write(who: Attribution, facts: ChatCallFacts, started: number, outcome: Outcome): Promise<void> {
     const latencyMs = Math.round(performance.now() - started);
     const workspaceId = await facts.scope().then(
       (scope) => scope.workspaceId,
-      () => caller.workspaceId,
+      () => who.workspaceId,
     );
     const usage = outcome.usage;
     const row: UsageRow = {
       time: new Date(),
-      organisationId: caller.organisationId,
+      organisationId: who.organisationId,
       workspaceId,
-      apiKeyId: caller.keyId,
+      apiKeyId: who.apiKeyId,
       operation: 'chat',
       provider: facts.provider,
       integration: facts.integration,
@@ -94,7 +112,7 @@ export class UsageRecorder {
       status: outcome.status,
       mode: facts.mode,
       streamed: facts.streamed,
-      batch: false,
+      batch: who.batch,
       requestId: outcome.requestId,
     };
     this.ledger.record(row);
