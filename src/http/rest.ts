@@ -5,7 +5,7 @@ import { badRequest, forbidden, GatewayError } from '../errors';
 import { lazy } from '../lazy';
 import type { FailedAuthLimiter } from '../modules/rate-limits/failed-auth.limiter';
 import type { Services } from '../services';
-import type { Untrusted } from '../validation/parse';
+import { untrustedInput, type Untrusted } from '../validation/parse';
 import { fromRest, restPath } from './case';
 import { invalidText, isStorableText } from '../validation/text';
 
@@ -116,15 +116,22 @@ export interface LazyTenantRequest extends Omit<TenantRequest, 'scope'> {
  * credentials stores nothing and reads nothing): no query unless asked. A request that names a
  * workspace or organisation still has it checked at once, so a wrong one fails the same everywhere.
  */
-export async function lazyTenantRequest(services: Services, req: Request, res: Response, params: readonly string[] = []): Promise<LazyTenantRequest> {
+export async function lazyTenantRequest(
+  services: Services,
+  req: Request,
+  res: Response,
+  params: readonly string[] = [],
+  /** `as-sent`: the body keeps its snake_case keys (a protocol the gateway relays, such as OpenAI's chat request). */
+  body: 'camelCase' | 'as-sent' = 'camelCase',
+): Promise<LazyTenantRequest> {
   const { workspace_id: fromQuery, organisation_id: organisationRef, ...query } = queryObject(req, [...SCOPE_PARAMS, ...params]);
-  const { workspace_id: fromBody, ...body } = bodyObject(req);
+  const { workspace_id: fromBody, ...rest } = bodyObject(req);
   if (fromBody !== undefined && typeof fromBody !== 'string')
     throw new GatewayError('invalid_request', 'must be a string', { param: 'workspace_id', aboutField: true, code: 'invalid_request' });
   const workspaceRef = fromQuery ?? fromBody;
   const scope = lazy(() => services.workspaces.resolveScope(callerOf(res), workspaceRef, organisationRef));
   if (workspaceRef !== undefined || organisationRef !== undefined) await scope();
-  return { scope, query: fromRest(query, 'query'), body: fromRest(body) };
+  return { scope, query: fromRest(query, 'query'), body: body === 'as-sent' ? untrustedInput(rest) : fromRest(rest) };
 }
 
 /** The parsed JSON body as an object (none: empty); any other JSON value is refused. */

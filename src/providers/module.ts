@@ -10,6 +10,7 @@ import type { HttpPolicy } from './http';
 import type { SettingValues, SettingsSpec } from './settings';
 import type { SignedUrlHosts } from './signed-urls';
 import type { ProviderFile, ProviderName, ProviderOperations } from './types';
+import type { ChatSupport } from './chat-fields';
 
 /** What a provider module gets from the server: base URLs (configuration only) and HTTP policy. */
 export interface ProviderEnvironment {
@@ -68,6 +69,8 @@ export interface ProviderModule<T extends SettingsSpec = SettingsSpec, C = unkno
    * schema the provider takes none. The adapter reads them with `readJobOptions` (job-input.ts).
    */
   readonly jobOptions?: JobOptionsSchema;
+  /** What of OpenAI's chat request `chat` carries (see chat-fields.ts); required with a `chat` operation. */
+  readonly chatSupport?: ChatSupport;
 }
 
 /** A provider's job options: a zod object of optional fields. */

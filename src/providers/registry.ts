@@ -18,6 +18,8 @@ import { parseHostList } from './signed-urls';
 import { checkProviderId } from './url';
 import type { ProviderTracer } from '../telemetry/tracing';
 import { conversionFailure, convertJsonl } from './dataset';
+import { checkChatSupport, type ChatSupport } from './chat-fields';
+import { extraFields } from './chat-request';
 import type {
   ChatRequest,
   CreateJobInput,
@@ -53,6 +55,9 @@ interface NamedId {
 }
 const fileId = (value: string): NamedId => ({ param: 'fileId', value });
 const jobId = (value: string): NamedId => ({ param: 'jobId', value });
+
+/** A module that declares no chat support carries only messages of text. */
+const NO_CHAT_FIELDS: ChatSupport = { fields: [], unknownFields: false };
 
 export type ProviderCallObserver = (provider: ProviderName, operation: OperationName, errorStatus: number | null) => void;
 
@@ -172,7 +177,11 @@ export class ProviderClient {
   listEvents = (id: string, page: PageInput) => this.run('listEvents', (ops, conn) => ops.listEvents?.(conn, id, page), jobId(id));
   listCheckpoints = (id: string, page: PageInput) => this.run('listCheckpoints', (ops, conn) => ops.listCheckpoints?.(conn, id, page), jobId(id));
   findJob = (gatewayJobId: string) => this.run('findJob', (ops, conn) => ops.findJob?.(conn, gatewayJobId));
-  chat = (request: ChatRequest) => this.run('chat', (ops, conn) => ops.chat?.(conn, request), undefined, request.model);
+  /** Refuses what the provider does not carry (400 naming the field and the provider) before connecting. */
+  chat = async (request: ChatRequest) => {
+    if (this.supports('chat')) checkChatSupport(request.body, extraFields(request.body), this.module.chatSupport ?? NO_CHAT_FIELDS, this.module.title);
+    return this.run('chat', (ops, conn) => ops.chat?.(conn, request), undefined, request.model);
+  };
 
   /** `id`: the provider id the call names, checked before anything else; `model`: the model a call asks for (traces). */
   private run<T>(

@@ -6,6 +6,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { ProviderName } from './names';
+import type { ChatBody } from './chat-request';
 
 export type { ProviderName };
 
@@ -164,15 +165,6 @@ export interface UploadInput {
   model?: string;
 }
 
-export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
-
-/** A message as every provider can take it: its text (OpenAI's text parts joined). */
-export interface ChatMessage {
-  role: ChatRole;
-  content: string;
-  name?: string;
-}
-
 export interface ChatRequest {
   /** The provider's model (or deployment) to answer with. */
   model: string;
@@ -182,37 +174,86 @@ export interface ChatRequest {
    * caller's to choose: it is passed on, and the provider's answer relayed.
    */
   hosted: boolean;
-  messages: ChatMessage[];
-  stream: boolean;
-  maxTokens?: number;
-  temperature?: number;
-  topP?: number;
-  stop?: string[];
-  seed?: number;
+  /**
+   * OpenAI's request, validated, with prompt partials expanded in text content; its `model` is the
+   * caller's. Checked against the module's `chatSupport` before the call: a provider gets only what it
+   * declared it carries.
+   */
+  body: ChatBody;
   /** Aborted when the caller goes away: the provider call ends with it. */
   signal: AbortSignal;
 }
 
+/** Token counts; the details are OpenAI's `prompt_tokens_details` / `completion_tokens_details`, where the provider reports them. */
 export interface ChatUsage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  promptTokensDetails?: Readonly<Record<string, number>>;
+  completionTokensDetails?: Readonly<Record<string, number>>;
 }
 
 export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls';
+
+export interface ChatToolCall {
+  id: string;
+  name: string;
+  /** JSON text, as OpenAI sends it. */
+  arguments: string;
+}
+
+export interface TopLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+}
+
+export interface TokenLogprob extends TopLogprob {
+  topLogprobs: TopLogprob[];
+}
+
+export interface ChatLogprobs {
+  content: TokenLogprob[] | null;
+  refusal: TokenLogprob[] | null;
+}
+
+export interface ChatChoice {
+  index: number;
+  content: string | null;
+  refusal: string | null;
+  toolCalls: ChatToolCall[];
+  finishReason: FinishReason | null;
+  logprobs: ChatLogprobs | null;
+}
 
 export interface ChatCompletion {
   id: string;
   model: string;
   /** Unix seconds. */
   created: number;
-  content: string;
-  finishReason: FinishReason | null;
+  choices: ChatChoice[];
   usage: ChatUsage | null;
+  serviceTier?: string;
+  systemFingerprint?: string;
 }
 
-/** A streamed answer's pieces, in order: text deltas, then the finish reason and (when known) the usage. */
-export type ChatChunk = { type: 'delta'; content: string } | { type: 'finish'; finishReason: FinishReason } | { type: 'usage'; usage: ChatUsage };
+/** A piece of a streamed tool call: `id` and `name` on its first piece, the arguments' JSON text in pieces. */
+export interface ToolCallDelta {
+  /** The call's position among the choice's tool calls. */
+  index: number;
+  id?: string;
+  name?: string;
+  arguments?: string;
+}
+
+/**
+ * A streamed answer's pieces, in order for each choice (`index`, 0 unless `n` > 1): deltas, then the
+ * finish reason; the usage (when known) last.
+ */
+export type ChatChunk =
+  | { type: 'delta'; index?: number; content?: string; refusal?: string; toolCalls?: ToolCallDelta[]; logprobs?: ChatLogprobs }
+  | { type: 'finish'; index?: number; finishReason: FinishReason }
+  | { type: 'usage'; usage: ChatUsage };
 
 export type ChatAnswer =
   { stream: false; completion: ChatCompletion } | { stream: true; id: string; model: string; created: number; chunks: AsyncIterable<ChatChunk> };

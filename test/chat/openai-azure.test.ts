@@ -152,7 +152,14 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
     const sent = lastOpenAIRequest().body.messages as { role: string; content: string }[];
     expect(sent).toEqual([
       { role: 'system', content: 'Be kind and patient. Answer in {{ language }}.' },
-      { role: 'user', content: 'Tone: Be kind and patient.' },
+      // Text parts stay parts (the body is relayed as sent), each expanded.
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Tone: ' },
+          { type: 'text', text: 'Be kind and patient.' },
+        ],
+      },
     ]);
   });
 

@@ -2,6 +2,7 @@
  * A provider that stops sending: before its answer (504 as the status) or in the middle of a stream
  * (the stream ends with a 504 error event instead of hanging), after GATEWAY_PROVIDER_TIMEOUT_MS
  * without a byte; the provider's stream is closed either way. Client mode against the fake OpenAI.
+ * The timeout (1.5 s) leaves room for a loaded machine: the first chunk must arrive within it.
  */
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { eventually } from '../fine-tuning/harness';
@@ -15,7 +16,7 @@ let gw: TestGateway;
 
 beforeAll(async () => {
   fake = await startFakeOpenAI({ apiKey: KEY });
-  gw = await startTestGateway({ GATEWAY_OPENAI_BASE_URL: fake.url, GATEWAY_PROVIDER_TIMEOUT_MS: '400' });
+  gw = await startTestGateway({ GATEWAY_OPENAI_BASE_URL: fake.url, GATEWAY_PROVIDER_TIMEOUT_MS: '1500' });
 });
 
 afterAll(async () => {
@@ -48,7 +49,7 @@ it('ends a stream that stalls midway with a 504 error event, and closes the prov
     const events = await sseData(res);
     expect(events).not.toContain('[DONE]');
     expect(JSON.parse(events.at(-1)!)).toEqual({
-      error: { message: 'OpenAI sent nothing for 400 ms: the call was abandoned', type: 'provider_error', param: null, code: 'provider_error' },
+      error: { message: 'OpenAI sent nothing for 1500 ms: the call was abandoned', type: 'provider_error', param: null, code: 'provider_error' },
     });
     await eventually(async () => (fake.state.abandonedStreams > abandoned ? true : undefined), 5_000);
   } finally {

@@ -30,7 +30,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
-import { chatCompletion, chatCompletionChunks, fakeAnswer, findChatJsonlError, parseChatRequest, writeEvents } from './chat';
+import { chatCompletion, chatCompletionChunks, findChatJsonlError, parseChatRequest, writeEvents } from './chat';
+import { fakeReply } from './fake-model';
 import {
   cursorPage,
   FakeHttpError,
@@ -451,15 +452,15 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
     const body = await readJsonObject(req, () => new AzureError(400, null, 'We could not parse the JSON body of your request.', { shape: 'openai' }));
     const request = parseChatRequest(body, (message, param, code) => new AzureError(400, code, message, { shape: 'openai', param }));
     state.chatRequests.push({ resource, deployment, apiVersion, body, headers: req.headers });
-    const answer = fakeAnswer(model, request.messages);
+    const answer = fakeReply(model, request.conversation);
     if (!request.stream) {
-      const completion = chatCompletion(model, answer);
+      const completion = chatCompletion(model, answer, request.shape);
       const choices = completion.choices.map((choice) => ({ ...choice, content_filter_results: contentFilterResults() }));
       return { status: 200, body: { ...completion, choices, prompt_filter_results: promptFilterResults(), system_fingerprint: 'fp_fake' } };
     }
     // Azure opens every stream with a choice-less chunk holding the prompt's filter results.
     const opening = { id: '', object: '', created: 0, model: '', choices: [], prompt_filter_results: promptFilterResults() };
-    const chunks = chatCompletionChunks(model, answer, request.includeUsage).map((chunk) => ({
+    const chunks = chatCompletionChunks(model, answer, request.includeUsage, request.shape).map((chunk) => ({
       ...chunk,
       system_fingerprint: 'fp_fake',
       // Only chunks that carry text were filtered; the role and finish chunks have empty results.

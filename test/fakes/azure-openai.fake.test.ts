@@ -242,7 +242,7 @@ describe('fake Azure OpenAI, chat on deployments', () => {
 
     expect(completion.model).toBe(`${MODEL}.ft-abc`);
     expect(completion.choices[0].message.content).toBe(`Answer from ${MODEL}.ft-abc: Ahoy`);
-    expect(completion.usage).toEqual({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number), total_tokens: expect.any(Number) });
+    expect(completion.usage).toMatchObject({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number), total_tokens: expect.any(Number) });
     expect(completion).toHaveProperty('prompt_filter_results');
     expect(fake.state.chatRequests).toEqual([
       expect.objectContaining({ resource: AZURE_TEST_RESOURCE, deployment: 'pirate-bot', apiVersion: '2024-10-21', body: { model: 'pirate-bot', messages } }),

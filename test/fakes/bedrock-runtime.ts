@@ -6,7 +6,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type http from 'node:http';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
-import { fakeAnswer, textOf, type FakeAnswer } from './chat';
+import { argumentPieces, describeBytes, fakeReply, type FakeAnswer, type FakeConversation, type FakeTurn } from './fake-model';
 import { Constraints, jsonBody, pathSegment, requestIdHeader, validationError, type AwsJsonRequest } from './aws-rest-json';
 import { writeChunks, type FakeReply } from './kit';
 
@@ -68,7 +68,49 @@ function conversation(body: Record<string, unknown>) {
     throw validationError(`${message} and try again.`);
   }
   const system = Array.isArray(body.system) ? [{ role: 'system', content: body.system }] : [];
-  return [...system, ...chat];
+  return [...system, ...chat] as { role: string; content: Block[] }[];
+}
+
+/** A Converse content block (the members the fake reads). */
+interface Block {
+  text?: string;
+  image?: { format?: string; source?: { bytes?: string } };
+  toolUse?: { toolUseId?: string; name?: string; input?: unknown };
+  toolResult?: { toolUseId?: string; content?: Block[] };
+}
+
+/**
+ * The conversation as the fake model takes it, checked as the runtime does: tool blocks need a
+ * `toolConfig`, a `toolResult` answers a `toolUse` of the assistant turn before it.
+ */
+function fakeConversation(body: Record<string, unknown>, messages: { role: string; content: Block[] }[]): FakeConversation {
+  const config = body.toolConfig as
+    { tools?: { toolSpec?: { name?: string; inputSchema?: { json?: unknown } } }[]; toolChoice?: Record<string, any> } | undefined;
+  const usesTools = messages.some((m) => m.content.some((b) => b.toolUse || b.toolResult));
+  if (usesTools && !config) throw validationError('The toolConfig field must be defined when using toolUse and toolResult content blocks.');
+  let open = new Set<string>();
+  const turns: FakeTurn[] = [];
+  for (const message of messages) {
+    if (message.role === 'system') turns.push({ role: 'system', text: message.content.map((b) => b.text ?? '').join('') });
+    const results = message.content.filter((b) => b.toolResult);
+    for (const { toolResult } of results) {
+      if (!open.delete(String(toolResult?.toolUseId))) {
+        throw validationError('The number of toolResult blocks at messages.1.content exceeds the number of toolUse blocks of previous turn.');
+      }
+      turns.push({ role: 'tool', text: (toolResult?.content ?? []).map((b) => b.text ?? '').join('') });
+    }
+    const text = message.content
+      .map((b) => (b.image ? describeBytes(`image/${b.image.format}`, Buffer.from(b.image.source?.bytes ?? '', 'base64').length) : (b.text ?? '')))
+      .join('');
+    if (message.role !== 'system' && (text || results.length === 0)) turns.push({ role: message.role as FakeTurn['role'], text });
+    open = new Set(message.content.flatMap((b) => (b.toolUse ? [String(b.toolUse.toolUseId)] : [])));
+  }
+  const choice = config?.toolChoice;
+  return {
+    turns,
+    tools: (config?.tools ?? []).map((t) => ({ name: String(t.toolSpec?.name), schema: t.toolSpec?.inputSchema?.json })),
+    toolChoice: choice?.tool ? { name: String(choice.tool.name) } : choice?.any ? 'required' : 'auto',
+  };
 }
 
 const usageOf = (answer: FakeAnswer) => ({
@@ -90,26 +132,45 @@ function eventFrame(type: string, payload: Record<string, unknown>): Uint8Array 
   });
 }
 
-type StopReason = 'end_turn' | 'max_tokens';
+type StopReason = 'end_turn' | 'max_tokens' | 'tool_use';
 
 /** The answer as the model gives it under `inferenceConfig.maxTokens`: cut (a word a token) and stopped with `max_tokens`. */
 function withinMaxTokens(answer: FakeAnswer, maxTokens: unknown): { answer: FakeAnswer; stopReason: StopReason } {
+  if (answer.toolCalls.length) return { answer, stopReason: 'tool_use' };
   if (typeof maxTokens !== 'number' || answer.completionTokens <= maxTokens) return { answer, stopReason: 'end_turn' };
   const pieces = answer.pieces.slice(0, maxTokens);
   return { answer: { ...answer, pieces, text: pieces.join(''), completionTokens: maxTokens }, stopReason: 'max_tokens' };
 }
 
 async function converseStream(res: http.ServerResponse, answer: FakeAnswer, stopReason: StopReason, started: number, opts: RuntimeOptions): Promise<void> {
+  const text = answer.pieces.length
+    ? [
+        ...answer.pieces.map((piece) => eventFrame('contentBlockDelta', { contentBlockIndex: 0, delta: { text: piece } })),
+        eventFrame('contentBlockStop', { contentBlockIndex: 0 }),
+      ]
+    : [];
+  const first = text.length ? 1 : 0;
+  const tools = answer.toolCalls.flatMap((call, i) => [
+    eventFrame('contentBlockStart', { contentBlockIndex: first + i, start: { toolUse: { toolUseId: call.id, name: call.name } } }),
+    ...argumentPieces(call.arguments).map((input) => eventFrame('contentBlockDelta', { contentBlockIndex: first + i, delta: { toolUse: { input } } })),
+    eventFrame('contentBlockStop', { contentBlockIndex: first + i }),
+  ]);
   const frames = [
     eventFrame('messageStart', { role: 'assistant' }),
-    ...answer.pieces.map((text) => eventFrame('contentBlockDelta', { contentBlockIndex: 0, delta: { text } })),
-    eventFrame('contentBlockStop', { contentBlockIndex: 0 }),
+    ...text,
+    ...tools,
     eventFrame('messageStop', { stopReason }),
     eventFrame('metadata', { usage: usageOf(answer), metrics: { latencyMs: Date.now() - started } }),
   ];
   const head = { status: 200, headers: { 'content-type': 'application/vnd.amazon.eventstream', ...requestIdHeader() } };
   await writeChunks(res, head, frames, { delayMs: opts.streamDelayMs, onAbandoned: opts.onStreamAbandoned });
 }
+
+/** The answer's content blocks: its text, then its tool calls (`toolUse` with the arguments as `input`). */
+const contentOf = (answer: FakeAnswer) => [
+  ...(answer.text ? [{ text: answer.text }] : []),
+  ...answer.toolCalls.map((call) => ({ toolUse: { toolUseId: call.id, name: call.name, input: JSON.parse(call.arguments) as unknown } })),
+];
 
 /** The runtime's routes: `POST /model/{modelId}/converse` and `/converse-stream`. */
 export function runtimeRoute(opts: RuntimeOptions) {
@@ -123,16 +184,13 @@ export function runtimeRoute(opts: RuntimeOptions) {
     opts.onCall({ modelId, stream, body: request });
     const messages = conversation(request);
     opts.checkInvocable(modelId);
-    const full = fakeAnswer(
-      modelId,
-      messages.map((m) => ({ role: m.role, content: textOf(m.content) })),
-    );
+    const full = fakeReply(modelId, fakeConversation(request, messages));
     const { answer, stopReason } = withinMaxTokens(full, (request.inferenceConfig as { maxTokens?: unknown } | undefined)?.maxTokens);
     if (stream) return converseStream(res, answer, stopReason, started, opts);
     return {
       status: 200,
       body: {
-        output: { message: { role: 'assistant', content: [{ text: answer.text }] } },
+        output: { message: { role: 'assistant', content: contentOf(answer) } },
         stopReason,
         usage: usageOf(answer),
         metrics: { latencyMs: Date.now() - started },

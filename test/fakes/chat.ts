@@ -6,55 +6,92 @@
  */
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
+import { argumentPieces, describeImage, fakeReply, type FakeAnswer, type FakeConversation, type FakeTurn } from './fake-model';
 import { readJsonObject, unixNow, writeChunks, type FakeHttpError, type FakeReply } from './kit';
+
+export { countTokens, type FakeAnswer } from './fake-model';
 
 export interface ChatMessage {
   role: string;
   content: unknown;
+  tool_calls?: unknown;
+  tool_call_id?: unknown;
 }
 
-export interface FakeAnswer {
-  text: string;
-  /** The text split into the pieces a stream sends one by one. */
-  pieces: string[];
-  promptTokens: number;
-  completionTokens: number;
-}
-
-/** Plain text of a message's content: a string, or OpenAI's array of `{type: "text", text}` parts. */
+/** Plain text of a message's content: a string, or OpenAI's parts (text as it is, images described). */
 export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content))
-    return content.map((part) => (part && typeof part === 'object' && 'text' in part ? String((part as { text: unknown }).text) : '')).join('');
-  return '';
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part: Record<string, any>) => {
+      if (part?.type === 'image_url') return describeImage(String(part.image_url?.url ?? ''));
+      return part && typeof part === 'object' && 'text' in part ? String(part.text) : '';
+    })
+    .join('');
 }
 
-/** A rough token count (four characters a token), the same in every fake. */
-export const countTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
+const turnOf = (m: ChatMessage): FakeTurn => ({ role: m.role === 'developer' ? 'system' : (m.role as FakeTurn['role']), text: textOf(m.content) });
 
-/** The deterministic answer of `model` to `messages`. */
-export function fakeAnswer(model: string, messages: ChatMessage[]): FakeAnswer {
-  const lastUser = [...messages].reverse().find((m) => m.role === 'user');
-  const text = `Answer from ${model}: ${lastUser ? textOf(lastUser.content) : ''}`.trim();
-  const pieces = text.match(/\S+\s*/g) ?? [text];
-  const promptTokens = messages.reduce((sum, m) => sum + countTokens(textOf(m.content)), 0);
-  return { text, pieces, promptTokens, completionTokens: countTokens(text) };
+/** The deterministic answer of `model` to text `messages` (fakes whose chat has no tools or JSON mode). */
+export const fakeAnswer = (model: string, messages: ChatMessage[]): FakeAnswer => fakeReply(model, { turns: messages.map(turnOf) });
+
+/** OpenAI's request as the fake model's conversation. */
+export function conversationOf(body: Record<string, any>): FakeConversation {
+  const choice = body.tool_choice;
+  const format = body.response_format;
+  return {
+    turns: (body.messages as ChatMessage[]).map(turnOf),
+    tools: ((body.tools ?? []) as Record<string, any>[]).map((t) => ({ name: String(t.function?.name), schema: t.function?.parameters })),
+    toolChoice: typeof choice === 'object' && choice ? { name: String(choice.function?.name) } : choice,
+    json: format?.type === 'json_object' ? {} : format?.type === 'json_schema' ? { schema: format.json_schema?.schema } : undefined,
+  };
 }
+
+/** What of the request shapes the answer beyond the conversation: choices and log probabilities. */
+export interface AnswerShape {
+  n?: number;
+  logprobs?: boolean;
+  topLogprobs?: number;
+}
+
+export const shapeOf = (body: Record<string, any>): AnswerShape => ({ n: body.n ?? 1, logprobs: body.logprobs === true, topLogprobs: body.top_logprobs ?? 0 });
 
 const usageOf = (a: FakeAnswer) => ({
   prompt_tokens: a.promptTokens,
   completion_tokens: a.completionTokens,
   total_tokens: a.promptTokens + a.completionTokens,
+  prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+  completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
 });
 
+/** OpenAI's log probabilities of `pieces` (each piece one token), with `top` alternatives each. */
+const logprobsOf = (pieces: string[], top: number) => ({
+  content: pieces.map((token) => {
+    const entry = (t: string, logprob: number) => ({ token: t, logprob, bytes: [...Buffer.from(t)] });
+    return { ...entry(token, -0.25), top_logprobs: Array.from({ length: top }, (_, i) => entry(i === 0 ? token : `${token}~${i}`, -0.25 * (i + 1))) };
+  }),
+  refusal: null,
+});
+
+const finishOf = (a: FakeAnswer) => (a.toolCalls.length ? 'tool_calls' : 'stop');
+
 /** A non-streamed `chat.completion`. */
-export function chatCompletion(model: string, answer: FakeAnswer) {
+export function chatCompletion(model: string, answer: FakeAnswer, shape: AnswerShape = {}) {
+  const message = {
+    role: 'assistant',
+    content: answer.toolCalls.length || answer.refusal ? null : answer.text,
+    refusal: answer.refusal,
+    ...(answer.toolCalls.length
+      ? { tool_calls: answer.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
+      : {}),
+  };
+  const logprobs = shape.logprobs ? logprobsOf(answer.pieces, shape.topLogprobs ?? 0) : null;
   return {
     id: `chatcmpl-${randomBytes(12).toString('hex')}`,
     object: 'chat.completion',
     created: unixNow(),
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content: answer.text, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    choices: Array.from({ length: shape.n ?? 1 }, (_, index) => ({ index, message, logprobs, finish_reason: finishOf(answer) })),
     usage: usageOf(answer),
   };
 }
@@ -69,25 +106,47 @@ export interface StreamOptions {
 }
 
 /**
- * The `chat.completion.chunk`s a stream of `answer` sends, in order: the role, one per piece, the
- * finish reason, and (with `includeUsage`) a last chunk with `usage` and no choices.
+ * The `chat.completion.chunk`s a stream of `answer` sends, in order, for each choice: the role, one
+ * per piece of text (or of the refusal, or of each tool call: its id and name first, then its
+ * arguments in pieces), the finish reason; then (with `includeUsage`) a last chunk with `usage` and no
+ * choices.
  */
-export function chatCompletionChunks(model: string, answer: FakeAnswer, includeUsage = false): Record<string, unknown>[] {
+export function chatCompletionChunks(model: string, answer: FakeAnswer, includeUsage = false, shape: AnswerShape = {}): Record<string, unknown>[] {
   const id = `chatcmpl-${randomBytes(12).toString('hex')}`;
   const created = unixNow();
-  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({ id, object: 'chat.completion.chunk', created, model, choices, ...extra });
-  const choice = (delta: Record<string, unknown>, finish: string | null) => ({ index: 0, delta, logprobs: null, finish_reason: finish });
+  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices,
+    ...extra,
+  });
+  const deltas = (index: number) => {
+    const choice = (delta: Record<string, unknown>, finish: string | null, logprobs: unknown = null) => ({ index, delta, logprobs, finish_reason: finish });
+    const text = answer.pieces.map((piece) => choice({ content: piece }, null, shape.logprobs ? logprobsOf([piece], shape.topLogprobs ?? 0) : null));
+    const refusal = answer.refusal ? argumentPieces(answer.refusal).map((piece) => choice({ refusal: piece }, null)) : [];
+    const calls = answer.toolCalls.flatMap((call, i) => [
+      choice({ tool_calls: [{ index: i, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, null),
+      ...argumentPieces(call.arguments).map((piece) => choice({ tool_calls: [{ index: i, function: { arguments: piece } }] }, null)),
+    ]);
+    return [choice({ role: 'assistant', content: '', refusal: null }, null), ...text, ...refusal, ...calls, choice({}, finishOf(answer))];
+  };
   return [
-    chunk([choice({ role: 'assistant', content: '' }, null)]),
-    ...answer.pieces.map((piece) => chunk([choice({ content: piece }, null)])),
-    chunk([choice({}, 'stop')]),
+    ...Array.from({ length: shape.n ?? 1 }, (_, index) => deltas(index).map((choice) => chunk([choice]))).flat(),
     ...(includeUsage ? [chunk([], { usage: usageOf(answer) })] : []),
   ];
 }
 
 /** Streams `chat.completion.chunk`s as server-sent events, one write per chunk, then `[DONE]`. */
-export async function streamChatCompletion(res: http.ServerResponse, model: string, answer: FakeAnswer, options: StreamOptions = {}): Promise<void> {
-  const chunks = chatCompletionChunks(model, answer, options.includeUsage);
+export async function streamChatCompletion(
+  res: http.ServerResponse,
+  model: string,
+  answer: FakeAnswer,
+  options: StreamOptions = {},
+  shape: AnswerShape = {},
+): Promise<void> {
+  const chunks = chatCompletionChunks(model, answer, options.includeUsage, shape);
   await writeEvents(res, [...chunks.map((c) => JSON.stringify(c)), '[DONE]'], options);
 }
 
@@ -98,6 +157,8 @@ export interface ChatRequest {
   messages: ChatMessage[];
   stream: boolean;
   includeUsage: boolean;
+  conversation: FakeConversation;
+  shape: AnswerShape;
 }
 
 /** Builds the provider's 400 for an invalid chat request (OpenAI words them with a param and a code). */
@@ -122,6 +183,11 @@ export function parseChatRequest(body: Record<string, unknown>, invalid: ChatReq
       throw invalid(`Invalid value: '${role}'. Supported values are: ${ROLES.map((r) => `'${r}'`).join(', ')}.`, `messages[${i}].role`, 'invalid_value');
     }
   });
+  toolReplyProblems(messages as ChatMessage[], invalid);
+  const format = (body.response_format as { type?: unknown } | undefined)?.type;
+  if (format === 'json_object' && !(messages as ChatMessage[]).some((m) => /json/i.test(textOf(m.content)))) {
+    throw invalid("'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.", 'messages', null);
+  }
   if (typeof stream !== 'boolean') throw invalid(`Invalid type for 'stream': expected a boolean, but got ${typeof stream} instead.`, 'stream', 'invalid_type');
   const streamOptions = body.stream_options as { include_usage?: unknown } | null | undefined;
   if (streamOptions != null && !stream) throw invalid("The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options', null);
@@ -131,7 +197,35 @@ export function parseChatRequest(body: Record<string, unknown>, invalid: ChatReq
     messages: messages as ChatMessage[],
     stream,
     includeUsage: streamOptions?.include_usage === true,
+    conversation: conversationOf(body),
+    shape: shapeOf(body),
   };
+}
+
+/** As OpenAI: a `tool` message answers a call of an earlier assistant message, and every call is answered before the next turn. */
+function toolReplyProblems(messages: ChatMessage[], invalid: ChatRequestError): void {
+  let open = new Set<string>();
+  messages.forEach((m, i) => {
+    if (m.role === 'tool') {
+      if (!open.delete(String(m.tool_call_id))) {
+        throw invalid(
+          "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          `messages.[${i}].role`,
+          null,
+        );
+      }
+      return;
+    }
+    if (open.size) {
+      const ids = [...open].join(', ');
+      throw invalid(
+        `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${ids}`,
+        `messages.[${i}].role`,
+        null,
+      );
+    }
+    open = new Set(Array.isArray(m.tool_calls) ? m.tool_calls.map((c: { id?: unknown }) => String(c.id)) : []);
+  });
 }
 
 /**
@@ -200,7 +294,8 @@ export async function answerChat(req: http.IncomingMessage, res: http.ServerResp
   const chat = parseChatRequest(body, (message, param) => options.invalid(message, param));
   if (!chat.model) throw options.invalid("Missing required parameter: 'model'.", 'model');
   if (!options.servable(chat.model)) throw options.notFound(chat.model);
-  const answer = fakeAnswer(chat.model, chat.messages);
-  if (!chat.stream) return { status: 200, body: chatCompletion(chat.model, answer) };
-  await streamChatCompletion(res, chat.model, answer, { delayMs: options.delayMs, onAbandoned: options.onAbandoned, includeUsage: chat.includeUsage });
+  const answer = fakeReply(chat.model, chat.conversation);
+  if (!chat.stream) return { status: 200, body: chatCompletion(chat.model, answer, chat.shape) };
+  const stream = { delayMs: options.delayMs, onAbandoned: options.onAbandoned, includeUsage: chat.includeUsage };
+  await streamChatCompletion(res, chat.model, answer, stream, chat.shape);
 }

@@ -10,7 +10,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
-import { chatCompletion, chatCompletionChunks, fakeAnswer, parseChatRequest, streamChatCompletion, writeEvents } from './chat';
+import { chatCompletion, chatCompletionChunks, parseChatRequest, streamChatCompletion, writeEvents } from './chat';
+import { fakeReply } from './fake-model';
 import { cursorPage, FakeHttpError, readJsonObject, readMultipart, startFakeServer, type FakeReply, type RecordedRequest } from './kit';
 
 export interface FakeFile {
@@ -241,12 +242,13 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     if (!model) throw new HttpError(400, "Missing required parameter: 'model'.", 'model', 'missing_required_parameter');
     if (!servable(model)) throw new HttpError(404, `The model \`${model}\` does not exist or you do not have access to it.`, null, 'model_not_found');
     state.chatRequests.push({ model, body: request.body, headers: req.headers });
-    const answer = fakeAnswer(model, request.messages);
-    if (!request.stream) return { status: 200, body: chatCompletion(model, answer) };
+    const answer = fakeReply(model, request.conversation);
+    if (!request.stream)
+      return { status: 200, body: { ...chatCompletion(model, answer, request.shape), service_tier: 'default', system_fingerprint: 'fp_fake' } };
     const options = { delayMs: streamDelayMs, includeUsage: request.includeUsage, onAbandoned: () => state.abandonedStreams++ };
     const failure = streamFailure;
     streamFailure = null;
-    if (!failure) return streamChatCompletion(res, model, answer, options);
+    if (!failure) return streamChatCompletion(res, model, answer, options, request.shape);
     // OpenAI reports a failure inside an open stream as an event holding its error object.
     const error = { error: { message: failure.message, type: 'server_error', param: null, code: null } };
     const events = [...chatCompletionChunks(model, answer).slice(0, failure.afterChunks), error].map((e) => JSON.stringify(e));

@@ -106,7 +106,7 @@ beforeAll(async () => {
     GATEWAY_BOOTSTRAP_API_KEY: GATEWAY_KEY,
     TEMPLATE: database.pgliteLoadDataDir ?? '',
   });
-}, 60_000);
+}, 180_000); // a child gateway compiled on the fly: slow on a loaded machine
 
 afterAll(async () => {
   child?.stdin?.end();

@@ -2,9 +2,11 @@
  * Chat with Bedrock through the registry's ProviderClient against the fake runtime: Converse and
  * ConverseStream with the deployment named in x-gateway-aws-bedrock-model, `deployment_required` for
  * a bare custom model, foundation models by id, the request translated (system, merged turns,
- * inference settings), streaming chunk by chunk, a caller hanging up, and throttling relayed.
+ * inference settings), streaming chunk by chunk, a caller hanging up, throttling relayed, a field
+ * Converse cannot carry refused.
  */
-import type { ChatChunk, ChatMessage, ChatRequest } from '../../src/providers/types';
+import type { ChatBody, ChatRequestMessage } from '../../src/providers/chat-request';
+import type { ChatChunk, ChatRequest } from '../../src/providers/types';
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
 import { bedrock, gatewayError } from './bedrock-harness';
 
@@ -18,14 +20,17 @@ afterEach(() => fake.close());
 
 const CUSTOM_MODEL = 'arn:aws:bedrock:us-east-1:123456789012:custom-model/amazon.nova-micro-v1:0:128k/abcdefghijkl';
 
-const request = (model: string, overrides: Partial<ChatRequest> = {}): ChatRequest => ({
+const request = (model: string, body: Partial<ChatBody> = {}, overrides: Partial<ChatRequest> = {}): ChatRequest => ({
   model,
-  messages: [
-    { role: 'system', content: 'Be brief.' },
-    { role: 'user', content: 'Hello' },
-    { role: 'user', content: 'there' },
-  ],
-  stream: false,
+  body: {
+    model,
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Hello' },
+      { role: 'user', content: 'there' },
+    ],
+    ...body,
+  },
   hosted: false,
   signal: new AbortController().signal,
   ...overrides,
@@ -39,7 +44,7 @@ async function collect(chunks: AsyncIterable<ChatChunk>): Promise<ChatChunk[]> {
 
 describe('Bedrock chat', () => {
   it('asks for a deployment when a hosted job’s custom model has none named', async () => {
-    const err = await gatewayError(bedrock(fake).chat(request(CUSTOM_MODEL, { hosted: true })), 'invalid_request');
+    const err = await gatewayError(bedrock(fake).chat(request(CUSTOM_MODEL, {}, { hosted: true })), 'invalid_request');
     expect(err).toMatchObject({ status: 400, code: 'deployment_required', param: 'x-gateway-aws-bedrock-model' });
     expect(err.message).toMatch(/custom model deployment or provisioned throughput.*x-gateway-aws-bedrock-model/);
     expect(fake.runtime.requests).toHaveLength(0);
@@ -55,14 +60,14 @@ describe('Bedrock chat', () => {
   it('answers through the deployment in x-gateway-aws-bedrock-model, translating the request for Converse', async () => {
     const deployment = fake.registerDeployment(CUSTOM_MODEL);
     const client = bedrock(fake, { headers: { 'x-gateway-aws-bedrock-model': deployment } });
-    const answer = await client.chat(request(CUSTOM_MODEL, { maxTokens: 100, temperature: 0.2, topP: 0.9, stop: ['END'], seed: 3 }));
+    const answer = await client.chat(request(CUSTOM_MODEL, { max_tokens: 100, temperature: 0.2, top_p: 0.9, stop: ['END'] }));
     if (answer.stream) throw new Error('expected a whole answer');
     expect(answer.completion).toEqual({
       id: expect.stringMatching(/^chatcmpl-/),
       model: CUSTOM_MODEL,
       created: expect.any(Number),
-      content: `Answer from ${deployment}: Hellothere`, // the fake echoes the last turn, its two blocks joined
-      finishReason: 'stop',
+      // The fake echoes the last turn, its two blocks joined.
+      choices: [{ index: 0, content: `Answer from ${deployment}: Hellothere`, refusal: null, toolCalls: [], finishReason: 'stop', logprobs: null }],
       usage: { promptTokens: expect.any(Number), completionTokens: expect.any(Number), totalTokens: expect.any(Number) },
     });
     expect(fake.state.converseCalls).toEqual([
@@ -80,9 +85,9 @@ describe('Bedrock chat', () => {
   });
 
   it('calls a foundation model by its id, and reports a cut answer as length', async () => {
-    const answer = await bedrock(fake).chat(request('amazon.nova-micro-v1:0', { maxTokens: 2 }));
+    const answer = await bedrock(fake).chat(request('amazon.nova-micro-v1:0', { max_tokens: 2 }));
     if (answer.stream) throw new Error('expected a whole answer');
-    expect(answer.completion).toMatchObject({ content: 'Answer from ', finishReason: 'length', usage: { completionTokens: 2 } });
+    expect(answer.completion).toMatchObject({ choices: [{ content: 'Answer from ', finishReason: 'length' }], usage: { completionTokens: 2 } });
   });
 
   it('streams deltas as the runtime sends them, then the finish reason and the usage', async () => {
@@ -104,8 +109,8 @@ describe('Bedrock chat', () => {
     await fake.close();
     fake = await startFakeBedrock({ streamDelayMs: 50 });
     const caller = new AbortController();
-    const words: ChatMessage = { role: 'user', content: 'one two three four five six seven eight nine ten' };
-    const answer = await bedrock(fake).chat({ ...request('amazon.nova-lite-v1:0', { stream: true, signal: caller.signal }), messages: [words] });
+    const words: ChatRequestMessage = { role: 'user', content: 'one two three four five six seven eight nine ten' };
+    const answer = await bedrock(fake).chat(request('amazon.nova-lite-v1:0', { stream: true, messages: [words] }, { signal: caller.signal }));
     if (!answer.stream) throw new Error('expected a stream');
     const iterator = answer.chunks[Symbol.asyncIterator]();
     expect((await iterator.next()).value).toMatchObject({ type: 'delta' });
@@ -115,17 +120,12 @@ describe('Bedrock chat', () => {
     expect(fake.state.abandonedStreams).toBe(1);
   });
 
-  it('relays ThrottlingException as 429 and refuses tool messages before any request', async () => {
+  it('relays ThrottlingException as 429 and refuses what Converse cannot carry before any request', async () => {
     fake.runtime.failNext('POST', '/model/', 429, { times: 3 });
     expect(await gatewayError(bedrock(fake).chat(request('amazon.nova-micro-v1:0')))).toMatchObject({ status: 429, code: 'ThrottlingException' });
     const before = fake.runtime.requests.length;
-    const tool = request('amazon.nova-micro-v1:0', {
-      messages: [
-        { role: 'user', content: 'x' },
-        { role: 'tool', content: '{}' },
-      ],
-    });
-    expect(await gatewayError(bedrock(fake).chat(tool), 'invalid_request')).toMatchObject({ path: ['messages', 1, 'role'] });
+    const seeded = request('amazon.nova-micro-v1:0', { seed: 1 });
+    expect(await gatewayError(bedrock(fake).chat(seeded), 'invalid_request')).toMatchObject({ path: ['seed'], code: 'unsupported_parameter' });
     expect(fake.runtime.requests.length).toBe(before);
   });
 });

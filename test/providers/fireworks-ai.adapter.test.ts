@@ -286,13 +286,13 @@ describe('fireworks-ai fine-tuning jobs', () => {
 describe('fireworks-ai chat', () => {
   const messages = [{ role: 'user' as const, content: 'Say hi' }];
   const ask = (client: ProviderClient, model: string, stream = false, hosted = false) =>
-    client.chat({ model, messages, stream, hosted, signal: new AbortController().signal });
+    client.chat({ model, body: { model, messages, stream }, hosted, signal: new AbortController().signal });
 
   it('answers with a base model named by its short id', async () => {
     const answer = await ask(fireworks(), BASE);
     expect(answer).toMatchObject({
       stream: false,
-      completion: { content: `Answer from ${BASE_NAME}: Say hi`, finishReason: 'stop', usage: { totalTokens: expect.any(Number) } },
+      completion: { choices: [{ content: `Answer from ${BASE_NAME}: Say hi`, finishReason: 'stop' }], usage: { totalTokens: expect.any(Number) } },
     });
     expect(fake.state.chatRequests.at(-1)).toMatchObject({ model: BASE_NAME });
   });
@@ -314,7 +314,7 @@ describe('fireworks-ai chat', () => {
 
     fake.deploy(model, `accounts/${ACCOUNT}/deployments/my-deployment`);
     const answer = await ask(fireworks({ 'x-gateway-fireworks-deployment': 'my-deployment' }), model);
-    expect(answer).toMatchObject({ stream: false, completion: { content: expect.stringContaining('Say hi') } });
+    expect(answer).toMatchObject({ stream: false, completion: { choices: [{ content: expect.stringContaining('Say hi') }] } });
     expect(fake.state.chatRequests.at(-1)).toMatchObject({ model: `${model}#accounts/${ACCOUNT}/deployments/my-deployment` });
     // A caller naming the deployed model itself needs no setting.
     await ask(fireworks(), `${model}#accounts/${ACCOUNT}/deployments/my-deployment`);
@@ -329,7 +329,7 @@ describe('fireworks-ai chat', () => {
     expect(chunks.flatMap((c) => (c.type === 'delta' ? [c.content] : [])).join('')).toBe(`Answer from ${BASE_NAME}: Say hi`);
     // The adapter asks for usage (stream_options.include_usage): it follows the finish reason.
     expect(chunks.slice(-2)).toEqual([
-      { type: 'finish', finishReason: 'stop' },
+      { type: 'finish', index: 0, finishReason: 'stop' },
       { type: 'usage', usage: expect.objectContaining({ totalTokens: expect.any(Number) }) },
     ]);
   });

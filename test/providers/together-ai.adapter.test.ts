@@ -307,11 +307,8 @@ describe('together-ai chat', () => {
   it('answers a chat completion with its usage', async () => {
     const answer = await together().chat({
       model: BASE,
-      messages,
-      stream: false,
+      body: { model: BASE, messages, stream: false, max_completion_tokens: 20, temperature: 0.5 },
       hosted: false,
-      maxTokens: 20,
-      temperature: 0.5,
       signal: new AbortController().signal,
     });
     expect(answer).toEqual({
@@ -320,8 +317,7 @@ describe('together-ai chat', () => {
         id: expect.any(String),
         model: BASE,
         created: expect.any(Number),
-        content: `Answer from ${BASE}: Say hi`,
-        finishReason: 'stop',
+        choices: [{ index: 0, content: `Answer from ${BASE}: Say hi`, refusal: null, toolCalls: [], finishReason: 'stop', logprobs: null }],
         usage: expect.objectContaining({ totalTokens: expect.any(Number) }),
       },
     });
@@ -329,24 +325,24 @@ describe('together-ai chat', () => {
   });
 
   it('streams chunks as Together sends them', async () => {
-    const answer = await together().chat({ model: BASE, messages, stream: true, hosted: false, signal: new AbortController().signal });
+    const answer = await together().chat({ model: BASE, body: { model: BASE, messages, stream: true }, hosted: false, signal: new AbortController().signal });
     if (!answer.stream) throw new Error('expected a stream');
     const chunks: ChatChunk[] = [];
     for await (const chunk of answer.chunks) chunks.push(chunk);
     expect(answer.model).toBe(BASE);
-    const text = chunks.flatMap((c) => (c.type === 'delta' ? [c.content] : [])).join('');
+    const text = chunks.flatMap((c) => (c.type === 'delta' ? [c.content ?? ''] : [])).join('');
     expect(text).toBe(`Answer from ${BASE}: Say hi`);
     expect(chunks.filter((c) => c.type === 'delta').length).toBeGreaterThan(2);
     // The adapter asks for usage (stream_options.include_usage): it follows the finish reason.
     expect(chunks.slice(-2)).toEqual([
-      { type: 'finish', finishReason: 'stop' },
+      { type: 'finish', index: 0, finishReason: 'stop' },
       { type: 'usage', usage: expect.objectContaining({ totalTokens: expect.any(Number) }) },
     ]);
   });
 
   it('ends the provider stream when the caller aborts', async () => {
     const controller = new AbortController();
-    const answer = await together().chat({ model: BASE, messages, stream: true, hosted: false, signal: controller.signal });
+    const answer = await together().chat({ model: BASE, body: { model: BASE, messages, stream: true }, hosted: false, signal: controller.signal });
     if (!answer.stream) throw new Error('expected a stream');
     const iterator = answer.chunks[Symbol.asyncIterator]();
     await iterator.next();
@@ -357,7 +353,9 @@ describe('together-ai chat', () => {
   });
 
   it('answers an unknown model with the provider 404', async () => {
-    const err = await failure(together().chat({ model: 'nobody/nothing', messages, stream: false, hosted: false, signal: new AbortController().signal }));
+    const err = await failure(
+      together().chat({ model: 'nobody/nothing', body: { model: 'nobody/nothing', messages }, hosted: false, signal: new AbortController().signal }),
+    );
     expect(err).toMatchObject({ kind: 'provider', status: 404, code: 'model_not_available' });
   });
 });

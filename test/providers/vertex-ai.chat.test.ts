@@ -4,6 +4,7 @@
  * usage back; streamed answers yielded event by event over SSE and ended with the caller's signal;
  * a tuned model answering on its endpoint; models that are no Vertex reference refused.
  */
+import type { ChatBody } from '../../src/providers/chat-request';
 import type { ChatAnswer, ChatChunk, ChatRequest } from '../../src/providers/types';
 import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
 import { BUCKET, gatewayError, vertexClient } from './vertex-ai.support';
@@ -16,18 +17,25 @@ beforeAll(async () => {
 
 afterAll(() => fake.close());
 
-const request = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({
-  model: 'gemini-2.5-flash',
-  messages: [
-    { role: 'system', content: 'Answer briefly.' },
-    { role: 'user', content: 'What is 2+2?' },
-    { role: 'assistant', content: '4' },
-    { role: 'user', content: 'And 3+3?' },
-  ],
-  stream: false,
+/** A request for `model` (default gemini-2.5-flash) with OpenAI's body fields overridden. */
+const request = ({
+  model = 'gemini-2.5-flash',
+  signal = new AbortController().signal,
+  ...body
+}: Partial<ChatBody> & { signal?: AbortSignal } = {}): ChatRequest => ({
+  model,
   hosted: false,
-  signal: new AbortController().signal,
-  ...overrides,
+  signal,
+  body: {
+    model,
+    messages: [
+      { role: 'system', content: 'Answer briefly.' },
+      { role: 'user', content: 'What is 2+2?' },
+      { role: 'assistant', content: '4' },
+      { role: 'user', content: 'And 3+3?' },
+    ],
+    ...body,
+  },
 });
 
 function completion(answer: ChatAnswer) {
@@ -64,13 +72,12 @@ async function tunedEndpoint(): Promise<string> {
 
 describe('Vertex AI chat', () => {
   it("translates OpenAI's request into generateContent and the answer back", async () => {
-    const answer = completion(await vertexClient(fake).chat(request({ maxTokens: 50, temperature: 0.2, topP: 0.9, stop: ['\n\n'], seed: 7 })));
+    const answer = completion(await vertexClient(fake).chat(request({ max_tokens: 50, temperature: 0.2, top_p: 0.9, stop: ['\n\n'], seed: 7 })));
     expect(answer).toEqual({
       id: expect.stringMatching(/^chatcmpl-/),
       model: 'gemini-2.5-flash',
       created: expect.any(Number),
-      content: 'Answer from gemini-2.5-flash: And 3+3?',
-      finishReason: 'stop',
+      choices: [{ index: 0, content: 'Answer from gemini-2.5-flash: And 3+3?', refusal: null, toolCalls: [], finishReason: 'stop', logprobs: null }],
       usage: { promptTokens: expect.any(Number), completionTokens: expect.any(Number), totalTokens: expect.any(Number) },
     });
     expect(answer.usage!.totalTokens).toBe(answer.usage!.promptTokens + answer.usage!.completionTokens);
@@ -90,7 +97,7 @@ describe('Vertex AI chat', () => {
   it("answers with a tuned model on its endpoint (the hosted job's serving model)", async () => {
     const endpoint = await tunedEndpoint();
     const answer = completion(await vertexClient(fake).chat(request({ model: endpoint })));
-    expect(answer).toMatchObject({ model: endpoint, content: `Answer from ${endpoint}: And 3+3?` });
+    expect(answer).toMatchObject({ model: endpoint, choices: [{ content: `Answer from ${endpoint}: And 3+3?` }] });
     expect(fake.state.generateRequests.at(-1)?.target).toBe(`endpoints/${endpoint.split('/').at(-1)}`);
   });
 
@@ -160,10 +167,10 @@ describe('Vertex AI chat', () => {
     const tool = request({
       messages: [
         { role: 'user', content: 'x' },
-        { role: 'tool', content: 'y' },
+        { role: 'tool', content: 'y', tool_call_id: 'call_1' },
       ],
     });
-    expect(await gatewayError(vertexClient(fake).chat(tool))).toMatchObject({ status: 400, path: ['messages', 1, 'role'] });
+    expect(await gatewayError(vertexClient(fake).chat(tool))).toMatchObject({ status: 400, path: ['messages', 1, 'role'], code: 'unsupported_parameter' });
     const systemOnly = request({ messages: [{ role: 'system', content: 'x' }] });
     expect(await gatewayError(vertexClient(fake).chat(systemOnly))).toMatchObject({ status: 400, path: ['messages'] });
   });

@@ -20,12 +20,13 @@ function settingsOf(input: ChatCompletionInputType): RequestHeaders {
   return { ...Object.fromEntries(options), ...(input.integration == null ? {} : { [PROVIDER_HEADER]: input.integration }) };
 }
 
+/** OpenAI's request (its spelling, which the service takes on every face). */
 const toServiceInput = (input: ChatCompletionInputType): ChatCompletionInput => ({
   model: input.model,
   messages: input.messages.map((m) => ({ role: m.role, content: m.content, ...(m.name == null ? {} : { name: m.name }) })),
-  maxTokens: input.maxTokens,
+  max_tokens: input.maxTokens,
   temperature: input.temperature,
-  topP: input.topP,
+  top_p: input.topP,
   stop: input.stop,
   seed: input.seed,
 });
@@ -40,12 +41,13 @@ export class ChatResolver {
     const { answer } = await ctx.services.chat.complete(() => Promise.resolve(scope), settingsOf(input), toServiceInput(input), signal, meter);
     if (answer.stream) throw new GatewayError('internal', 'A chat answer asked for whole came back streamed');
     const { completion } = answer;
+    const choice = completion.choices[0];
     return {
       id: completion.id,
       model: completion.model,
       created: new Date(completion.created * 1000),
-      message: { role: 'assistant', content: completion.content },
-      finishReason: completion.finishReason,
+      message: { role: 'assistant', content: choice?.content ?? '' },
+      finishReason: choice?.finishReason ?? null,
       usage: completion.usage,
     };
   }

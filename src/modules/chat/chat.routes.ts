@@ -20,14 +20,15 @@ export function chatRoutes(services: Services, logger: Logger): Router {
     res.on('close', () => {
       if (!res.writableFinished) cancel.abort();
     });
-    const { scope, body } = await lazyTenantRequest(services, req, res);
+    // OpenAI's request goes to the service as it came (snake_case): it is relayed, not converted.
+    const { scope, body } = await lazyTenantRequest(services, req, res, [], 'as-sent');
     const meter = services.usage.recorder.chatMeter(callerOf(res));
-    const { answer, includeUsage } = await services.chat.complete(scope, headersOf(req), body, cancel.signal, meter);
+    const { answer, includeUsage, choices } = await services.chat.complete(scope, headersOf(req), body, cancel.signal, meter);
     if (!answer.stream) {
       res.status(200).json(toCompletionJson(answer.completion));
       return;
     }
-    await streamAnswer(res, answer, includeUsage, logger);
+    await streamAnswer(res, answer, includeUsage, choices, logger);
   });
 
   return router;
@@ -39,10 +40,10 @@ export function chatRoutes(services: Services, logger: Logger): Router {
  * error shape (OpenAI's SDKs raise it). A client that left stops the loop, which closes the
  * provider's stream.
  */
-async function streamAnswer(res: Response, answer: Streamed, includeUsage: boolean, logger: Logger): Promise<void> {
+async function streamAnswer(res: Response, answer: Streamed, includeUsage: boolean, choices: number, logger: Logger): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
   try {
-    await send(res, roleChunkJson(answer));
+    await send(res, roleChunkJson(answer, choices));
     for await (const chunk of answer.chunks) {
       if (res.destroyed) return;
       const json = toChunkJson(answer, chunk, includeUsage);

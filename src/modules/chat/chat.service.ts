@@ -7,7 +7,8 @@
  */
 import type { LazyScope } from '../../auth/scope';
 import type { ProviderClient } from '../../providers/registry';
-import type { ChatAnswer, ChatMessage } from '../../providers/types';
+import type { ChatRequestMessage } from '../../providers/chat-request';
+import type { ChatAnswer } from '../../providers/types';
 import { parseInput, type Input } from '../../validation/parse';
 import { PROVIDER_HEADER, type RequestHeaders } from '../../http/provider-headers';
 import type { ClientModeService } from '../client-mode/client-mode.service';
@@ -16,7 +17,7 @@ import type { IntegrationSource } from '../integrations/integration.port';
 import type { ModelService } from '../models/model.service';
 import type { PartialService } from '../partials/partial.service';
 import { chatCallFacts, unmetered, type ChatMeter } from '../usage/usage.recorder';
-import { chatCompletionSchema, type ChatCompletionData, type ChatCompletionInput } from './chat.schemas';
+import { chatCompletionSchema, type ChatCompletionInput } from './chat.schemas';
 import { expandPartials, partialSlugs, type ExpansionLimits } from './partial-expansion';
 import { StallGuard } from './stall-guard';
 
@@ -24,6 +25,8 @@ export interface ChatReply {
   answer: ChatAnswer;
   /** `stream_options.include_usage`: a streamed answer ends with a usage chunk. */
   includeUsage: boolean;
+  /** How many choices the answer has (`n`). */
+  choices: number;
 }
 
 export class ChatService {
@@ -49,31 +52,20 @@ export class ChatService {
     signal: AbortSignal,
     meter: ChatMeter = unmetered,
   ): Promise<ChatReply> {
-    const data = parseInput(chatCompletionSchema, input);
-    const messages = await this.expand(scope, data.messages.map(toMessage));
-    const { provider, model, hosted, job } = await this.route(scope, settings, data.model);
+    const body = parseInput(chatCompletionSchema, input);
+    const messages = await this.expand(scope, body.messages);
+    const { provider, model, hosted, job } = await this.route(scope, settings, body.model);
     const guard = new StallGuard(this.stallTimeoutMs, signal);
-    const call = provider.chat({
-      model,
-      hosted,
-      messages,
-      stream: data.stream ?? false,
-      maxTokens: data.maxCompletionTokens ?? data.maxTokens ?? undefined,
-      temperature: data.temperature ?? undefined,
-      topP: data.topP ?? undefined,
-      stop: typeof data.stop === 'string' ? [data.stop] : (data.stop ?? undefined),
-      seed: data.seed ?? undefined,
-      signal: guard.signal,
-    });
-    const facts = chatCallFacts({ scope, provider: provider.name, named: settings[PROVIDER_HEADER], model: data.model, streamed: data.stream ?? false, job });
+    const call = provider.chat({ model, hosted, body: { ...body, messages }, signal: guard.signal });
+    const facts = chatCallFacts({ scope, provider: provider.name, named: settings[PROVIDER_HEADER], model: body.model, streamed: body.stream ?? false, job });
     const answer = await meter(facts, guard.answer(call, provider.title));
     // The caller sees the model it asked for, not the endpoint or deployment that served it.
-    const named = answer.stream ? { ...answer, model: data.model } : { ...answer, completion: { ...answer.completion, model: data.model } };
-    return { answer: named, includeUsage: data.streamOptions?.includeUsage ?? false };
+    const named = answer.stream ? { ...answer, model: body.model } : { ...answer, completion: { ...answer.completion, model: body.model } };
+    return { answer: named, includeUsage: body.stream_options?.include_usage ?? false, choices: body.n ?? 1 };
   }
 
-  /** The messages with their partials expanded, within the limits (which hold for messages without partials too). */
-  private async expand(scope: LazyScope, messages: ChatMessage[]): Promise<ChatMessage[]> {
+  /** The messages with their partials expanded in text content, within the limits (which hold for messages without partials too). */
+  private async expand(scope: LazyScope, messages: ChatRequestMessage[]): Promise<ChatRequestMessage[]> {
     const slugs = partialSlugs(messages);
     const texts = slugs.length ? await this.partials.defaultTexts(await scope(), slugs) : new Map<string, string>();
     return expandPartials(messages, texts, this.expansionLimits);
@@ -92,10 +84,3 @@ export class ChatService {
     return { provider, model: job.servingModel ?? job.fineTunedModel ?? model, hosted: true, job };
   }
 }
-
-/** A message as providers take it: OpenAI's text parts joined. */
-const toMessage = (m: ChatCompletionData['messages'][number]): ChatMessage => ({
-  role: m.role,
-  content: typeof m.content === 'string' ? m.content : m.content.map((part) => part.text).join(''),
-  ...(m.name === undefined ? {} : { name: m.name }),
-});

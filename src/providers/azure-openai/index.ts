@@ -6,6 +6,7 @@
  */
 import { GatewayError } from '../../errors';
 import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../openai-compatible';
+import { CHAT_FIELDS } from '../chat-fields';
 import { chatCompletions } from '../openai-compatible/chat';
 import { defineSettings, PATTERNS } from '../settings';
 import { type ChatAnswer, type ChatRequest } from '../types';
@@ -91,6 +92,8 @@ export const azureOpenAIProvider: ProviderModule<typeof settings, AzureConnectio
     deploymentId: s.deploymentId,
   }),
   operations: { ...openAICompatibleOperations, chat },
+  // OpenAI's request on a deployment: the body goes as the caller sent it, unknown fields included.
+  chatSupport: { fields: CHAT_FIELDS, unknownFields: true },
   hosting: {
     fileState: fileStateOf,
   },

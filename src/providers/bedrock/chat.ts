@@ -3,22 +3,14 @@
  * through a custom model deployment or provisioned throughput: its ARN comes in
  * `x-gateway-aws-bedrock-model`; without it, asking a hosted job's custom model is
  * `deployment_required`, while client mode passes the ARN on and relays Bedrock's answer. Other
- * models (foundation models, inference profiles) are called by their id. System and developer
- * messages become Converse's `system`; consecutive messages of one role share a turn (Converse wants
- * turns to alternate). Converse has no seed, so a seed is not sent.
+ * models (foundation models, inference profiles) are called by their id. The request and answer
+ * are translated in ./chat-mappers.ts; streamed `toolUse` blocks become OpenAI's tool-call deltas.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  ConverseCommand,
-  ConverseStreamCommand,
-  type ContentBlock,
-  type ConverseStreamOutput,
-  type Message,
-  type SystemContentBlock,
-  type TokenUsage,
-} from '@aws-sdk/client-bedrock-runtime';
-import { GatewayError, invalidField } from '../../errors';
-import type { ChatAnswer, ChatChunk, ChatMessage, ChatRequest, ChatUsage, FinishReason } from '../types';
+import { ConverseCommand, ConverseStreamCommand, type ConverseStreamOutput, type TokenUsage } from '@aws-sdk/client-bedrock-runtime';
+import { GatewayError } from '../../errors';
+import type { ChatAnswer, ChatChunk, ChatRequest, ChatUsage, FinishReason } from '../types';
+import { answerOf, toConverse } from './chat-mappers';
 import type { BedrockConnection } from './connection';
 
 const CUSTOM_MODEL_ARN = /^arn:aws(?:-[a-z]+)*:bedrock:[a-z0-9-]*:\d{12}:custom-model\//;
@@ -45,45 +37,49 @@ function modelIdFor(conn: BedrockConnection, request: ChatRequest): string {
   );
 }
 
-function conversation(messages: ChatMessage[]): { system: SystemContentBlock[]; turns: Message[] } {
-  const system: SystemContentBlock[] = [];
-  const turns: Array<{ role: 'user' | 'assistant'; content: ContentBlock[] }> = [];
-  messages.forEach((message, i) => {
-    if (message.role === 'system' || message.role === 'developer') return void system.push({ text: message.content });
-    if (message.role === 'tool') throw invalidField(['messages', i, 'role'], 'tool messages cannot be sent to Amazon Bedrock through the gateway');
-    const last = turns.at(-1);
-    if (last?.role === message.role) last.content.push({ text: message.content });
-    else turns.push({ role: message.role, content: [{ text: message.content }] });
-  });
-  return { system, turns };
-}
-
-function converseInput(conn: BedrockConnection, request: ChatRequest) {
-  const { system, turns } = conversation(request.messages);
-  const inferenceConfig = { maxTokens: request.maxTokens, temperature: request.temperature, topP: request.topP, stopSequences: request.stop };
+function usageOf(u: TokenUsage | undefined): ChatUsage | null {
+  if (!u) return null;
+  const promptTokens = u.inputTokens ?? 0;
+  const completionTokens = u.outputTokens ?? 0;
+  const cached = u.cacheReadInputTokens;
   return {
-    modelId: modelIdFor(conn, request),
-    messages: turns,
-    ...(system.length ? { system } : {}),
-    ...(Object.values(inferenceConfig).some((v) => v !== undefined) ? { inferenceConfig } : {}),
+    promptTokens,
+    completionTokens,
+    totalTokens: u.totalTokens ?? promptTokens + completionTokens,
+    ...(cached !== undefined ? { promptTokensDetails: { cached_tokens: cached } } : {}),
   };
 }
 
-const usageOf = (u: TokenUsage | undefined): ChatUsage | null =>
-  u
-    ? { promptTokens: u.inputTokens ?? 0, completionTokens: u.outputTokens ?? 0, totalTokens: u.totalTokens ?? (u.inputTokens ?? 0) + (u.outputTokens ?? 0) }
-    : null;
+/** OpenAI's finish reason; the forced tool of JSON mode ends an answer, not a tool call. */
+const finishOf = (reason: string | undefined, jsonMode: boolean): FinishReason =>
+  jsonMode && reason === 'tool_use' ? 'stop' : (FINISH[reason ?? ''] ?? 'stop');
 
-const finishOf = (reason: string | undefined): FinishReason => FINISH[reason ?? ''] ?? 'stop';
-
-/** Chunks as the stream brings them; an error event (or a broken stream) ends them with the provider error. */
-async function* chunksOf(conn: BedrockConnection, stream: AsyncIterable<ConverseStreamOutput>): AsyncGenerator<ChatChunk> {
+/**
+ * Chunks as the stream brings them: text deltas, and each `toolUse` block as a tool call (its id and
+ * name first, then its input's JSON in pieces) or, for JSON mode's forced tool, as text. An error event
+ * (or a broken stream) ends them with the provider error.
+ */
+async function* chunksOf(conn: BedrockConnection, stream: AsyncIterable<ConverseStreamOutput>, jsonTool: string | undefined): AsyncGenerator<ChatChunk> {
+  /** Tool-call index by content block; JSON mode's block is -1. */
+  const calls = new Map<number, number>();
   try {
     for await (const event of stream) {
-      const text = event.contentBlockDelta?.delta?.text;
+      const start = event.contentBlockStart;
+      const use = start?.start?.toolUse;
+      if (start && use) {
+        const index = use.name === jsonTool ? -1 : calls.size;
+        calls.set(start.contentBlockIndex ?? 0, index);
+        if (index >= 0) yield { type: 'delta', toolCalls: [{ index, id: use.toolUseId, name: use.name, arguments: '' }] };
+        continue;
+      }
+      const delta = event.contentBlockDelta;
+      const input = delta?.delta?.toolUse?.input;
+      const call = calls.get(delta?.contentBlockIndex ?? 0);
       const usage = usageOf(event.metadata?.usage);
-      if (text) yield { type: 'delta', content: text };
-      else if (event.messageStop) yield { type: 'finish', finishReason: finishOf(event.messageStop.stopReason) };
+      if (delta?.delta?.text) yield { type: 'delta', content: delta.delta.text };
+      else if (input !== undefined && call !== undefined)
+        yield call < 0 ? { type: 'delta', content: input } : { type: 'delta', toolCalls: [{ index: call, arguments: input }] };
+      else if (event.messageStop) yield { type: 'finish', finishReason: finishOf(event.messageStop.stopReason, jsonTool !== undefined) };
       else if (usage) yield { type: 'usage', usage };
     }
   } catch (err) {
@@ -92,24 +88,26 @@ async function* chunksOf(conn: BedrockConnection, stream: AsyncIterable<Converse
 }
 
 export async function chat(conn: BedrockConnection, request: ChatRequest): Promise<ChatAnswer> {
-  const input = converseInput(conn, request);
+  const { input, jsonTool } = toConverse(request.body);
+  const command = { modelId: modelIdFor(conn, request), ...input };
   const created = Math.floor(Date.now() / 1000);
   const options = { abortSignal: request.signal };
-  if (request.stream) {
-    const answer = await conn.call('Amazon Bedrock', () => conn.runtime().send(new ConverseStreamCommand(input), options));
+  if (request.body.stream) {
+    const answer = await conn.call('Amazon Bedrock', () => conn.runtime().send(new ConverseStreamCommand(command), options));
     if (!answer.stream) throw new GatewayError('provider', 'Amazon Bedrock answered without a stream', { status: 502 });
-    return { stream: true, id: `chatcmpl-${answer.$metadata.requestId ?? randomUUID()}`, model: request.model, created, chunks: chunksOf(conn, answer.stream) };
+    const id = `chatcmpl-${answer.$metadata.requestId ?? randomUUID()}`;
+    return { stream: true, id, model: request.model, created, chunks: chunksOf(conn, answer.stream, jsonTool) };
   }
-  const answer = await conn.call('Amazon Bedrock', () => conn.runtime().send(new ConverseCommand(input), options));
-  const content = (answer.output?.message?.content ?? []).map((block) => block.text ?? '').join('');
+  const answer = await conn.call('Amazon Bedrock', () => conn.runtime().send(new ConverseCommand(command), options));
+  const { content, toolCalls } = answerOf(answer.output?.message?.content ?? [], jsonTool);
+  const finishReason = answer.stopReason ? finishOf(answer.stopReason, jsonTool !== undefined) : null;
   return {
     stream: false,
     completion: {
       id: `chatcmpl-${answer.$metadata.requestId ?? randomUUID()}`,
       model: request.model,
       created,
-      content,
-      finishReason: answer.stopReason ? finishOf(answer.stopReason) : null,
+      choices: [{ index: 0, content: toolCalls.length && !content ? null : content, refusal: null, toolCalls, finishReason, logprobs: null }],
       usage: usageOf(answer.usage),
     },
   };

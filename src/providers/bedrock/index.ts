@@ -9,6 +9,7 @@
 import { deferredProvider } from '../deferred';
 import { OPERATIONS } from '../types';
 import type * as Implementation from './implementation';
+import { BEDROCK_CHAT_SUPPORT } from './chat-support';
 import { bedrockDataset } from './dataset';
 import { BEDROCK_ENDPOINTS } from './endpoints';
 import { bedrockJobOptions } from './job-options';
@@ -24,6 +25,7 @@ export const bedrockProvider = deferredProvider(
     // Every operation of the contract, and provider mode's recovery of an interrupted submission.
     operations: [...OPERATIONS, 'findJob'],
     dataset: bedrockDataset,
+    chatSupport: BEDROCK_CHAT_SUPPORT,
   },
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first Bedrock call (../deferred.ts)
   () => require('./implementation') as typeof Implementation,

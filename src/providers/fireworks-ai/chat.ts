@@ -9,7 +9,8 @@
  * another way) and a "not deployed" answer comes back as Fireworks' error with that advice added.
  */
 import { GatewayError } from '../../errors';
-import { chatCompletions } from '../openai-compatible/chat';
+import { allChatFieldsBut, type ChatSupport } from '../chat-fields';
+import { chatCompletions, maxTokensOnly } from '../openai-compatible/chat';
 import type { ChatAnswer, ChatRequest } from '../types';
 import { TITLE, type FireworksConnection } from './connection';
 
@@ -19,10 +20,16 @@ const PROVISION =
   'deploy it (a deployment of the model, or loaded onto a deployment of its base model with add-ons enabled) ' +
   `and name the deployment in ${DEPLOYMENT_HEADER}`;
 
+/** Fireworks' chat API is OpenAI's without audio or file input, token biases, metadata, storage or service tiers. */
+export const CHAT_SUPPORT: ChatSupport = {
+  fields: allChatFieldsBut('input_audio', 'file', 'logit_bias', 'metadata', 'store', 'service_tier'),
+  unknownFields: false,
+};
+
 export async function chat(conn: FireworksConnection, request: ChatRequest): Promise<ChatAnswer> {
   const model = servedModel(conn, request);
   try {
-    return await chatCompletions(conn, '/inference/v1/chat/completions', { ...request, model });
+    return await chatCompletions(conn, '/inference/v1/chat/completions', { ...request, model }, maxTokensOnly);
   } catch (err) {
     const undeployed = err instanceof GatewayError && err.status === 404 && model === request.model && isAccountModel(model);
     throw undeployed ? err.withHint(`a fine-tuned model answers only on a dedicated deployment: ${PROVISION}`) : err;

@@ -7,7 +7,7 @@
  */
 import { defineSettings } from '../settings';
 import { fileStateOf, type ProviderModule } from '../module';
-import { chat, DEPLOYMENT_HEADER } from './chat';
+import { chat, CHAT_SUPPORT, DEPLOYMENT_HEADER } from './chat';
 import { TITLE, type FireworksConnection } from './connection';
 import { createJob } from './create-job';
 import { deleteFile, fileContent, getFile, listFiles } from './datasets';
@@ -53,6 +53,7 @@ export const fireworksProvider: ProviderModule<typeof settings, FireworksConnect
     http: env.http,
   }),
   operations: { uploadFile, listFiles, getFile, fileContent, deleteFile, createJob, getJob, listJobs, listEvents, listCheckpoints, findJob, chat },
+  chatSupport: CHAT_SUPPORT,
   hosting: {
     fileState: fileStateOf,
   },

@@ -1,6 +1,7 @@
 /**
  * POST …/chat/completions in OpenAI's wire format, for providers whose inference API speaks it
- * (Fireworks AI, Together AI): the internal ChatRequest out, a ChatAnswer back. A streamed answer is
+ * (OpenAI, Azure OpenAI, Fireworks AI, Together AI): the caller's body out with the provider's model,
+ * a ChatAnswer back. A streamed answer is
  * read as server-sent events and each chunk is yielded as it arrives; the caller's abort signal ends
  * the provider call, and so does a consumer that stops reading.
  */
@@ -11,14 +12,35 @@ import { GatewayError } from '../../errors';
 import { apiUrl, type ApiEndpoint } from '../api';
 import { providerDownload, providerFetch } from '../http';
 import { redactText } from '../redact';
-import type { ChatAnswer, ChatChunk, ChatCompletion, ChatRequest, ChatUsage, FinishReason } from '../types';
+import type { ChatAnswer, ChatChoice, ChatChunk, ChatCompletion, ChatLogprobs, ChatRequest, ChatUsage, FinishReason } from '../types';
 
-const wireUsage = z.object({ prompt_tokens: z.number().optional(), completion_tokens: z.number().optional(), total_tokens: z.number().optional() });
+const count = z.number().int().nonnegative();
+const wireUsage = z.object({
+  prompt_tokens: count.optional(),
+  completion_tokens: count.optional(),
+  total_tokens: count.optional(),
+  prompt_tokens_details: z.record(count.nullish()).nullish(),
+  completion_tokens_details: z.record(count.nullish()).nullish(),
+});
+
+const wireTopLogprob = z.object({ token: z.string(), logprob: z.number(), bytes: z.array(z.number()).nullish() });
+const wireTokenLogprob = wireTopLogprob.extend({ top_logprobs: z.array(wireTopLogprob).nullish() });
+const wireLogprobs = z.object({ content: z.array(wireTokenLogprob).nullish(), refusal: z.array(wireTokenLogprob).nullish() });
+
+const wireToolCall = z.object({
+  index: z.number().int().nonnegative().optional(),
+  id: z.string().nullish(),
+  function: z.object({ name: z.string().nullish(), arguments: z.string().nullish() }).optional(),
+});
+
+const wireMessage = z.object({ content: z.string().nullish(), refusal: z.string().nullish(), tool_calls: z.array(wireToolCall).nullish() });
 
 const wireChoice = z.object({
-  message: z.object({ content: z.string().nullish() }).optional(),
-  delta: z.object({ content: z.string().nullish() }).optional(),
+  index: z.number().int().nonnegative().optional(),
+  message: wireMessage.optional(),
+  delta: wireMessage.optional(),
   finish_reason: z.string().nullish(),
+  logprobs: wireLogprobs.nullish(),
 });
 
 /** A `chat.completion`, or one `chat.completion.chunk` of a stream (only the fields read; others pass). */
@@ -28,12 +50,16 @@ const wireCompletion = z.object({
   created: z.number().optional(),
   choices: z.array(wireChoice).optional(),
   usage: wireUsage.nullish(),
+  service_tier: z.string().nullish(),
+  system_fingerprint: z.string().nullish(),
   /** Some providers report a failure inside an open stream. */
   error: z.union([z.string(), z.object({ message: z.string().optional() })]).optional(),
 });
 
 type WireCompletion = z.infer<typeof wireCompletion>;
 type WireUsage = z.infer<typeof wireUsage>;
+type WireChoice = z.infer<typeof wireChoice>;
+type WireLogprobs = z.infer<typeof wireLogprobs>;
 
 /** The provider's answer in the shape read here, or a 502 naming the provider. */
 function parseCompletion(value: unknown, title: string): WireCompletion {
@@ -45,18 +71,25 @@ function parseCompletion(value: unknown, title: string): WireCompletion {
 /** Bounds the bytes buffered while waiting for the end of one event. */
 const MAX_EVENT_BYTES = 1024 * 1024;
 
-/** POST `path` (below the endpoint's API root, e.g. `/chat/completions`) in OpenAI's chat format. */
-export async function chatCompletions(endpoint: ApiEndpoint, path: string, request: ChatRequest): Promise<ChatAnswer> {
+/** How a provider's body differs from OpenAI's request (`max_completion_tokens` spelled `max_tokens`, say). */
+export type WireBody = (body: Record<string, unknown>) => Record<string, unknown>;
+
+/**
+ * POST `path` (below the endpoint's API root, e.g. `/chat/completions`) in OpenAI's chat format: the
+ * caller's body with `model` replaced (reshaped by `wire` where the provider needs it).
+ */
+export async function chatCompletions(endpoint: ApiEndpoint, path: string, request: ChatRequest, wire: WireBody = (body) => body): Promise<ChatAnswer> {
+  const stream = request.body.stream ?? false;
   const call = {
     provider: endpoint.title,
     method: 'POST' as const,
     url: apiUrl(endpoint, path),
-    json: chatBody(request),
+    json: wire(chatBody(request)),
     redact: endpoint.secrets,
     policy: endpoint.http,
     signal: request.signal,
   };
-  if (!request.stream) {
+  if (!stream) {
     const answer = parseCompletion(await providerFetch<unknown>({ ...call, headers: { ...endpoint.headers } }), endpoint.title);
     return { stream: false, completion: toCompletion(answer, request.model) };
   }
@@ -71,34 +104,55 @@ export async function chatCompletions(endpoint: ApiEndpoint, path: string, reque
   return { stream: true, id, model: head.model || request.model, created: head.created || nowSeconds(), chunks: toChunks(head, events) };
 }
 
-function chatBody(request: ChatRequest): Record<string, unknown> {
-  const body: Record<string, unknown> = {
-    model: request.model,
-    messages: request.messages.map(({ role, content, name }) => (name === undefined ? { role, content } : { role, content, name })),
-    stream: request.stream,
-    // Usage comes only when asked for: always ask, so a streamed answer can report it.
-    stream_options: request.stream ? { include_usage: true } : undefined,
-    max_tokens: request.maxTokens,
-    temperature: request.temperature,
-    top_p: request.topP,
-    stop: request.stop,
-    seed: request.seed,
-  };
-  return Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
+/** For providers that take OpenAI's older `max_tokens` only: `max_completion_tokens` sent under that name. */
+export const maxTokensOnly: WireBody = ({ max_completion_tokens: maxCompletionTokens, ...body }) =>
+  maxCompletionTokens == null ? body : { ...body, max_tokens: maxCompletionTokens };
+
+/** The caller's body with the provider's model; a stream always asks for usage, so the gateway can report it. */
+function chatBody({ body, model }: ChatRequest): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...body, model };
+  if (body.stream) out.stream_options = { ...body.stream_options, include_usage: true };
+  return out;
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 function toCompletion(answer: WireCompletion, model: string): ChatCompletion {
-  const choice = answer.choices?.[0];
   return {
     id: answer.id ?? '',
     model: answer.model ?? model,
     created: answer.created ?? nowSeconds(),
-    content: choice?.message?.content ?? '',
-    finishReason: toFinishReason(choice?.finish_reason),
+    choices: (answer.choices ?? []).map(toChoice),
     usage: toUsage(answer.usage),
+    ...(answer.service_tier ? { serviceTier: answer.service_tier } : {}),
+    ...(answer.system_fingerprint ? { systemFingerprint: answer.system_fingerprint } : {}),
   };
+}
+
+function toChoice(choice: WireChoice, position: number): ChatChoice {
+  const message = choice.message ?? {};
+  return {
+    index: choice.index ?? position,
+    content: message.content ?? null,
+    refusal: message.refusal ?? null,
+    toolCalls: (message.tool_calls ?? []).map((call) => ({ id: call.id ?? '', name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' })),
+    finishReason: toFinishReason(choice.finish_reason),
+    logprobs: toLogprobs(choice.logprobs),
+  };
+}
+
+function toLogprobs(logprobs: WireLogprobs | null | undefined): ChatLogprobs | null {
+  if (!logprobs) return null;
+  const tokens = (list: z.infer<typeof wireTokenLogprob>[] | null | undefined) =>
+    list
+      ? list.map((t) => ({
+          token: t.token,
+          logprob: t.logprob,
+          bytes: t.bytes ?? null,
+          topLogprobs: (t.top_logprobs ?? []).map((top) => ({ token: top.token, logprob: top.logprob, bytes: top.bytes ?? null })),
+        }))
+      : null;
+  return { content: tokens(logprobs.content), refusal: tokens(logprobs.refusal) };
 }
 
 const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
@@ -112,22 +166,56 @@ const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
 
 const toFinishReason = (reason: string | null | undefined): FinishReason | null => (reason ? (FINISH_REASONS[reason] ?? 'stop') : null);
 
+/** Counts only: a detail the provider reports as null is left out. */
+const counts = (details: Record<string, number | null | undefined> | null | undefined) =>
+  details ? Object.fromEntries(Object.entries(details).filter((e): e is [string, number] => typeof e[1] === 'number')) : undefined;
+
 function toUsage(usage: WireUsage | null | undefined): ChatUsage | null {
   if (!usage) return null;
   const promptTokens = usage.prompt_tokens ?? 0;
   const completionTokens = usage.completion_tokens ?? 0;
-  return { promptTokens, completionTokens, totalTokens: usage.total_tokens ?? promptTokens + completionTokens };
+  const promptTokensDetails = counts(usage.prompt_tokens_details);
+  const completionTokensDetails = counts(usage.completion_tokens_details);
+  return {
+    promptTokens,
+    completionTokens,
+    totalTokens: usage.total_tokens ?? promptTokens + completionTokens,
+    ...(promptTokensDetails ? { promptTokensDetails } : {}),
+    ...(completionTokensDetails ? { completionTokensDetails } : {}),
+  };
 }
 
-/** The stream's chunks as the contract's: text deltas, the finish reason, then the usage when the provider sent one. */
+/** One streamed choice's pieces: its delta (text, refusal, tool-call pieces, log probabilities), then its finish reason. */
+function* choiceChunks(choice: WireChoice, position: number): Generator<ChatChunk> {
+  const index = choice.index ?? position;
+  const delta = choice.delta ?? {};
+  const toolCalls = (delta.tool_calls ?? []).map((call, i) => ({
+    index: call.index ?? i,
+    ...(call.id ? { id: call.id } : {}),
+    ...(call.function?.name ? { name: call.function.name } : {}),
+    ...(call.function?.arguments ? { arguments: call.function.arguments } : {}),
+  }));
+  const logprobs = toLogprobs(choice.logprobs);
+  if (delta.content || delta.refusal || toolCalls.length || logprobs) {
+    yield {
+      type: 'delta',
+      index,
+      ...(delta.content ? { content: delta.content } : {}),
+      ...(delta.refusal ? { refusal: delta.refusal } : {}),
+      ...(toolCalls.length ? { toolCalls } : {}),
+      ...(logprobs ? { logprobs } : {}),
+    };
+  }
+  const finishReason = toFinishReason(choice.finish_reason);
+  if (finishReason) yield { type: 'finish', index, finishReason };
+}
+
+/** The stream's chunks as the contract's: each choice's deltas and finish reason, then the usage when the provider sent one. */
 async function* toChunks(head: WireCompletion, rest: AsyncIterator<WireCompletion>): AsyncGenerator<ChatChunk> {
   let usage: ChatUsage | null = null;
   try {
     for (let next: IteratorResult<WireCompletion> = { done: false, value: head }; !next.done; next = await rest.next()) {
-      const choice = next.value.choices?.[0];
-      if (choice?.delta?.content) yield { type: 'delta', content: choice.delta.content };
-      const finishReason = toFinishReason(choice?.finish_reason);
-      if (finishReason) yield { type: 'finish', finishReason };
+      for (const [position, choice] of (next.value.choices ?? []).entries()) yield* choiceChunks(choice, position);
       usage = toUsage(next.value.usage) ?? usage;
     }
   } finally {

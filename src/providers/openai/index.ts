@@ -1,5 +1,6 @@
 /** OpenAI: the reference API the gateway's files and fine-tuning faces follow. */
 import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../openai-compatible';
+import { CHAT_FIELDS } from '../chat-fields';
 import { chatCompletions } from '../openai-compatible/chat';
 import { defineSettings } from '../settings';
 import type { ProviderModule } from '../module';
@@ -44,4 +45,6 @@ export const openaiProvider: ProviderModule<typeof settings, OpenAICompatibleCon
     metadataOnCreate: true,
   }),
   operations: { ...openAICompatibleOperations, chat: (conn, request) => chatCompletions(conn, '/chat/completions', request) },
+  // The body goes as the caller sent it (model replaced), fields the gateway does not know included.
+  chatSupport: { fields: CHAT_FIELDS, unknownFields: true },
 };

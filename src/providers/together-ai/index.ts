@@ -4,7 +4,8 @@
  * validates fine-tune files after the upload, so hosted jobs wait for that before creating the job.
  * There is no `findJob`: Together stores nothing with a job that could carry the gateway's job id.
  */
-import { chatCompletions } from '../openai-compatible/chat';
+import { allChatFieldsBut } from '../chat-fields';
+import { chatCompletions, maxTokensOnly } from '../openai-compatible/chat';
 import { defineSettings } from '../settings';
 import { fileStateOf, type ProviderModule } from '../module';
 import { TITLE, type TogetherConnection } from './connection';
@@ -37,7 +38,15 @@ export const togetherProvider: ProviderModule<typeof settings, TogetherConnectio
     cancelJob,
     listEvents,
     listCheckpoints,
-    chat: (conn, request) => chatCompletions(conn, '/chat/completions', request),
+    chat: (conn, request) => chatCompletions(conn, '/chat/completions', request, maxTokensOnly),
+  },
+  /**
+   * Together's chat API is OpenAI's, but its `logprobs` is a count with answers in another shape, and
+   * it has no audio or file input, metadata, storage, service tiers or reasoning effort.
+   */
+  chatSupport: {
+    fields: allChatFieldsBut('input_audio', 'file', 'logprobs', 'top_logprobs', 'metadata', 'store', 'service_tier', 'reasoning_effort'),
+    unknownFields: false,
   },
   hosting: {
     fileState: fileStateOf,

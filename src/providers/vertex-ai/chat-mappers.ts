@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { invalidField } from '../../errors';
+import { maxTokensOf, stopSequencesOf, textOf } from '../chat-request';
 import type { ChatCompletion, ChatRequest, ChatUsage, FinishReason } from '../types';
 import { unixSeconds, type GenerateContentResponse } from './wire';
 
@@ -26,19 +27,20 @@ const text = (content: string) => [{ text: content }];
 export function toGenerateRequest(request: ChatRequest): Record<string, unknown> {
   const system: { text: string }[] = [];
   const contents: { role: 'user' | 'model'; parts: { text: string }[] }[] = [];
-  request.messages.forEach((message, i) => {
-    if (message.role === 'system' || message.role === 'developer') system.push(...text(message.content));
-    else if (message.role === 'user') contents.push({ role: 'user', parts: text(message.content) });
-    else if (message.role === 'assistant') contents.push({ role: 'model', parts: text(message.content) });
+  const { body } = request;
+  body.messages.forEach((message, i) => {
+    if (message.role === 'system' || message.role === 'developer') system.push(...text(textOf(message.content)));
+    else if (message.role === 'user') contents.push({ role: 'user', parts: text(textOf(message.content)) });
+    else if (message.role === 'assistant') contents.push({ role: 'model', parts: text(textOf(message.content)) });
     else throw invalidField(['messages', i, 'role'], 'cannot be "tool" with Vertex AI through the gateway (no tool calls)');
   });
   if (contents.length === 0) throw invalidField('messages', 'must hold at least one user message');
   const config = {
-    maxOutputTokens: request.maxTokens,
-    temperature: request.temperature,
-    topP: request.topP,
-    stopSequences: request.stop,
-    seed: request.seed,
+    maxOutputTokens: maxTokensOf(body),
+    temperature: body.temperature ?? undefined,
+    topP: body.top_p ?? undefined,
+    stopSequences: stopSequencesOf(body),
+    seed: body.seed ?? undefined,
   };
   const generationConfig = Object.fromEntries(Object.entries(config).filter(([, value]) => value !== undefined));
   return {
@@ -73,8 +75,7 @@ export function toCompletion(model: string, response: GenerateContentResponse): 
     id: completionId(response.responseId),
     model,
     created: response.createTime ? unixSeconds(response.createTime) : Math.floor(Date.now() / 1000),
-    content: answerText(response),
-    finishReason: finishReason(response),
+    choices: [{ index: 0, content: answerText(response), refusal: null, toolCalls: [], finishReason: finishReason(response), logprobs: null }],
     usage: toUsage(response),
   };
 }

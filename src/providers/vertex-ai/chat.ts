@@ -27,7 +27,7 @@ function target(conn: VertexConnection, model: string): string {
 export async function chat(conn: VertexConnection, request: ChatRequest): Promise<ChatAnswer> {
   const path = target(conn, request.model);
   const json = toGenerateRequest(request);
-  if (!request.stream) {
+  if (!request.body.stream) {
     const answer = await googleFetch(conn, VERTEX, { method: 'POST', url: vertexUrl(conn, `${path}:generateContent`), json, signal: request.signal });
     return { stream: false, completion: toCompletion(request.model, parseAnswer(generateContentSchema, answer, VERTEX, 'answer')) };
   }

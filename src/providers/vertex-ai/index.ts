@@ -10,6 +10,7 @@ import type { ProviderEnvironment, ProviderModule } from '../module';
 import { bearerCredentials, serviceAccount, serviceAccountCredentials, serviceAccountProblem, type GoogleCredentials } from './auth';
 import { cancelJob } from './cancel-job';
 import { chat } from './chat';
+import { VERTEX_CHAT_SUPPORT } from './chat-support';
 import type { VertexConnection } from './connection';
 import { createJob } from './create-job';
 import { geminiDataset } from './dataset';
@@ -120,4 +121,5 @@ export const vertexAIProvider: ProviderModule<typeof settings, VertexConnection>
     chat,
   },
   dataset: geminiDataset,
+  chatSupport: VERTEX_CHAT_SUPPORT,
 };
