@@ -15,7 +15,7 @@
 import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import type * as Undici from 'undici';
-import { errnoCode, GatewayError, PROVIDER_UNREACHABLE } from '../errors';
+import { errnoCode, GatewayError, PROVIDER_UNREACHABLE, providerCode } from '../errors';
 import { lazy } from '../lazy';
 import { redactJson, redactText } from './redact';
 import type { ProviderContent } from './types';
@@ -217,7 +217,7 @@ function httpError(req: Pick<ProviderRequest, 'provider' | 'redact'>, status: nu
   // api.md §6.2: the message names the provider and carries its own; the provider's status for its 4xx; a provider's
   // own failure (5xx) is a bad gateway here, and so is an answer the gateway cannot use (a redirect, which it does
   // not follow, or a 1xx).
-  const place = { code: code && redactText(code, req.redact), param: param && redactText(param, req.redact) };
+  const place = { code: code ? providerCode(redactText(code, req.redact)) : null, param: param && redactText(param, req.redact) };
   return new GatewayError('provider', `${req.provider}: ${redactText(message, req.redact)}`, {
     status: status >= 400 && status < 500 ? status : 502,
     ...place,

@@ -5,7 +5,7 @@
  * a request can never steer the gateway to another host; errors name the field as the caller
  * spelled it (the header, or the integration key) and never quote a value (it may be a secret).
  */
-import { GatewayError } from '../errors';
+import { GatewayError, type CodeOf } from '../errors';
 import type { OperationName } from './types';
 
 export interface SettingSpec {
@@ -86,7 +86,7 @@ function fieldOf(spec: SettingSpec, origin: SettingsOrigin, from: 'header' | 'cr
 
 type GatewayErrorPlace = { param: string } | { path: string[] };
 
-const settingError = (place: GatewayErrorPlace, reason: string, code = 'invalid_setting') =>
+const settingError = (place: GatewayErrorPlace, reason: string, code: CodeOf<'invalid_request'> = 'invalid_setting') =>
   new GatewayError('invalid_request', reason, { ...place, aboutField: true, code });
 
 /** The raw value of one setting and where it came from. */

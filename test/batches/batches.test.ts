@@ -127,7 +127,7 @@ describe('creating and reading batches', () => {
   });
 
   it('needs a fine-tuned model of the workspace, or an integration', async () => {
-    await expect(create({ gateway_options: undefined })).rejects.toMatchObject({ status: 400, param: 'input_file_id', code: 'model_not_found' });
+    await expect(create({ gateway_options: undefined })).rejects.toMatchObject({ status: 400, param: 'input_file_id', code: 'unknown_model' });
     await expect(create({ gateway_options: { 'x-gateway-provider': '@nope' } })).rejects.toMatchObject({ status: 404 });
     await expect(create({ gateway_options: { ...viaOpenAI, 'x-gateway-batch-runner': 'fast' } })).rejects.toMatchObject({
       status: 400,

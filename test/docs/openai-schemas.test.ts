@@ -82,9 +82,9 @@ describe('the mapping of gateway operations to OpenAI components', () => {
     }
   });
 
-  it('covers every files, fine-tuning, chat and usage operation that answers JSON', () => {
+  it('covers every files, fine-tuning, chat, batches and usage operation that answers JSON', () => {
     const openAIShaped = operations.filter(
-      (op) => op.tags.some((tag: string) => ['Files', 'Fine-tuning', 'Chat', 'Usage'].includes(tag)) && ok(op)?.content?.['application/json'],
+      (op) => op.tags.some((tag: string) => ['Files', 'Fine-tuning', 'Chat', 'Batches', 'Usage'].includes(tag)) && ok(op)?.content?.['application/json'],
     );
     expect(openAIShaped.map((op) => op.operationId).sort()).toEqual(Object.keys(OPENAI_ANSWERS).sort());
   });

@@ -3,7 +3,7 @@
  * nothing — the monitor backs off only then, so "no change" must really be recognised as such —
  * and how a failed step that will be retried is described.
  */
-import { GatewayError, PROVIDER_UNREACHABLE } from '../../src/errors';
+import { GatewayError, PROVIDER_UNREACHABLE, providerCode } from '../../src/errors';
 import { cancelled, fromProviderJob, transition } from '../../src/modules/fine-tuning/fine-tuning.state';
 import { retryError } from '../../src/modules/fine-tuning/job-errors';
 import { hostedJob as job, providerJob as remote } from '../support/factories';
@@ -57,7 +57,8 @@ describe('fromProviderJob', () => {
 
 describe('retryError', () => {
   it("tells the job's gateway_status why a step is retried: no answer, the provider's 5xx or 429, or the gateway itself", () => {
-    const provider = (status: number, code: string | null = null) => new GatewayError('provider', 'OpenAI: failed', { status, code });
+    const provider = (status: number, code: string | null = null) =>
+      new GatewayError('provider', 'OpenAI: failed', { status, code: code === null ? null : providerCode(code) });
     expect(retryError(provider(502, PROVIDER_UNREACHABLE))).toEqual({
       reason: 'provider_unreachable',
       code: 'provider_unreachable',

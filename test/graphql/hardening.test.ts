@@ -12,8 +12,8 @@ let domainStatements = 0;
 
 beforeAll(async () => {
   gw = await startTestGateway({}, { onQuery: (sql) => (domainStatements += AUTH_TABLES.test(sql) ? 0 : 1) });
-  // The job monitor's background polling would show up in the statement count.
-  await gw.gateway.monitor.stop();
+  // The job monitor's and the batch runner's background polling would show up in the statement count.
+  await Promise.all([gw.gateway.monitor.stop(), gw.gateway.batchRunner.stop()]);
 });
 afterAll(() => gw.stop());
 afterEach(() => jest.restoreAllMocks());

@@ -141,7 +141,8 @@ export class BatchService {
         'inputFileId',
         `holds requests for '${model}', which is not a fine-tuned model of this workspace; to send them to a provider's model, ` +
           `name its integration in gateway_options: {"${PROVIDER_OPTION}": "@slug"}`,
-        'model_not_found',
+        // Not `model_not_found`: that code is the 404 of a model the caller asks for directly.
+        'unknown_model',
       );
     }
   }

@@ -5,7 +5,7 @@
  * for a time-out, 502 for a connection that failed. Messages carry the service's own words with
  * every credential scrubbed out (a signature error quotes the signed headers, session token included).
  */
-import { GatewayError, PROVIDER_UNREACHABLE } from '../../errors';
+import { GatewayError, PROVIDER_UNREACHABLE, providerCode } from '../../errors';
 import { redactText, redactValue } from '../redact';
 
 export type AwsService = 'Amazon Bedrock' | 'Amazon S3';
@@ -39,7 +39,11 @@ function serviceError(err: ServiceFailure, service: AwsService, secrets: readonl
   const status = err.$metadata?.httpStatusCode ?? STATUS_BY_NAME[err.name] ?? (err.$fault === 'server' ? 500 : 400);
   // HEAD answers have no body: the SDK then names the error after the status only.
   const said = err.message && err.message !== 'UnknownError' ? err.message : err.name;
-  return new GatewayError('provider', `${service}: ${redactText(said, secrets)}`, { status: status >= 500 ? 502 : status, code: err.name, cause: err });
+  return new GatewayError('provider', `${service}: ${redactText(said, secrets)}`, {
+    status: status >= 500 ? 502 : status,
+    code: providerCode(err.name),
+    cause: err,
+  });
 }
 
 /** The gateway error for anything an AWS SDK call threw; GatewayErrors (ours, e.g. a dataset line refused) pass unchanged. */

@@ -6,7 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import { HeadObjectCommand, DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { GatewayError } from '../../errors';
+import { GatewayError, providerCode } from '../../errors';
 import type { FileListInput, ProviderContent, ProviderFile, ProviderPage } from '../types';
 import type { BedrockConnection } from './connection';
 import { baseName, parseS3Uri, s3Uri, type S3Location } from './s3-uri';
@@ -57,7 +57,7 @@ async function onObject<T>(conn: BedrockConnection, id: string, send: (target: {
     return await conn.call('Amazon S3', () => send({ Bucket: bucket, Key: key }));
   } catch (err) {
     if (!(err instanceof GatewayError) || err.status !== 404) throw err;
-    throw new GatewayError('provider', `Amazon S3: no object ${id}`, { status: 404, code: 'NoSuchKey', cause: err });
+    throw new GatewayError('provider', `Amazon S3: no object ${id}`, { status: 404, code: providerCode('NoSuchKey'), cause: err });
   }
 }
 

@@ -4,7 +4,7 @@
  * (streamed; a dataset of several files is served as their concatenation, in name order).
  */
 import { Readable } from 'node:stream';
-import { GatewayError } from '../../errors';
+import { GatewayError, providerCode } from '../../errors';
 import { providerDownload } from '../http';
 import { checkSignedUrl } from '../signed-urls';
 import type { FileListInput, ProviderContent, ProviderFile, ProviderPage } from '../types';
@@ -44,7 +44,7 @@ export async function fileContent(conn: FireworksConnection, id: string): Promis
   const urls = Object.entries(endpoint.filenameToSignedUrls ?? {})
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([, url]) => checkSignedUrl(url, conn.signedUrls));
-  if (urls.length === 0) throw new GatewayError('provider', `${TITLE} dataset '${id}' has no uploaded data`, { status: 404, code: 'not_found' });
+  if (urls.length === 0) throw new GatewayError('provider', `${TITLE} dataset '${id}' has no uploaded data`, { status: 404, code: providerCode('not_found') });
   // The signed URLs are the bucket's: they get no API key.
   const download = (url: string) => providerDownload({ provider: `${TITLE} dataset storage`, method: 'GET', url, redact: conn.secrets, policy: conn.http });
   if (urls.length === 1) return download(urls[0]);

@@ -7,7 +7,7 @@
  */
 import { createHash, createPrivateKey, createSign, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
-import { GatewayError } from '../../errors';
+import { GatewayError, providerCode } from '../../errors';
 import { providerFetch, type HttpPolicy } from '../http';
 import { TokenCache, type AccessToken } from './token-cache';
 
@@ -123,7 +123,7 @@ async function exchange(account: ServiceAccount, tokenUrl: string, http: HttpPol
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
     const message = `${err.message} (exchanging the key of ${account.clientEmail} for an access token)`;
-    throw new GatewayError('provider', message, { status: err.status, code: err.code ?? 'token_exchange_failed' });
+    throw new GatewayError('provider', message, { status: err.status, code: err.code === null ? 'token_exchange_failed' : providerCode(err.code) });
   }
   const parsed = tokenAnswerSchema.safeParse(answer);
   if (!parsed.success) throw new GatewayError('provider', 'Google OAuth answered the token exchange without an access token', { status: 502 });

@@ -4,7 +4,7 @@
  * they arrive. The caller's signal ends the provider call, and leaving the stream early closes it.
  */
 import type { Readable } from 'node:stream';
-import { GatewayError, invalidField } from '../../errors';
+import { GatewayError, invalidField, providerCode } from '../../errors';
 import { redactText } from '../redact';
 import type { ChatAnswer, ChatChunk, ChatRequest, ChatUsage, FinishReason } from '../types';
 import { googleDownload, googleFetch, parentPath, VERTEX, vertexUrl, type VertexConnection } from './connection';
@@ -47,7 +47,7 @@ function streamedResponse(data: string, secrets: readonly string[]): GenerateCon
   const failure = parseAnswer(streamErrorSchema, value, VERTEX, 'event').error;
   if (failure) {
     const message = `${VERTEX}: ${failure.message ? redactText(failure.message, secrets) : 'the stream ended with an error'}`;
-    throw new GatewayError('provider', message, { status: 502, code: failure.status ?? null });
+    throw new GatewayError('provider', message, { status: 502, code: failure.status === undefined ? null : providerCode(failure.status) });
   }
   return parseAnswer(generateContentSchema, value, VERTEX, 'streamed answer');
 }
