@@ -2,11 +2,13 @@
  * The usage ledger (issue 26 §1): one row per chat call, hosted and client mode, streamed or not,
  * with the provider's token counts (a stream's final usage chunk, requested upstream even when the
  * caller did not ask for it, and then not relayed), the key, workspace, integration and base model;
- * a row per finished fine-tuning job with its trained tokens; never prompt or answer text; pruning.
+ * a row per request of a batch the gateway runs; a row per finished fine-tuning job with its trained
+ * tokens; never prompt or answer text; pruning.
  */
 import type OpenAI from 'openai';
 import { fakeAnswer } from '../fakes/chat';
-import { createIntegration, databaseText, sdk } from '../fine-tuning/harness';
+import { batchFile, uploadBatchFile } from '../batches/harness';
+import { createIntegration, eventually, sdk } from '../fine-tuning/harness';
 import { gatewaySdk } from '../support/answers';
 import { api } from '../support/gateway';
 import { streamedText, succeededJob } from '../chat/harness';
@@ -19,7 +21,7 @@ let team: { workspaceId: string; key: string; keyId: string };
 let direct: OpenAI;
 
 beforeAll(async () => {
-  env = await startUsageGateway();
+  env = await startUsageGateway({ GATEWAY_BATCH_POLL_MS: '50' });
   team = await workspaceWithKey(env.gw, 'ledger-team');
   direct = gatewaySdk({ url: env.gw.url, key: team.key }, { apiKey: env.providerKey, headers: { 'x-gateway-provider': 'openai' } });
 });
@@ -142,11 +144,32 @@ describe('chat calls', () => {
     expect(rows[0]).toMatchObject({ integration: 'ledger-openai', mode: 'client', ...tokensOf('gpt-4o-mini', PROMPT) });
   });
 
+  it('records each request of a batch the gateway runs as a batch call', async () => {
+    const client = sdk(env.gw);
+    const file = await uploadBatchFile(client, batchFile('gpt-4o-mini', 3));
+    const rows = await newRows(async () => {
+      const created = await client.batches.create({
+        input_file_id: file.id,
+        endpoint: '/v1/chat/completions',
+        completion_window: '24h',
+        gateway_options: { 'x-gateway-provider': '@ledger-openai' },
+      } as never);
+      await eventually(async () => ((await client.batches.retrieve(created.id)).status === 'completed' ? true : undefined), 30_000);
+    });
+    expect(rows).toHaveLength(3);
+    for (const row of rows) {
+      // Recorded for the key that created the batch.
+      expect(row).toMatchObject({ batch: true, apiKeyId: expect.any(String), integration: 'ledger-openai', model: 'gpt-4o-mini', status: 200, mode: 'client' });
+      expect(row.inputTokens).toBeGreaterThan(0);
+    }
+  });
+
   it('never stores prompt or answer text', async () => {
     await ledgerRows(env.gw);
-    const text = await databaseText(env.gw);
-    expect(text).not.toContain(PROMPT);
-    expect(text).not.toContain('Answer from');
+    const rows = await env.gw.gateway.services.db.prisma.$queryRawUnsafe<{ row: string }[]>('SELECT row_to_json(u)::text AS row FROM usage_records u');
+    const text = rows.map((r) => r.row).join('\n');
+    expect(rows.length).toBeGreaterThan(5);
+    for (const written of [PROMPT, 'Answer from', 'Question']) expect(text).not.toContain(written);
   });
 });
 

@@ -1,0 +1,164 @@
+/**
+ * `npm run bench:usage`: what the usage ledger costs and how fast it reads (issue 26 §7), in one run.
+ *
+ *   1. Streamed chat completions (client mode, fake OpenAI, gateway in its own process) through a
+ *      gateway with the ledger on and one with it off (GATEWAY_USAGE_LEDGER=off), measured
+ *      alternately: completed streams per second with the ledger as a share of without (goal ≥ 95 %).
+ *   2. 100 000 rows recorded through the ledger (buffer and batched inserts) into the database of
+ *      BENCH_DATABASE_URL (a Postgres database, emptied of usage rows first) or an in-memory PGlite:
+ *      rows written per second (goal ≥ 20 000).
+ *   3. 1 000 000 rows over 30 days and 20 models, then the usage query for those 30 days by model
+ *      (`bucket_width=1d`, `group_by=model`), median of 5 (goal ≤ 200 ms on Postgres).
+ *
+ * Options (environment): BENCH_SECONDS (per chat round, default 3), BENCH_CONCURRENCY (default 20),
+ * BENCH_DATABASE_URL (Postgres for parts 2 and 3).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { openDatabase, type Database } from '../src/db/database';
+import { createLogger } from '../src/logger';
+import { UsageLedger } from '../src/modules/usage/usage.ledger';
+import type { UsageRow } from '../src/modules/usage/usage.model';
+import { UsageRepository } from '../src/modules/usage/usage.repository';
+import { UsageService } from '../src/modules/usage/usage.service';
+import { child, quantile, runBench, SECONDS, streamLoad, type Target } from './harness';
+
+const PROVIDER_KEY = 'sk-bench-0123456789abcdef';
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
+const ROUNDS = 3;
+
+async function chatRatio(): Promise<Record<string, string | number>> {
+  const fake = await child('fake-openai.js', { BENCH_PROVIDER_KEY: PROVIDER_KEY });
+  const dirs = await Promise.all([mkdtemp(path.join(tmpdir(), 'gw-bench-usage-')), mkdtemp(path.join(tmpdir(), 'gw-bench-usage-'))]);
+  const key = `gw_bench_${randomBytes(16).toString('hex')}`;
+  const start = (dataDir: string, ledger: 'on' | 'off') =>
+    child('gateway.js', {
+      DATA_DIR: dataDir,
+      GATEWAY_BOOTSTRAP_API_KEY: key,
+      GATEWAY_OPENAI_BASE_URL: `http://127.0.0.1:${fake.port}/v1`,
+      GATEWAY_USAGE_LEDGER: ledger,
+    });
+  const [on, off] = [await start(dirs[0], 'on'), await start(dirs[1], 'off')];
+  try {
+    const body = JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'Count the words of this request please' }] });
+    const target = (port: number): Target => ({
+      port,
+      path: '/v1/chat/completions',
+      method: 'POST',
+      headers: {
+        'x-gateway-api-key': key,
+        'x-gateway-provider': 'openai',
+        authorization: `Bearer ${PROVIDER_KEY}`,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+      },
+      body,
+    });
+    let withLedger = 0;
+    let without = 0;
+    // Alternated so that a machine's drift during the run weighs on both alike.
+    for (let round = 0; round < ROUNDS; round++) {
+      without += (await streamLoad(target(off.port), CONCURRENCY)).perSecond;
+      withLedger += (await streamLoad(target(on.port), CONCURRENCY)).perSecond;
+    }
+    return {
+      part: 'streamed chat, ledger on / off',
+      'ledger off streams/s': Math.round(without / ROUNDS),
+      'ledger on streams/s': Math.round(withLedger / ROUNDS),
+      ratio: `${((100 * withLedger) / without).toFixed(1)}%`,
+      goal: '≥ 95%',
+    };
+  } finally {
+    [fake, on, off].forEach((c) => c.proc.kill());
+    await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+  }
+}
+
+const MODELS = Array.from({ length: 20 }, (_, i) => `model-${i}`);
+
+function row(organisationId: string, workspaceId: string, time: Date, i: number): UsageRow {
+  return {
+    time,
+    organisationId,
+    workspaceId,
+    apiKeyId: null,
+    operation: 'chat',
+    provider: 'openai',
+    integration: null,
+    model: MODELS[i % MODELS.length],
+    baseModel: null,
+    inputTokens: 100 + (i % 50),
+    cachedTokens: 0,
+    outputTokens: 20 + (i % 10),
+    latencyMs: 100,
+    ttftMs: 10,
+    status: 200,
+    mode: 'client',
+    streamed: true,
+    batch: false,
+    requestId: null,
+  };
+}
+
+async function ledgerWrites(db: Database, organisationId: string, workspaceId: string): Promise<Record<string, string | number>> {
+  const count = 100_000;
+  const ledger = new UsageLedger(new UsageRepository(db.prisma), { enabled: true, flushMs: 1000, maxRows: 1000, retentionDays: 90 }, createLogger('silent'));
+  const started = performance.now();
+  const now = new Date();
+  for (let i = 0; i < count; i++) ledger.record(row(organisationId, workspaceId, now, i));
+  await ledger.stop();
+  const seconds = (performance.now() - started) / 1000;
+  return { part: `${count} ledger rows written (${db.kind})`, 'rows/s': Math.round(count / seconds), goal: '≥ 20000' };
+}
+
+async function usageQuery(db: Database, organisationId: string, workspaceId: string): Promise<Record<string, string | number>> {
+  const total = 1_000_000;
+  const day = 86_400;
+  const end = Math.floor(Date.now() / 1000 / day) * day;
+  const start = end - 30 * day;
+  // Spread evenly over the 30 days, generated in the database (the write path is part 2).
+  await db.prisma.$executeRawUnsafe(
+    `INSERT INTO usage_records (time, organisation_id, workspace_id, operation, provider, model, input_tokens, output_tokens, status, mode, streamed)
+     SELECT to_timestamp(${start} + (n::bigint * ${30 * day}) / ${total}), '${organisationId}'::uuid, '${workspaceId}'::uuid, 'chat', 'openai',
+            'model-' || (n % ${MODELS.length}), 100 + n % 50, 20 + n % 10, 200, 'client', true
+     FROM generate_series(0, ${total - 1}) AS n`,
+  );
+  await db.prisma.$executeRawUnsafe('ANALYZE usage_records');
+  const service = new UsageService(new UsageRepository(db.prisma), null);
+  const caller = { keyId: randomUUID(), organisationId, workspaceId: null };
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    const page = await service.completions(caller, { startTime: start, endTime: end, bucketWidth: '1d', groupBy: ['model'], limit: 31 });
+    times.push(performance.now() - t);
+    if (page.buckets.length !== 30) throw new Error(`expected 30 buckets, got ${page.buckets.length}`);
+  }
+  times.sort((a, b) => a - b);
+  return { part: `usage query, 30 days by model over ${total} rows (${db.kind})`, 'median ms': quantile(times, 0.5).toFixed(1), goal: '≤ 200 ms (Postgres)' };
+}
+
+async function main(): Promise<void> {
+  const rows = [await chatRatio()];
+  const db = await openDatabase({ databaseUrl: process.env.BENCH_DATABASE_URL, pgliteDir: 'memory://' });
+  try {
+    await db.migrate();
+    await db.prisma.usageRecord.deleteMany({});
+    const organisation = await db.prisma.organisation.create({ data: { name: 'bench' } });
+    const workspace = await db.prisma.workspace.create({
+      data: { organisationId: organisation.id, slug: `bench-${randomBytes(4).toString('hex')}`, name: 'bench' },
+    });
+    rows.push(await ledgerWrites(db, organisation.id, workspace.id));
+    rows.push(await usageQuery(db, organisation.id, workspace.id));
+    await db.prisma.usageRecord.deleteMany({ where: { organisationId: organisation.id } });
+    await db.prisma.organisation.delete({ where: { id: organisation.id } });
+  } finally {
+    await db.close();
+  }
+  console.log(`usage ledger (issue 26 §7; chat: client mode, concurrency ${CONCURRENCY}, ${ROUNDS} alternated rounds of ${SECONDS}s per gateway)`);
+  console.table(rows);
+}
+
+runBench(main);
