@@ -132,7 +132,7 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
     const created = await createJob({ method: { type: 'supervised', supervised: { hyperparameters: { learning_rate_multiplier: 2 } } } });
     const done = await waitForStatus(created.id, ['failed', 'succeeded']);
     expect(done.status).toBe('failed');
-    expect(done.error).toMatchObject({ code: 'unsupported_parameter', param: 'method.supervised.hyperparameters.learningRateMultiplier' });
+    expect(done.error).toMatchObject({ code: 'unsupported_parameter', param: 'method.supervised.hyperparameters.learning_rate_multiplier' });
     expect(fake.state.jobs.has(`gw-${created.id}`)).toBe(false);
   });
 
