@@ -3,12 +3,13 @@
  * `model` names a succeeded hosted job of the workspace, and the call goes to that job's provider
  * with its integration's credentials, the job's settings and any non-secret settings of the request
  * (a deployment to call, say). Client mode: the provider and credentials the request names, as for
- * files and jobs. Either way prompt partials are expanded first, with one lookup for all of them.
+ * files and jobs — or `model: "@slug/<provider model id>"`, a stored integration without headers. Either way prompt partials are expanded first, with one lookup for all of them.
  */
 import type { LazyScope } from '../../auth/scope';
 import type { ProviderClient } from '../../providers/registry';
 import type { ChatRequestMessage } from '../../providers/chat-request';
 import type { ChatAnswer } from '../../providers/types';
+import { invalidField } from '../../errors';
 import { parseInput, type Input } from '../../validation/parse';
 import { PROVIDER_HEADER, type RequestHeaders } from '../../http/provider-headers';
 import type { ClientModeService } from '../client-mode/client-mode.service';
@@ -54,10 +55,10 @@ export class ChatService {
   ): Promise<ChatReply> {
     const body = parseInput(chatCompletionSchema, input);
     const messages = await this.expand(scope, body.messages);
-    const { provider, model, hosted, job } = await this.route(scope, settings, body.model);
+    const { provider, model, hosted, job, via } = await this.route(scope, settings, body.model);
     const guard = new StallGuard(this.stallTimeoutMs, signal);
     const call = provider.chat({ model, hosted, body: { ...body, messages }, signal: guard.signal });
-    const facts = chatCallFacts({ scope, provider: provider.name, named: settings[PROVIDER_HEADER], model: body.model, streamed: body.stream ?? false, job });
+    const facts = chatCallFacts({ scope, provider: provider.name, named: via, model: body.model, streamed: body.stream ?? false, job });
     const answer = await meter(facts, guard.answer(call, provider.title));
     // The caller sees the model it asked for, not the endpoint or deployment that served it.
     const named = answer.stream ? { ...answer, model: body.model } : { ...answer, completion: { ...answer.completion, model: body.model } };
@@ -71,16 +72,35 @@ export class ChatService {
     return expandPartials(messages, texts, this.expansionLimits);
   }
 
-  /** The provider to call and the model to ask it for. */
+  /** The provider to call, the model to ask it for, and what named the provider (`via`: the header, or the `@slug` of `model`). */
   private async route(
     scope: LazyScope,
     settings: RequestHeaders,
     model: string,
-  ): Promise<{ provider: ProviderClient; model: string; hosted: boolean; job?: HostedJob }> {
-    if (settings[PROVIDER_HEADER] !== undefined) return { provider: await this.clientMode.provider(scope, settings), model, hosted: false };
+  ): Promise<{ provider: ProviderClient; model: string; hosted: boolean; job?: HostedJob; via?: string }> {
+    const named = settings[PROVIDER_HEADER];
+    if (named !== undefined) return { provider: await this.clientMode.provider(scope, settings), model, hosted: false, via: named };
+    const slugged = integrationModel(model);
+    if (slugged) {
+      const provider = await this.clientMode.integrationProvider(scope, slugged.ref, settings, 'model');
+      return { provider, model: slugged.model, hosted: false, via: slugged.ref };
+    }
     const job = await this.models.servingJob(await scope(), model);
     // The job's integration and settings, then the request's (non-secret) ones on top.
     const provider = await this.integrations.hostedProvider(await scope(), job, 'model', settings);
     return { provider, model: job.servingModel ?? job.fineTunedModel ?? model, hosted: true, job };
   }
+}
+
+/**
+ * `@slug/<provider model id>`: a model of a stored integration, without client-mode headers (as other
+ * gateways spell it). The id is everything after the first slash, so it may hold slashes itself
+ * (`accounts/fireworks/models/…`); the slug is checked when the integration is looked up.
+ */
+function integrationModel(model: string): { ref: string; model: string } | undefined {
+  if (!model.startsWith('@')) return undefined;
+  const slash = model.indexOf('/');
+  const id = slash < 0 ? '' : model.slice(slash + 1);
+  if (!id.trim()) throw invalidField('model', 'names a stored integration as "@slug/<provider model id>"; the model id after the slash is missing');
+  return { ref: model.slice(0, slash), model: id };
 }

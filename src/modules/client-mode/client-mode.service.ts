@@ -7,7 +7,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { LazyScope } from '../../auth/scope';
-import { invalidField } from '../../errors';
+import { invalidField, type FieldPath } from '../../errors';
 import { PROVIDER_HEADER, type RequestHeaders } from '../../http/provider-headers';
 import type { ProviderClient, ProviderRegistry } from '../../providers/registry';
 import type { CreateJobInput as ProviderCreateJob, ProviderContent, ProviderFile, ProviderJob, ProviderPage, UploadInput } from '../../providers/types';
@@ -45,7 +45,15 @@ export class ClientModeService {
     const named = headers[PROVIDER_HEADER]?.trim() ?? '';
     if (!named) throw invalidField([PROVIDER_HEADER], 'is required in client mode', 'missing_setting');
     if (!named.startsWith('@')) return this.providers.client(this.providers.module(named, [PROVIDER_HEADER]).name, { kind: 'headers', headers });
-    const integration = await this.integrations.resolve(await scope(), named, [PROVIDER_HEADER]);
+    return this.integrationProvider(scope, named, headers, [PROVIDER_HEADER]);
+  }
+
+  /**
+   * The provider of the stored integration `ref` (`@slug`) names, headers adding non-secret settings;
+   * a bad or unknown reference is an error about the caller's field `path` (the header, or chat's `model`).
+   */
+  async integrationProvider(scope: LazyScope, ref: string, headers: RequestHeaders, path: FieldPath | string): Promise<ProviderClient> {
+    const integration = await this.integrations.resolve(await scope(), ref, path);
     return this.providers.client(integration.provider, { kind: 'integration', ...integration, overrides: { field: 'headers', values: headers } });
   }
 
