@@ -3,10 +3,13 @@
  * caller's workspace without any `x-gateway-provider` header, with the official openai SDK against
  * the fake OpenAI, streamed and not (gatewaySdk validates every answer and chunk against OpenAI's
  * schema). The provider gets its own model id, the caller sees its string; the usage ledger records
- * the integration; a bad, missing or other workspace's slug answers as the header would.
+ * the integration; a bad, missing or other workspace's slug answers as the header would. GraphQL's
+ * chatCompletion takes the same model string.
  */
+import { ChatCompletionDocument } from '../graphql/generated/operations';
 import { gatewaySdk } from '../support/answers';
 import { api } from '../support/gateway';
+import { data, run } from '../support/graphql';
 import { ledgerRows, startUsageGateway, workspaceWithKey, type UsageGateway } from '../usage/harness';
 import { streamedText } from './harness';
 
@@ -81,4 +84,12 @@ it('refuses a missing model id after the slug, naming model', async () => {
     expect(res.body.error).toMatchObject({ type: 'invalid_request_error', param: 'model' });
   }
   expect(env.fake.state.chatRequests.length).toBe(before);
+});
+
+it('takes the same model string in GraphQL chatCompletion', async () => {
+  const input = { model: '@mine/gpt-4o-mini', messages: [{ role: 'USER' as const, content: 'From GraphQL' }] };
+  const { chatCompletion } = await data(env.gw, ChatCompletionDocument, { input });
+  expect(chatCompletion).toMatchObject({ model: '@mine/gpt-4o-mini', message: { content: 'Answer from gpt-4o-mini: From GraphQL' } });
+  const missing = await run(env.gw, ChatCompletionDocument, { input: { ...input, model: '@theirs/gpt-4o-mini' } });
+  expect(missing.body.errors?.[0]).toMatchObject({ extensions: { code: 'NOT_FOUND' } });
 });

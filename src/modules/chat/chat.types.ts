@@ -14,7 +14,10 @@ export class ChatMessageInputType {
 
 @InputType('ChatCompletionInput')
 export class ChatCompletionInputType {
-  @Field({ description: "A fine-tuned model of the workspace (its fineTunedModel or job id); with `integration`, the provider's own model id." })
+  @Field({
+    description:
+      "A fine-tuned model of the workspace (its fineTunedModel or job id); \"@slug/<provider model id>\" for a model of a stored integration; with `integration`, the provider's own model id.",
+  })
   model!: string;
   @Field(() => [ChatMessageInputType]) messages!: ChatMessageInputType[];
   @Field(() => Int, { nullable: true }) maxTokens?: number | null;

@@ -10,7 +10,7 @@ export type ChatCompletionInput = {
   integration?: string | null | undefined;
   maxTokens?: number | null | undefined;
   messages: Array<ChatMessageInput>;
-  /** A fine-tuned model of the workspace (its fineTunedModel or job id); with `integration`, the provider's own model id. */
+  /** A fine-tuned model of the workspace (its fineTunedModel or job id); "@slug/<provider model id>" for a model of a stored integration; with `integration`, the provider's own model id. */
   model: string;
   seed?: number | null | undefined;
   /** Up to 4 stop sequences. */
