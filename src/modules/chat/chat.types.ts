@@ -16,7 +16,7 @@ export class ChatMessageInputType {
 export class ChatCompletionInputType {
   @Field({
     description:
-      "A fine-tuned model of the workspace (its fineTunedModel or job id); \"@slug/<provider model id>\" for a model of a stored integration; with `integration`, the provider's own model id.",
+      'A fine-tuned model of the workspace (its fineTunedModel or job id); "@slug/<provider model id>" for a model of a stored integration; with `integration`, the provider\'s own model id.',
   })
   model!: string;
   @Field(() => [ChatMessageInputType]) messages!: ChatMessageInputType[];
