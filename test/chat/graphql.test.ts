@@ -50,7 +50,7 @@ it('answers chatCompletion from the job’s provider, partials expanded', async 
     id: expect.any(String),
     model: job.model,
     created: expect.any(String),
-    message: { role: 'assistant', content: `Answer from ${job.model}: Hi from GraphQL` },
+    message: { role: 'assistant', content: `Answer from ${job.model}: Hi from GraphQL`, refusal: null, toolCalls: null },
     finishReason: 'stop',
     usage: { promptTokens: expect.any(Number), completionTokens: expect.any(Number), totalTokens: expect.any(Number) },
   });

@@ -1,5 +1,5 @@
 /** The contract's chat answers in OpenAI's wire shapes: `chat.completion` and `chat.completion.chunk`. */
-import type { ChatChoice, ChatChunk, ChatCompletion, ChatLogprobs, ChatUsage, ToolCallDelta, TokenLogprob } from '../../providers/types';
+import type { ChatChoice, ChatChunk, ChatCompletion, ChatLogprobs, ChatToolCall, ChatUsage, ToolCallDelta, TokenLogprob } from '../../providers/types';
 
 const usageJson = (usage: ChatUsage) => ({
   prompt_tokens: usage.promptTokens,
@@ -15,18 +15,22 @@ const tokensJson = (tokens: TokenLogprob[] | null) =>
 const logprobsJson = (logprobs: ChatLogprobs | null | undefined) =>
   logprobs ? { content: tokensJson(logprobs.content), refusal: tokensJson(logprobs.refusal) } : null;
 
+/** A call of the answer in OpenAI's shape (GraphQL's `ChatToolCall` is the same). */
+export const toolCallJson = (call: ChatToolCall) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } });
+
+/** Why the choice ended; a provider that does not say ended it by calling tools or by stopping. */
+export const finishReasonOf = (c: ChatChoice) => c.finishReason ?? (c.toolCalls.length ? 'tool_calls' : 'stop');
+
 const choiceJson = (c: ChatChoice) => ({
   index: c.index,
   message: {
     role: 'assistant' as const,
     content: c.content,
     refusal: c.refusal,
-    ...(c.toolCalls.length
-      ? { tool_calls: c.toolCalls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } })) }
-      : {}),
+    ...(c.toolCalls.length ? { tool_calls: c.toolCalls.map(toolCallJson) } : {}),
   },
   logprobs: logprobsJson(c.logprobs),
-  finish_reason: c.finishReason ?? (c.toolCalls.length ? 'tool_calls' : 'stop'),
+  finish_reason: finishReasonOf(c),
 });
 
 export const toCompletionJson = (c: ChatCompletion) => ({
@@ -72,7 +76,7 @@ export const roleChunkJson = (head: StreamHead, choices: number) =>
   );
 
 /** OpenAI's tool-call delta: `id`, `type` and the name on a call's first piece, the arguments in pieces. */
-const toolCallJson = (call: ToolCallDelta) => ({
+const toolCallDeltaJson = (call: ToolCallDelta) => ({
   index: call.index,
   ...(call.id ? { id: call.id, type: 'function' as const } : {}),
   function: { ...(call.name ? { name: call.name } : {}), arguments: call.arguments ?? '' },
@@ -88,7 +92,7 @@ export function toChunkJson(head: StreamHead, chunk: ChatChunk, includeUsage: bo
       const delta = {
         ...(chunk.content !== undefined ? { content: chunk.content } : {}),
         ...(chunk.refusal !== undefined ? { refusal: chunk.refusal } : {}),
-        ...(chunk.toolCalls ? { tool_calls: chunk.toolCalls.map(toolCallJson) } : {}),
+        ...(chunk.toolCalls ? { tool_calls: chunk.toolCalls.map(toolCallDeltaJson) } : {}),
       };
       return chunkJson(head, [choice(chunk.index ?? 0, delta, null, chunk.logprobs)]);
     }

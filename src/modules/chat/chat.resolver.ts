@@ -1,11 +1,21 @@
 import { Arg, Ctx, Mutation, Resolver } from 'type-graphql';
 import type { Scope } from '../../auth/scope';
 import type { AppContext } from '../../context';
-import { GatewayError, invalidField } from '../../errors';
+import { GatewayError, invalidField, type FieldPath } from '../../errors';
 import { InputScope } from '../../graphql/scope';
 import { PROVIDER_HEADER, type RequestHeaders } from '../../http/provider-headers';
-import type { ChatCompletionInput } from './chat.schemas';
-import { ChatCompletionInputType, ChatCompletionType } from './chat.types';
+import type { ChatChoice } from '../../providers/types';
+import { untrustedInput } from '../../validation/parse';
+import {
+  ChatCompletionInputType,
+  type ChatContentPartInputType,
+  type ChatMessageInputType,
+  type ChatResponseFormatInputType,
+  type ChatToolChoiceInputType,
+  type ChatToolInputType,
+} from './chat.inputs';
+import { finishReasonOf, toolCallJson } from './chat.mapper';
+import { ChatCompletionType } from './chat.types';
 
 /** The settings the service reads from REST headers: `integration` names the provider, `gatewayOptions` add settings. */
 function settingsOf(input: ChatCompletionInputType): RequestHeaders {
@@ -20,15 +30,68 @@ function settingsOf(input: ChatCompletionInputType): RequestHeaders {
   return { ...Object.fromEntries(options), ...(input.integration == null ? {} : { [PROVIDER_HEADER]: input.integration }) };
 }
 
-/** OpenAI's request (its spelling, which the service takes on every face). */
-const toServiceInput = (input: ChatCompletionInputType): ChatCompletionInput => ({
-  model: input.model,
-  messages: input.messages.map((m) => ({ role: m.role, content: m.content, ...(m.name == null ? {} : { name: m.name }) })),
-  max_tokens: input.maxTokens,
-  temperature: input.temperature,
-  top_p: input.topP,
-  stop: input.stop,
-  seed: input.seed,
+/** The object without its null or undefined fields (GraphQL's "not given"), which OpenAI's request leaves out. */
+const defined = (fields: Record<string, unknown>) => Object.fromEntries(Object.entries(fields).filter(([, value]) => value != null));
+
+const partJson = (part: ChatContentPartInputType, path: FieldPath) => {
+  if ((part.text == null) === (part.imageUrl == null)) throw invalidField(path, 'must set exactly one of text and imageUrl');
+  return part.imageUrl == null ? { type: 'text', text: part.text } : { type: 'image_url', image_url: defined({ ...part.imageUrl }) };
+};
+
+function messageJson(m: ChatMessageInputType, index: number) {
+  if (m.content != null && m.parts != null) throw invalidField(['messages', index, 'parts'], 'give content or parts, not both');
+  const content = m.parts?.map((part, i) => partJson(part, ['messages', index, 'parts', i])) ?? m.content;
+  const toolCalls = m.toolCalls?.map((call) => ({ id: call.id, type: 'function', function: { name: call.function.name, arguments: call.function.arguments } }));
+  return defined({ role: m.role, content, name: m.name, tool_calls: toolCalls, tool_call_id: m.toolCallId, refusal: m.refusal });
+}
+
+function toolChoiceJson(choice: ChatToolChoiceInputType) {
+  if ((choice.mode == null) === (choice.functionName == null)) throw invalidField('toolChoice', 'must set exactly one of mode and functionName');
+  return choice.mode ?? { type: 'function', function: { name: choice.functionName } };
+}
+
+const toolJson = ({ function: fn }: ChatToolInputType) => ({
+  type: 'function',
+  function: defined({ name: fn.name, description: fn.description, parameters: fn.parameters, strict: fn.strict }),
+});
+
+const responseFormatJson = ({ type, jsonSchema }: ChatResponseFormatInputType) =>
+  defined({
+    type,
+    json_schema: jsonSchema && defined({ name: jsonSchema.name, description: jsonSchema.description, schema: jsonSchema.schema, strict: jsonSchema.strict }),
+  });
+
+/**
+ * OpenAI's request in its own spelling, which the service takes on every face (and validates). JSON
+ * Schemas (`parameters`, `schema`) are passed as given: their keys are the caller's, not fields.
+ */
+const toServiceInput = (input: ChatCompletionInputType) =>
+  untrustedInput(
+    defined({
+      model: input.model,
+      messages: input.messages.map(messageJson),
+      max_tokens: input.maxTokens,
+      max_completion_tokens: input.maxCompletionTokens,
+      temperature: input.temperature,
+      top_p: input.topP,
+      stop: input.stop,
+      seed: input.seed,
+      presence_penalty: input.presencePenalty,
+      frequency_penalty: input.frequencyPenalty,
+      tools: input.tools?.map(toolJson),
+      tool_choice: input.toolChoice && toolChoiceJson(input.toolChoice),
+      parallel_tool_calls: input.parallelToolCalls,
+      response_format: input.responseFormat && responseFormatJson(input.responseFormat),
+      user: input.user,
+    }),
+  );
+
+/** The first choice's message as GraphQL answers it. */
+const messageOf = (choice: ChatChoice | undefined) => ({
+  role: 'assistant',
+  content: choice?.content ?? null,
+  refusal: choice?.refusal ?? null,
+  toolCalls: choice?.toolCalls.length ? choice.toolCalls.map(toolCallJson) : null,
 });
 
 @Resolver(() => ChatCompletionType)
@@ -46,8 +109,8 @@ export class ChatResolver {
       id: completion.id,
       model: completion.model,
       created: new Date(completion.created * 1000),
-      message: { role: 'assistant', content: choice?.content ?? '' },
-      finishReason: choice?.finishReason ?? null,
+      message: messageOf(choice),
+      finishReason: choice ? finishReasonOf(choice) : null,
       usage: completion.usage,
     };
   }

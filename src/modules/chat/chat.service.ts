@@ -3,7 +3,8 @@
  * `model` names a succeeded hosted job of the workspace, and the call goes to that job's provider
  * with its integration's credentials, the job's settings and any non-secret settings of the request
  * (a deployment to call, say). Client mode: the provider and credentials the request names, as for
- * files and jobs — or `model: "@slug/<provider model id>"`, a stored integration without headers. Either way prompt partials are expanded first, with one lookup for all of them.
+ * files and jobs — or `model: "@slug/<provider model id>"`, a stored integration without headers.
+ * Either way prompt partials are expanded first, with one lookup for all of them.
  */
 import type { LazyScope } from '../../auth/scope';
 import type { ProviderClient } from '../../providers/registry';
