@@ -10,6 +10,8 @@ beforeAll(async () => {
   // Listing every partial with all its versions is estimated at 100 × (1 + 100 + 2) by the GraphQL
   // cost limit (lists without a page size count as 100 items): above the default limit of 10 000.
   gw = await startTestGateway({ GATEWAY_GRAPHQL_MAX_COST: '100000' }, { onQuery: (sql) => statements.push(sql) });
+  // The job monitor's and the batch runner's background polling would show up in the statement count.
+  await Promise.all([gw.gateway.monitor.stop(), gw.gateway.batchRunner.stop()]);
 });
 afterAll(() => gw.stop());
 
