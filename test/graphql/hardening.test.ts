@@ -1,4 +1,4 @@
-import { api, gql, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, gql, startTestGateway, stopBackgroundWork, type TestGateway } from '../support/gateway';
 
 /**
  * The query limits and HTTP hardening of the GraphQL face against the live server (default limits).
@@ -12,8 +12,8 @@ let domainStatements = 0;
 
 beforeAll(async () => {
   gw = await startTestGateway({}, { onQuery: (sql) => (domainStatements += AUTH_TABLES.test(sql) ? 0 : 1) });
-  // The job monitor's and the batch runner's background polling would show up in the statement count.
-  await Promise.all([gw.gateway.monitor.stop(), gw.gateway.batchRunner.stop()]);
+  // Background polling and pruning would show up in the statement count.
+  await stopBackgroundWork(gw);
 });
 afterAll(() => gw.stop());
 afterEach(() => jest.restoreAllMocks());

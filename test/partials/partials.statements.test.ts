@@ -1,4 +1,4 @@
-import { api, gql, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, gql, startTestGateway, stopBackgroundWork, type TestGateway } from '../support/gateway';
 
 /**
  * `versions`, `defaultVersion` and `collection` are loaded through per-request DataLoaders, so listing
@@ -10,8 +10,8 @@ beforeAll(async () => {
   // Listing every partial with all its versions is estimated at 100 × (1 + 100 + 2) by the GraphQL
   // cost limit (lists without a page size count as 100 items): above the default limit of 10 000.
   gw = await startTestGateway({ GATEWAY_GRAPHQL_MAX_COST: '100000' }, { onQuery: (sql) => statements.push(sql) });
-  // The job monitor's and the batch runner's background polling would show up in the statement count.
-  await Promise.all([gw.gateway.monitor.stop(), gw.gateway.batchRunner.stop()]);
+  // Background polling and pruning would show up in the statement count.
+  await stopBackgroundWork(gw);
 });
 afterAll(() => gw.stop());
 

@@ -109,3 +109,9 @@ export async function createOrganisation(gw: Pick<TestGateway, 'url' | 'gateway'
   const created = await gw.gateway.services.organisations.create(name);
   return { url: gw.url, key: created.key, organisationId: created.organisation.id, workspaceId: created.workspace.id };
 }
+
+/** Stops the gateway's background work (job monitor, batch runner, usage ledger), for tests that count SQL statements. */
+export async function stopBackgroundWork(gw: TestGateway): Promise<void> {
+  const { monitor, batchRunner, services } = gw.gateway;
+  await Promise.all([monitor.stop(), batchRunner.stop(), services.usage.ledger.stop()]);
+}

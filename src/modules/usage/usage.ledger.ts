@@ -26,6 +26,8 @@ export class UsageLedger {
   private buffer: UsageRow[] = [];
   private writing: Promise<void> = Promise.resolve();
   private timers: NodeJS.Timeout[] = [];
+  /** The pruning under way, awaited by `stop` so that no statement outlives it. */
+  private pruning: Promise<number> = Promise.resolve(0);
 
   constructor(
     private readonly repository: UsageRepository,
@@ -48,15 +50,16 @@ export class UsageLedger {
   start(): void {
     if (!this.options.enabled) return;
     this.timers.push(setInterval(() => void this.flush(), this.options.flushMs).unref());
-    void this.prune();
-    this.timers.push(setInterval(() => void this.prune(), PRUNE_EVERY_MS).unref());
+    const prune = () => (this.pruning = this.prune());
+    prune();
+    this.timers.push(setInterval(prune, PRUNE_EVERY_MS).unref());
   }
 
-  /** Stops the timers and writes what is buffered. */
+  /** Stops the timers, writes what is buffered and lets a pruning under way finish. */
   async stop(): Promise<void> {
     this.timers.forEach(clearInterval);
     this.timers = [];
-    await this.flush();
+    await Promise.all([this.flush(), this.pruning]);
   }
 
   /** Writes the buffered rows; resolves once they (and any write already under way) are in the database. */
