@@ -50,7 +50,9 @@ export class UsageLedger {
   start(): void {
     if (!this.options.enabled) return;
     this.timers.push(setInterval(() => void this.flush(), this.options.flushMs).unref());
-    const prune = () => (this.pruning = this.prune());
+    const prune = () => {
+      this.pruning = this.prune();
+    };
     prune();
     this.timers.push(setInterval(prune, PRUNE_EVERY_MS).unref());
   }
