@@ -5,33 +5,23 @@
 import { randomBytes } from 'node:crypto';
 import { toFile } from 'openai';
 import type OpenAI from 'openai';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { createIntegration, createTestDatabase, dataset, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
+import { dataset, sdk, type HostedGateway } from '../fine-tuning/harness';
 import { api, createOrganisation, gql } from '../support/gateway';
-import { batchFile, chatLine, jsonl, uploadBatchFile } from './harness';
+import { type BatchGateway, batchFile, chatLine, jsonl, startBatchGateway, uploadBatchFile } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
-let fake: FakeOpenAI;
 let gw: HostedGateway;
-let data: { dir: string; remove(): Promise<void> };
 let client: OpenAI;
+let batchGateway: BatchGateway;
 
 beforeAll(async () => {
-  fake = await startFakeOpenAI({ apiKey: SECRET });
-  data = await tempDir('gw-batches-');
   // A replica that runs no batch: these tests look at batches as created.
-  gw = await startHostedGateway({ fake, database: await createTestDatabase(), dataDir: data.dir, key: newKey(), env: { GATEWAY_BATCH_CONCURRENCY: '0' } });
-  client = sdk(gw);
-  await createIntegration(gw, 'my-openai', SECRET);
+  batchGateway = await startBatchGateway(SECRET, { GATEWAY_BATCH_CONCURRENCY: '0' });
+  ({ gw, client } = batchGateway);
 });
 
-afterAll(async () => {
-  await gw.stop();
-  await gw.database.drop();
-  await fake.close();
-  await data.remove();
-});
+afterAll(() => batchGateway.stop());
 
 const viaOpenAI = { 'x-gateway-provider': '@my-openai' };
 

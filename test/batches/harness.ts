@@ -1,6 +1,8 @@
 /** What the batch tests share: input files in OpenAI's `BatchRequestInput` lines, and reading output lines. */
 import { toFile } from 'openai';
 import type OpenAI from 'openai';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import { createIntegration, createTestDatabase, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
 
 export const chatLine = (customId: string, model: string, content = `Question ${customId}`, body: Record<string, unknown> = {}) => ({
   custom_id: customId,
@@ -38,4 +40,30 @@ export async function finished(client: OpenAI, id: string, timeoutMs = 30_000): 
     if (Date.now() > deadline) throw new Error(`batch ${id} still ${batch.status}: ${JSON.stringify(batch)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+export interface BatchGateway {
+  fake: FakeOpenAI;
+  gw: HostedGateway;
+  client: OpenAI;
+  stop(): Promise<void>;
+}
+
+/** A hosted gateway beside the fake OpenAI, with the integration `@my-openai` holding `secret`. */
+export async function startBatchGateway(secret: string, env: Record<string, string>): Promise<BatchGateway> {
+  const fake = await startFakeOpenAI({ apiKey: secret });
+  const data = await tempDir('gw-batches-');
+  const gw = await startHostedGateway({ fake, database: await createTestDatabase(), dataDir: data.dir, key: newKey(), env });
+  await createIntegration(gw, 'my-openai', secret);
+  return {
+    fake,
+    gw,
+    client: sdk(gw),
+    async stop() {
+      await gw.stop();
+      await gw.database.drop();
+      await fake.close();
+      await data.remove();
+    },
+  };
 }

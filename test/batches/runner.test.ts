@@ -9,40 +9,26 @@ import type OpenAI from 'openai';
 import { createLogger } from '../../src/logger';
 import { BatchRunner } from '../../src/modules/batches/batch-runner';
 import { unmetered } from '../../src/modules/usage/usage.recorder';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { createIntegration, createTestDatabase, eventually, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
+import type { FakeOpenAI } from '../fakes/openai-server';
+import { eventually, type HostedGateway } from '../fine-tuning/harness';
 import { succeededJob } from '../chat/harness';
 import { gql } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
-import { chatLine, fileLines, finished, jsonl, uploadBatchFile } from './harness';
+import { type BatchGateway, chatLine, fileLines, finished, jsonl, startBatchGateway, uploadBatchFile } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
 let fake: FakeOpenAI;
 let gw: HostedGateway;
-let data: { dir: string; remove(): Promise<void> };
 let client: OpenAI;
+let batchGateway: BatchGateway;
 
 beforeAll(async () => {
-  fake = await startFakeOpenAI({ apiKey: SECRET });
-  data = await tempDir('gw-batch-runner-');
-  gw = await startHostedGateway({
-    fake,
-    database: await createTestDatabase(),
-    dataDir: data.dir,
-    key: newKey(),
-    env: { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '4' },
-  });
-  client = sdk(gw);
-  await createIntegration(gw, 'my-openai', SECRET);
+  batchGateway = await startBatchGateway(SECRET, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '4' });
+  ({ fake, gw, client } = batchGateway);
 });
 
-afterAll(async () => {
-  await gw.stop();
-  await gw.database.drop();
-  await fake.close();
-  await data.remove();
-});
+afterAll(() => batchGateway.stop());
 
 const viaOpenAI = { 'x-gateway-provider': '@my-openai' };
 
