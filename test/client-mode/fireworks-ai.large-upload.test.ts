@@ -55,26 +55,27 @@ const line = (n: number, pad = '') =>
     ],
   })}\n`;
 
-/** Exactly `size` bytes of chat JSONL in chunks of about CHUNK bytes, hashed on the way; the last line is padded to fit. */
+/**
+ * Exactly `size` bytes of chat JSONL, hashed on the way: one block of about CHUNK bytes of lines, built
+ * once and sent again and again (building 200 MB of lines one by one costs more CPU than the upload it
+ * tests), then a last line padded to fit.
+ */
 function* jsonl(size: number, hash: ReturnType<typeof createHash>): Generator<Buffer> {
+  const lines: string[] = [];
+  for (let bytes = 0, n = 1; bytes < CHUNK; n++) {
+    lines.push(line(n));
+    bytes += Buffer.byteLength(lines.at(-1)!);
+  }
+  const block = Buffer.from(lines.join(''));
   let left = size;
-  let n = 0;
-  while (left > 0) {
-    const lines: string[] = [];
-    let bytes = 0;
-    while (bytes < CHUNK && left - bytes > 1024) {
-      lines.push(line(++n));
-      bytes += Buffer.byteLength(lines.at(-1)!);
-    }
-    if (left - bytes <= 1024) {
-      const last = line(++n);
-      lines.push(line(n, 'x'.repeat(left - bytes - Buffer.byteLength(last))));
-    }
-    const chunk = Buffer.from(lines.join(''));
+  const emit = (chunk: Buffer) => {
     hash.update(chunk);
     left -= chunk.length;
-    yield chunk;
-  }
+    return chunk;
+  };
+  while (left - block.length > 1024) yield emit(block);
+  const last = line(0);
+  yield emit(Buffer.from(line(0, 'x'.repeat(left - Buffer.byteLength(last)))));
 }
 
 /** A multipart body streamed from the generator: the file first, the purpose after it. */
@@ -96,13 +97,19 @@ test('a 200 MB dataset goes through the signed URL with its exact size declared,
   const boundary = 'large-upload-boundary';
   const baseline = held();
   const peak = { ...baseline };
-  // Each sample is a full collection: in a jest worker whose heap earlier test files have grown, sampling
-  // much more often than this leaves the upload little time to run.
-  const sampler = setInterval(() => {
+  // Each sample is a full collection, whose cost grows with the heap earlier test files left in this jest
+  // worker and with the machine's load: the next sample waits ten times as long as this one took, so
+  // sampling never takes more than a tenth of the time the upload has.
+  let sampler: NodeJS.Timeout | undefined;
+  let sampling = true;
+  const sample = () => {
+    const started = performance.now();
     const now = held();
     peak.rss = Math.max(peak.rss, now.rss);
     peak.arrayBuffers = Math.max(peak.arrayBuffers, now.arrayBuffers);
-  }, 1000);
+    if (sampling) sampler = setTimeout(sample, Math.max(500, 10 * (performance.now() - started)));
+  };
+  sampler = setTimeout(sample, 500);
   let res: Response;
   try {
     res = await gatewayFetch(`${gw.url}/v1/files`, {
@@ -120,7 +127,8 @@ test('a 200 MB dataset goes through the signed URL with its exact size declared,
       redirect: 'error',
     } as RequestInit);
   } finally {
-    clearInterval(sampler);
+    sampling = false;
+    clearTimeout(sampler);
   }
   const file = await res.json();
   expect(res.status).toBe(200);
@@ -138,4 +146,4 @@ test('a 200 MB dataset goes through the signed URL with its exact size declared,
   expect(peak.arrayBuffers - baseline.arrayBuffers).toBeLessThan(MAX_BUFFER_GROWTH);
   expect(peak.rss - baseline.rss).toBeLessThan(MAX_RSS_GROWTH);
   expect(spoolDirs()).toEqual(spooledBefore);
-}, 300_000);
+}, 600_000);
