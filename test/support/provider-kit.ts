@@ -281,4 +281,11 @@ function chatContract(adapter: AdapterUnderTest, chat: NonNullable<AdapterUnderT
     await expect(iterator.next()).rejects.toBeDefined();
     await eventually(() => chat.abandonedStreams() === 1, 5_000, 20, 'the fake to see the stream abandoned');
   });
+
+  it("chat: ends the provider's stream when the consumer stops reading", async () => {
+    const answer = await ask(true);
+    if (!answer.stream) throw new Error('expected a stream');
+    for await (const chunk of answer.chunks) if (chunk.type === 'delta') break;
+    await eventually(() => chat.abandonedStreams() === 1, 5_000, 20, 'the fake to see the stream abandoned');
+  });
 }
