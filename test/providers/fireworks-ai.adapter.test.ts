@@ -48,7 +48,12 @@ adapterContract('fireworks-ai', {
   requests: () => fake.state.requests,
   failNext: (...args) => fake.failNext(...args),
   delayNext: (...args) => fake.delayNext(...args),
-  files: { upload: (n, filename) => upload(dataset(n), filename), content: (_file, n) => dataset(n), lastPageCursor: 'none' },
+  files: {
+    upload: (n, filename) => upload(dataset(n), filename),
+    content: (_file, n) => dataset(n),
+    uploadPath: controlPath('datasets'),
+    lastPageCursor: 'none',
+  },
   jobs: {
     create: createJob,
     statuses: ['validating_files', 'running', 'running', 'running', 'succeeded'],

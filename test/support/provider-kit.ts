@@ -31,6 +31,8 @@ export interface AdapterUnderTest {
     upload(examples: number, filename: string): Promise<ProviderFile>;
     /** The bytes the provider serves back for that upload (its converted form, where it converts). */
     content(file: ProviderFile, examples: number): Buffer;
+    /** The request path of a streamed upload, for an injected failure. */
+    uploadPath: string;
     /** The cursor a last page carries: none, or (where the provider's list is unpaged) its last id. */
     lastPageCursor: 'none' | 'last id';
   };
@@ -46,6 +48,8 @@ export interface AdapterUnderTest {
     unknown: { id: string; code?: string };
     /** What the first cancel answers (some providers report `running` until they have stopped); null: no cancel. */
     cancelledAs: JobStatus | null;
+    /** How the provider words its refusal to cancel a finished job. */
+    cancelRefusal?: { code?: string; message?: RegExp };
   };
   /** Required settings header, refused when missing, and hostile values of settings, refused before any connection. */
   settings: { required: string; hostile: Array<[header: string, value: string]> };
@@ -182,7 +186,11 @@ function jobsContract(adapter: AdapterUnderTest) {
       const { id } = await adapter.jobs.create();
       expect(await adapter.client().cancelJob(id)).toMatchObject({ id, status: cancelledAs });
       expect(await adapter.client().getJob(id)).toMatchObject({ status: 'cancelled', finishedAt: expect.any(Number) });
-      expect(await failure(adapter.client().cancelJob(id), 'provider')).toMatchObject({ status: 400 });
+      const { code, message } = adapter.jobs.cancelRefusal ?? {};
+      const refusal = await failure(adapter.client().cancelJob(id), 'provider');
+      expect(refusal.status).toBe(400);
+      if (code) expect(refusal.code).toBe(code);
+      if (message) expect(refusal.message).toMatch(message);
     });
   }
 }
@@ -191,7 +199,7 @@ function settingsContract(adapter: AdapterUnderTest) {
   const { required, hostile } = adapter.settings;
   it(`settings: refuses a missing ${required} before any request, naming it`, async () => {
     const err = await failure(adapter.client({ headers: { [required]: undefined } }).listJobs({}), 'invalid_request');
-    expect(err).toMatchObject({ status: 400, param: required });
+    expect(err).toMatchObject({ status: 400, param: required, code: 'missing_setting' });
     expect(adapter.requests()).toHaveLength(0);
   });
 
@@ -234,6 +242,19 @@ function errorsContract(adapter: AdapterUnderTest) {
     const err = await failure(adapter.jobs.create({ trainingFile: file.id }), 'provider');
     expect(err.status).toBe(502);
     expect(requestsTo(adapter, 'POST', adapter.jobs.createPath)).toHaveLength(1);
+  });
+
+  it('errors: a long Retry-After is capped at maxRetryWaitMs', async () => {
+    adapter.failNext('GET', adapter.jobs.listPath, 429, { retryAfter: '3600' });
+    const started = Date.now();
+    await expect(adapter.client({ http: { maxRetryWaitMs: 20 } }).listJobs({})).resolves.toMatchObject({ data: [] });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('errors: a streamed upload answered 500 is a 502 and is not retried', async () => {
+    adapter.failNext('POST', adapter.files.uploadPath, 500);
+    expect(await failure(adapter.files.upload(5, 'train.jsonl'), 'provider')).toMatchObject({ status: 502 });
+    expect(requestsTo(adapter, 'POST', adapter.files.uploadPath)).toHaveLength(1);
   });
 
   it('errors: a time-out is a 504', async () => {
