@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const ROOT = join(__dirname, '..', '..');
@@ -31,4 +31,41 @@ export function ensureConsoleBuilt(): void {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Waits until the locator's text matches (web pages update after the action that caused it). */
+export async function expectText(locator: Locator, pattern: RegExp, timeout = 10_000): Promise<void> {
+  const deadline = Date.now() + timeout;
+  let last = '';
+  for (;;) {
+    last =
+      (await locator
+        .first()
+        .textContent({ timeout })
+        .catch(() => '')) ?? '';
+    if (pattern.test(last.trim())) return;
+    if (Date.now() > deadline) throw new Error(`expected text matching ${pattern}, last saw ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Answers the page's next dialog (a confirmation): OK or Cancel; resolves to its question. */
+export function answerNextDialog(page: Page, accept: boolean): Promise<string> {
+  return new Promise((resolve) => {
+    page.once('dialog', (dialog) => {
+      resolve(dialog.message());
+      void (accept ? dialog.accept() : dialog.dismiss());
+    });
+  });
+}
+
+/** Waits until `read()` gives `expected` (compared as JSON). */
+export async function expectEventually<T>(read: () => Promise<T>, expected: T, timeout = 10_000): Promise<void> {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await read();
+    if (JSON.stringify(value) === JSON.stringify(expected)) return;
+    if (Date.now() > deadline) throw new Error(`expected ${JSON.stringify(expected)}, last saw ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
