@@ -53,7 +53,12 @@ adapterContract('openai', {
   requests: () => fake.state.requests,
   failNext: (...args) => fake.failNext(...args),
   delayNext: (...args) => fake.delayNext(...args),
-  files: { upload: (n, filename) => upload(chatDataset(n), filename), content: (_file, n) => chatDataset(n), uploadPath: '/v1/files', lastPageCursor: 'last id' },
+  files: {
+    upload: (n, filename) => upload(chatDataset(n), filename),
+    content: (_file, n) => chatDataset(n),
+    uploadPath: '/v1/files',
+    lastPageCursor: 'last id',
+  },
   jobs: {
     create: async (extra = {}) => openai().createJob({ model: 'gpt-4o-mini', trainingFile: (await upload(chatDataset(10))).id, options: {}, ...extra }),
     statuses: ['queued', 'running', 'succeeded'],

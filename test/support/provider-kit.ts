@@ -206,7 +206,7 @@ function settingsContract(adapter: AdapterUnderTest) {
   if (hostile.length === 0) return;
   it.each(hostile)('settings: refuses %s: %j before any connection', async (header, value) => {
     const err = await failure(adapter.client({ headers: { [header]: value } }).listJobs({}), 'invalid_request');
-    expect(err).toMatchObject({ status: 400, param: header });
+    expect(err).toMatchObject({ status: 400, param: header, code: 'invalid_setting' });
     expect(adapter.requests()).toHaveLength(0);
   });
 }
