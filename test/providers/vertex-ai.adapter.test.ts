@@ -41,9 +41,7 @@ async function createJob(extra: Partial<CreateJobInput> = {}) {
 
 adapterContract('vertex-ai', {
   client: (options) => vertexClient(fake, options),
-  requests: () => fake.state.requests,
-  failNext: (...args) => fake.failNext(...args),
-  delayNext: (...args) => fake.delayNext(...args),
+  fake: () => fake,
   files: {
     upload: (n, filename) => upload(openaiDataset(n), 'fine-tune', filename),
     content: (file) => objectOf(file)!.data,
