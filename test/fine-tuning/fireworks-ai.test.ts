@@ -9,6 +9,8 @@
 import { toFile } from 'openai';
 import { startFakeFireworks, type FakeFireworks } from '../fakes/fireworks-server';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { openAIWireSent, toolRequestCase } from '../chat/sdk-suite';
+import { gatewaySdk } from '../support/answers';
 import { dataset, eventually, sdk } from './harness';
 
 const KEY = 'fw-hosted-key-0123456789abcdef';
@@ -126,6 +128,14 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
 
     // A hostile deployment name is refused before any call.
     expect((await ask({ 'x-gateway-fireworks-deployment': '../../evil' })).status).toBe(400);
+  });
+
+  describe('tools and structured outputs, as sent', () => {
+    const sent = () => openAIWireSent(fake.state.chatRequests.at(-1)!);
+    // The deployment the previous test made serves the tuned model.
+    const hosted = () => gatewaySdk(gw, { headers: { 'x-gateway-fireworks-deployment': 'chat-serving' } });
+    toolRequestCase('Fireworks fine-tuned model', () => ({ model: tunedModel!, client: hosted, sent }));
+    toolRequestCase('Fireworks @slug/model', () => ({ model: `@my-fireworks/${BASE}`, client: () => client, sent }));
   });
 
   it('fails a job asking for a learning-rate multiplier, naming the field', async () => {

@@ -8,6 +8,7 @@
 import { toFile } from 'openai';
 import { startFakeTogether, type FakeTogether } from '../fakes/together-server';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { openAIWireSent, toolRequestCase } from '../chat/sdk-suite';
 import { dataset, eventually, sdk } from './harness';
 
 const KEY = 'tg-hosted-key-0123456789abcdef';
@@ -116,6 +117,12 @@ describe('hosted fine-tuning jobs on Together AI', () => {
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe(`Answer from ${model}: Stream it`);
+  });
+
+  describe('tools and structured outputs, as sent', () => {
+    const sent = () => openAIWireSent(fake.state.chatRequests.at(-1)!);
+    toolRequestCase('Together fine-tuned model', () => ({ model: tuned!.model, client: () => client, sent }));
+    toolRequestCase('Together @slug/model', () => ({ model: `@my-together/${BASE}`, client: () => client, sent }));
   });
 
   it('cancels at Together: running while Together stops it, then cancelled', async () => {
