@@ -183,6 +183,8 @@ export class ProviderClient {
     return this.run('chat', (ops, conn) => ops.chat?.(conn, request), undefined, request.model);
   };
 
+  listModels = () => this.run('listModels', (ops, conn) => ops.listModels?.(conn));
+
   /** `id`: the provider id the call names, checked before anything else; `model`: the model a call asks for (traces). */
   private run<T>(
     op: OperationName,

@@ -794,6 +794,8 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
       case 'DELETE supervisedFineTuningJobs/{id}':
         Object.assign(findJob(id!), { state: 'JOB_STATE_DELETING', updateTime: isoNow() });
         return {};
+      case 'GET models':
+        return page(state.models.values(), query, 'models');
       case 'GET models/{id}': {
         const model = state.models.get(`accounts/${account}/models/${id}`);
         if (!model) throw controlError('NOT_FOUND', `Model "accounts/${account}/models/${id}" not found`);
