@@ -4,6 +4,8 @@
  * the tab closes. An organisation key may choose one of its workspaces: every call then names it
  * (`workspace_id` on REST, the `workspaceId` variable on GraphQL).
  */
+import type { ToolCallDelta } from './chat-request';
+
 const KEY_STORAGE = 'gateway-console.api-key';
 const WORKSPACE_STORAGE = 'gateway-console.workspace';
 const KEY_HEADER = 'x-gateway-api-key';
@@ -187,18 +189,24 @@ export async function downloadFile(fileId: string, filename: string): Promise<vo
   }
 }
 
+/** What one streamed chunk adds to the answer: text, pieces of tool calls, or both. */
+export interface ChatDelta {
+  content?: string | null;
+  tool_calls?: ToolCallDelta[];
+}
+
 interface ChatChunk {
-  choices?: { delta?: { content?: string | null } }[];
+  choices?: { delta?: ChatDelta }[];
 }
 
 /**
  * POST /v1/chat/completions with `stream: true`: reads the server-sent events (`data: {chunk}` …
- * `data: [DONE]`) and hands each piece of the answer to `onDelta` as it arrives.
+ * `data: [DONE]`) and hands each piece of the answer (text, tool-call pieces) to `onDelta` as it arrives.
  */
 export async function streamChat(
   body: Record<string, unknown>,
   headers: Record<string, string>,
-  onDelta: (text: string) => void,
+  onDelta: (delta: ChatDelta) => void,
   signal: AbortSignal,
 ): Promise<void> {
   const res = await fetch(v1('/chat/completions'), {
@@ -226,8 +234,8 @@ export async function streamChat(
       if (!data) continue;
       const chunk = JSON.parse(data) as ChatChunk & ErrorBody;
       if (chunk.error) throw new ApiError(chunk.error.message ?? 'The provider failed', 502, chunk.error.code ?? null);
-      const text = chunk.choices?.[0]?.delta?.content;
-      if (text) onDelta(text);
+      const delta = chunk.choices?.[0]?.delta;
+      if (delta?.content || delta?.tool_calls?.length) onDelta(delta);
     }
   }
 }

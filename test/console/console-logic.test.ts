@@ -1,11 +1,12 @@
 /**
  * The console's pure logic (no browser needed): the loss points a chart draws, the version diff, the
- * `{{>partial}}` preview, the dataset line errors the files page lists and the usage page's sums.
+ * `{{>partial}}` preview, the dataset line errors the files page lists, the usage page's sums and the playground's request.
  */
 import { lineErrors } from '../../console/src/dataset-errors';
 import { diffLines } from '../../console/src/diff';
 import { lossPoints } from '../../console/src/loss';
 import { expandPartials, partialSlugs } from '../../console/src/partial-refs';
+import { NO_FORMAT, answerToolCalls, chatBody, prettyJson, withToolCallDeltas } from '../../console/src/chat-request';
 import { costGroupOf, dayRangeStart, formatCost, usageView } from '../../console/src/usage';
 
 describe('lossPoints', () => {
@@ -124,5 +125,68 @@ describe('usageView', () => {
     const now = Date.UTC(2026, 10, 27, 15, 30);
     expect(dayRangeStart(now, 1)).toBe(Date.UTC(2026, 10, 27) / 1000);
     expect(dayRangeStart(now, 7)).toBe(Date.UTC(2026, 10, 21) / 1000);
+  });
+});
+
+describe('the playground request', () => {
+  const tool = { name: 'get_weather', description: ' Weather ', parameters: '{"type": "object", "properties": {"city": {"type": "string"}}}' };
+
+  it('sends tool calls, tool results, function tools, a named tool choice and a JSON schema in OpenAI’s shape', () => {
+    const messages = answerToolCalls([{ role: 'user', content: 'Paris?' }], '', [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
+    messages[2].content = 'Sunny';
+    const body = chatBody('m', messages, [tool], 'function:get_weather', { type: 'json_schema', name: 'w', schema: '{"type": "object"}', strict: true });
+    expect(body).toEqual({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'Paris?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: 'Sunny' },
+      ],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+        },
+      ],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object' }, strict: true } },
+    });
+    expect(chatBody('m', [], [], 'auto', { ...NO_FORMAT, type: 'json_object' })).toEqual({
+      model: 'm',
+      messages: [],
+      response_format: { type: 'json_object' },
+    });
+    expect(chatBody('m', [], [tool], 'required', NO_FORMAT)).toMatchObject({ tool_choice: 'required' });
+  });
+
+  it('says what to fix in typed JSON and tool names', () => {
+    expect(() => chatBody('m', [], [{ ...tool, parameters: '{' }], 'auto', NO_FORMAT)).toThrow(/^The parameters of tool get_weather is not JSON/);
+    expect(() => chatBody('m', [], [{ ...tool, parameters: '[]' }], 'auto', NO_FORMAT)).toThrow('The parameters of tool get_weather must be a JSON object');
+    expect(() => chatBody('m', [], [{ ...tool, name: 'no spaces' }], 'auto', NO_FORMAT)).toThrow(/^Tool 1 needs a name/);
+    expect(() => chatBody('m', [], [tool, tool], 'auto', NO_FORMAT)).toThrow('Two tools are named get_weather');
+    expect(() => chatBody('m', [], [tool], 'function:other', NO_FORMAT)).toThrow('The tool choice names other, which is not a tool');
+    expect(() => chatBody('m', [], [], 'auto', { ...NO_FORMAT, type: 'json_schema', schema: 'x' })).toThrow(/^The response schema is not JSON/);
+  });
+
+  it('puts streamed tool-call pieces back together by index', () => {
+    let calls = withToolCallDeltas([], [{ index: 0, id: 'call_a', function: { name: 'f', arguments: '' } }]);
+    calls = withToolCallDeltas(calls, [
+      { index: 0, function: { arguments: '{"x":' } },
+      { index: 1, id: 'call_b', function: { name: 'g', arguments: '{}' } },
+    ]);
+    calls = withToolCallDeltas(calls, [{ index: 0, function: { arguments: '1}' } }]);
+    expect(calls).toEqual([
+      { id: 'call_a', name: 'f', arguments: '{"x":1}' },
+      { id: 'call_b', name: 'g', arguments: '{}' },
+    ]);
+  });
+
+  it('pretty-prints JSON answers only', () => {
+    expect(prettyJson('{"a":1}')).toBe('{\n  "a": 1\n}');
+    expect(prettyJson('Answer: {"a":1}')).toBeNull();
   });
 });

@@ -4,7 +4,7 @@
  * provider, every other origin refused): Usage (tokens and costs per day per model, key and
  * workspace, drawn by uPlot, with the API's exact sums in its table), the request log (filters, paging,
  * an entry's details, never a prompt), Batches (progress, status, output and error files downloaded,
- * cancel once confirmed) and the playground's tool calls and JSON modes.
+ * cancel once confirmed) and the playground's tool calls (a whole round trip) and JSON modes.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -324,10 +324,87 @@ async function download(button: ReturnType<Page['locator']>): Promise<{ name: st
   };
 }
 
+describe("the playground's tools and JSON modes", () => {
+  /** The body of the fake's latest chat request. */
+  const lastChatBody = () => fake.state.chatRequests.at(-1)!.body as Record<string, any>;
+
+  const openPlayground = async () => {
+    await goTo('playground');
+    await page.getByLabel("A provider's model through an integration").check();
+    await page.getByLabel('Integration', { exact: true }).selectOption('my-openai');
+    await page.getByLabel("Provider's model id").fill('gpt-4o-mini');
+  };
+
+  it('offers a function tool, shows the call the model streams, and sends its result back for the final answer', async () => {
+    await openPlayground();
+    await page.getByLabel('Text of message 1').fill('Weather in Paris?');
+    await page.getByRole('button', { name: 'Add a function tool' }).click();
+    await page.getByLabel('Name of tool 1').waitFor();
+    expect(await page.getByLabel('Name of tool 1').inputValue()).toBe('get_weather');
+    await page.getByLabel('Tool choice').selectOption('function:get_weather');
+    const sent = fake.state.chatRequests.length;
+    await page.getByRole('button', { name: 'Send' }).click();
+    const calls = page.getByTestId('tool-calls');
+    await expectText(calls, /^get_weather call_/);
+    // The fake fills string arguments with the user's text.
+    await expectText(calls.locator('pre'), /^\{\s*"city": "Weather in Paris\?"\s*\}$/);
+    expect(fake.state.chatRequests.length).toBe(sent + 1);
+    expect(lastChatBody()).toMatchObject({
+      stream: true,
+      tools: [{ type: 'function', function: { name: 'get_weather', description: 'The current weather of a city', parameters: { required: ['city'] } } }],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    });
+    const callId = (await calls.locator('li .muted').textContent())!;
+    await screenshot(page, '26-playground-tool-call');
+
+    await page.getByRole('button', { name: 'Answer the tool calls' }).click();
+    await page.getByLabel(`Result of get_weather (${callId}), message 3`).fill('Sunny, 21 degrees');
+    await page.getByLabel('Tool choice').selectOption('auto');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expectText(page.getByTestId('answer'), /^Answer from gpt-4o-mini: Sunny, 21 degrees$/);
+    expect(lastChatBody().messages).toEqual([
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: null, tool_calls: [{ id: callId, type: 'function', function: { name: 'get_weather', arguments: expect.any(String) } }] },
+      { role: 'tool', tool_call_id: callId, content: 'Sunny, 21 degrees' },
+    ]);
+    expect(lastChatBody().tool_choice).toBe('auto');
+    await expect(page.getByTestId('tool-calls').count()).resolves.toBe(0);
+    await screenshot(page, '27-playground-tool-answer');
+  });
+
+  it('asks for a JSON object or JSON following a schema, and shows the answer parsed', async () => {
+    await openPlayground();
+    await page.getByLabel('Text of message 1').fill('Say hello in JSON');
+    await page.getByLabel('JSON mode').selectOption('json_object');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expectText(page.getByTestId('answer-json'), /^Valid JSON/);
+    expect(JSON.parse((await page.getByTestId('answer').textContent())!)).toEqual({ answer: 'Answer from gpt-4o-mini: Say hello in JSON' });
+    expect(lastChatBody().response_format).toEqual({ type: 'json_object' });
+
+    await page.getByLabel('JSON mode').selectOption('json_schema');
+    await page.getByLabel('Schema name').fill('greeting');
+    const schema = { type: 'object', properties: { greeting: { type: 'string' } }, required: ['greeting'], additionalProperties: false };
+    await page.getByLabel('Schema (JSON Schema)').fill(JSON.stringify(schema));
+    await page.getByLabel('Strict').check();
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expectText(page.getByTestId('answer-json'), /"greeting":/);
+    expect(Object.keys(JSON.parse((await page.getByTestId('answer').textContent())!))).toEqual(['greeting']);
+    expect(lastChatBody().response_format).toEqual({ type: 'json_schema', json_schema: { name: 'greeting', schema, strict: true } });
+    await screenshot(page, '28-playground-json-schema');
+
+    // A schema that is not JSON is caught before anything is sent.
+    const sent = fake.state.chatRequests.length;
+    await page.getByLabel('Schema (JSON Schema)').fill('{"type": ');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expectText(page.getByRole('alert'), /^The response schema is not JSON/);
+    expect(fake.state.chatRequests.length).toBe(sent);
+  });
+});
+
 describe('the new pages', () => {
   it('fit a phone width with every control labelled, and asked no other origin for anything', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const route of ['usage', 'logs', 'batches']) {
+    for (const route of ['usage', 'logs', 'batches', 'playground']) {
       await goTo(route);
       await page.waitForLoadState('networkidle');
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
