@@ -74,6 +74,15 @@ export function rest<T>(method: string, path: string, body?: unknown, headers: R
   return call<T>(method, v1(path), body, headers);
 }
 
+/**
+ * A GET of the reads scoped by the key itself (the usage API, the request log): they take no
+ * `workspace_id` (an organisation key reads its whole organisation, narrowed by filters such as
+ * `project_ids`), so the chosen workspace is not added.
+ */
+export function readKeyScope<T>(path: string): Promise<T> {
+  return call<T>('GET', `/v1${path}`);
+}
+
 export interface Workspace {
   id: string;
   slug: string;
@@ -156,6 +165,26 @@ export function uploadFile<T>(file: File, purpose: string, onProgress: (fraction
     form.append('file', file);
     xhr.send(form);
   });
+}
+
+/**
+ * Saves a stored file's content (`GET /v1/files/{id}/content`) under `filename`. The call needs the
+ * key header, which a plain link cannot send: the bytes are fetched, then handed to the browser as a
+ * download from memory.
+ */
+export async function downloadFile(fileId: string, filename: string): Promise<void> {
+  const res = await fetch(v1(`/files/${encodeURIComponent(fileId)}/content`), { headers: keyHeaders() });
+  if (!res.ok) throw errorOf(res.status, await parse(res));
+  const url = URL.createObjectURL(await res.blob());
+  try {
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = filename;
+    link.click();
+  } finally {
+    // After the click the browser holds the download; the page's copy can go.
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  }
 }
 
 interface ChatChunk {

@@ -1,11 +1,12 @@
 /**
  * The console's pure logic (no browser needed): the loss points a chart draws, the version diff, the
- * `{{>partial}}` preview and the dataset line errors the files page lists.
+ * `{{>partial}}` preview, the dataset line errors the files page lists and the usage page's sums.
  */
 import { lineErrors } from '../../console/src/dataset-errors';
 import { diffLines } from '../../console/src/diff';
 import { lossPoints } from '../../console/src/loss';
 import { expandPartials, partialSlugs } from '../../console/src/partial-refs';
+import { costGroupOf, dayRangeStart, formatCost, usageView } from '../../console/src/usage';
 
 describe('lossPoints', () => {
   it('takes checkpoints and metrics events, one point per step in step order, checkpoints winning', () => {
@@ -62,5 +63,66 @@ describe('lineErrors', () => {
 
   it('finds none in another error', () => {
     expect(lineErrors('Invalid fine-tune dataset: the file has 3 examples; at least 10 are required')).toEqual([]);
+  });
+});
+
+describe('usageView', () => {
+  const usage = (model: string | null, input: number, output: number, requests = 1, cached = 0) => ({
+    input_tokens: input,
+    input_cached_tokens: cached,
+    output_tokens: output,
+    num_model_requests: requests,
+    model,
+    api_key_id: null,
+    project_id: null,
+  });
+  const cost = (lineItem: string, value?: number) => ({
+    ...(value === undefined ? {} : { amount: { value, currency: 'eur' } }),
+    line_item: lineItem,
+    project_id: null,
+    api_key_id: null,
+  });
+
+  it('sums each group over the buckets, most tokens first, with a series per group and bucket', () => {
+    const view = usageView(
+      'model',
+      [
+        { start_time: 0, end_time: 86_400, results: [usage('small', 10, 5, 2, 4), usage('big', 100, 50)] },
+        { start_time: 86_400, end_time: 172_800, results: [usage('small', 1, 1)] },
+      ],
+      [
+        { start_time: 0, end_time: 86_400, results: [cost('small, input', 0.5), cost('small, output', 0.25), cost('big, input')] },
+        { start_time: 86_400, end_time: 172_800, results: [cost('small, input', 0.125)] },
+      ],
+    );
+    expect(view.times).toEqual([0, 86_400]);
+    expect(view.currency).toBe('eur');
+    expect(view.groups).toEqual([
+      { key: 'big', inputTokens: 100, cachedTokens: 0, outputTokens: 50, requests: 1, cost: null, costUnknown: true },
+      { key: 'small', inputTokens: 11, cachedTokens: 4, outputTokens: 6, requests: 3, cost: 0.875, costUnknown: false },
+    ]);
+    expect(view.series).toEqual([
+      { key: 'big', tokens: [150, 0], requests: [1, 0], cost: [0, 0] },
+      { key: 'small', tokens: [15, 2], requests: [2, 1], cost: [0.75, 0.125] },
+    ]);
+  });
+
+  it('reads the model of a cost from its line item, and other groupings from their field', () => {
+    expect(costGroupOf('model', cost('ft:gpt-4o-mini:org, x:abc, cached input'))).toBe('ft:gpt-4o-mini:org, x:abc');
+    expect(costGroupOf('model', { ...cost('x'), line_item: null })).toBeNull();
+    expect(costGroupOf('api_key_id', { ...cost('m, input'), api_key_id: 'key-1' })).toBe('key-1');
+  });
+
+  it('never shows an unknown price as 0', () => {
+    expect(formatCost({ cost: null, costUnknown: true }, 'usd')).toBe('unknown');
+    expect(formatCost({ cost: 0.5, costUnknown: true }, 'usd')).toBe('$0.50 + unknown');
+    expect(formatCost({ cost: 0.000082, costUnknown: false }, 'usd')).toBe('$0.000082');
+    expect(formatCost({ cost: null, costUnknown: false }, 'usd')).toBe('—');
+  });
+
+  it('starts a range of whole UTC days that ends with today', () => {
+    const now = Date.UTC(2026, 10, 27, 15, 30);
+    expect(dayRangeStart(now, 1)).toBe(Date.UTC(2026, 10, 27) / 1000);
+    expect(dayRangeStart(now, 7)).toBe(Date.UTC(2026, 10, 21) / 1000);
   });
 });
