@@ -11,7 +11,7 @@ export function modelRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       return { object: 'list', data: (await models.list(scope)).map(toModelJson) };
     }),
   );
@@ -20,7 +20,7 @@ export function modelRoutes(services: Services): Router {
   router.get(
     '/*modelId',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       return toModelJson(await models.get(scope, pathParam(req, 'modelId')));
     }),
   );
