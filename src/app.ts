@@ -133,7 +133,7 @@ export async function createApp(config: Config, services: Services, logger: Logg
   v1.use('/fine_tuning/jobs', ...jsonBody, creates(), clientModeJobRoutes(services), fineTuningRoutes(services));
   v1.use('/prompts/partials', ...jsonBody, creates(), partialRoutes(services));
   v1.use('/chat', ...jsonBody, chatRoutes(services, logger));
-  v1.use('/batches', ...jsonBody, batchRoutes(services));
+  v1.use('/batches', ...jsonBody, creates(), batchRoutes(services));
   v1.use('/models', modelRoutes(services));
   v1.use('/organization', usageRoutes(services));
   v1.use('/logs', logRoutes(services));
