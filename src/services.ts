@@ -10,6 +10,7 @@ import { ApiKeyService } from './modules/api-keys/api-key.service';
 import { BatchLines } from './modules/batches/batch-lines.repository';
 import { BatchRepository } from './modules/batches/batch.repository';
 import { BatchService } from './modules/batches/batch.service';
+import { ProviderBatchRecords } from './modules/batches/provider-batch.repository';
 import { createBatchFileCheck } from './modules/batches/batch-file';
 import { ChatService } from './modules/chat/chat.service';
 import { ClientModeService } from './modules/client-mode/client-mode.service';
@@ -88,7 +89,8 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   files.checkContent('batch', createBatchFileCheck);
   const batchRepository = new BatchRepository(prisma);
   const batchLines = new BatchLines(prisma);
-  const batches = new BatchService(batchRepository, files, models, clientMode);
+  const batches = new BatchService(batchRepository, files, models, clientMode, integrations);
+  const batchRecords = new ProviderBatchRecords(prisma);
   return {
     db,
     workspaces,
@@ -110,6 +112,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
     batches,
     batchRepository,
     batchLines,
+    batchRecords,
     idempotency,
     metrics,
     masterKey,

@@ -7,6 +7,7 @@
 import type { Readable } from 'node:stream';
 import type { ProviderName } from './names';
 import type { ChatBody } from './chat-request';
+import type { BatchOperationName } from './batch';
 
 export type { ProviderName };
 
@@ -292,10 +293,13 @@ export interface ProviderOperations<C> {
   listModels?(conn: C): Promise<ProviderModel[]>;
 }
 
-export type OperationName = keyof ProviderOperations<unknown>;
+/** An operation of the contract above. */
+export type ProviderOperationName = keyof ProviderOperations<unknown>;
+/** Every call a provider client makes: the operations above and the batch service's steps (batch.ts). */
+export type OperationName = ProviderOperationName | BatchOperationName;
 
 /** Every operation of the contract but `findJob` (provider mode's own), in the order of the README's support matrix. */
-export const OPERATIONS: readonly OperationName[] = [
+export const OPERATIONS: readonly ProviderOperationName[] = [
   'uploadFile',
   'listFiles',
   'getFile',

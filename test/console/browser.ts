@@ -3,7 +3,7 @@
  * to a git-ignored folder.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
@@ -21,9 +21,18 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
 }
 
-/** `npm install` builds the console; a checkout that skipped it gets the build here. */
+/** The newest modification time of the console's sources (a branch switch or a merge changes them). */
+function newestSource(dir = join(ROOT, 'console', 'src')): number {
+  return readdirSync(dir, { withFileTypes: true }).reduce((newest, entry) => {
+    const path = join(dir, entry.name);
+    return Math.max(newest, entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
+  }, 0);
+}
+
+/** `npm install` builds the console; a checkout that skipped it, or whose sources changed since, gets the build here. */
 export function ensureConsoleBuilt(): void {
-  if (existsSync(join(CONSOLE_DIST, 'index.html'))) return;
+  const index = join(CONSOLE_DIST, 'index.html');
+  if (existsSync(index) && statSync(index).mtimeMs >= newestSource()) return;
   const run = spawnSync('npm', ['run', 'build:console'], { cwd: ROOT, encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`npm run build:console failed:\n${run.stdout}\n${run.stderr}`);
 }

@@ -395,6 +395,8 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     failNext: server.failNext,
     /** The next `times` (default 1) matching requests are answered only after `ms`. */
     delayNext: server.delayNext,
+    /** The next matching successful JSON answer goes through `reshape` (a field dropped or retyped). */
+    reshapeNext: server.reshapeNext,
     /** The job's next lifecycle step (its next GET) ends it `failed` with `error` instead. */
     failJob(id: string, error: NonNullable<FakeJob['error']> = DEFAULT_JOB_FAILURE) {
       failures.set(findJob(id).id, error);

@@ -676,6 +676,8 @@ export async function startFakeTogether(opts: FakeTogetherOptions = {}) {
     failNext: server.failNext,
     /** The next `times` (default 1) matching requests are answered only after `ms`. */
     delayNext: server.delayNext,
+    /** The next matching successful JSON answer goes through `reshape` (a field dropped or retyped). */
+    reshapeNext: server.reshapeNext,
     close: server.close,
   };
 }

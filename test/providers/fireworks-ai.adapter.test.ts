@@ -45,9 +45,7 @@ const requestsTo = (method: string, path: string) => fake.state.requests.filter(
 
 adapterContract('fireworks-ai', {
   client: (options = {}) => fireworks(options.headers, options.http),
-  requests: () => fake.state.requests,
-  failNext: (...args) => fake.failNext(...args),
-  delayNext: (...args) => fake.delayNext(...args),
+  fake: () => fake,
   files: {
     upload: (n, filename) => upload(dataset(n), filename),
     content: (_file, n) => dataset(n),

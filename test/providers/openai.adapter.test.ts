@@ -50,9 +50,7 @@ const requestsTo = (method: string, p: string) => fake.state.requests.filter((r)
 
 adapterContract('openai', {
   client: openai,
-  requests: () => fake.state.requests,
-  failNext: (...args) => fake.failNext(...args),
-  delayNext: (...args) => fake.delayNext(...args),
+  fake: () => fake,
   files: {
     upload: (n, filename) => upload(chatDataset(n), filename),
     content: (_file, n) => chatDataset(n),

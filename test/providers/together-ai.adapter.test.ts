@@ -50,9 +50,7 @@ const requestsTo = (method: string, path: string) => fake.state.requests.filter(
 
 adapterContract('together-ai', {
   client: together,
-  requests: () => fake.state.requests,
-  failNext: (...args) => fake.failNext(...args),
-  delayNext: (...args) => fake.delayNext(...args),
+  fake: () => fake,
   files: {
     upload: (n, filename) => upload(dataset(n), 'fine-tune', undefined, filename),
     content: (_file, n) => dataset(n),

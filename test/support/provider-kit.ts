@@ -18,14 +18,18 @@ export interface ClientOptions {
   headers?: Record<string, string | undefined>;
 }
 
+export interface FakeUnderTest {
+  state: { requests: RecordedRequest[] };
+  failNext(method: string, path: string, status: number, options?: FailOptions): void;
+  delayNext(method: string, path: string, ms: number): void;
+}
+
 /** A provider's side of the contract. Functions, so that each test reads the fake started for it. */
 export interface AdapterUnderTest {
   /** The adapter as the gateway calls it, with the fake's settings. */
   client(options?: ClientOptions): ProviderClient;
-  /** Every request the fake (all its servers) received, in order. */
-  requests(): RecordedRequest[];
-  failNext(method: string, path: string, status: number, options?: FailOptions): void;
-  delayNext(method: string, path: string, ms: number): void;
+  /** The fake started for the running test: its request log (all its servers), injected failures and delays. */
+  fake(): FakeUnderTest;
   files: {
     /** Uploads a fine-tune dataset of `examples` lines named `filename` the way client mode streams one. */
     upload(examples: number, filename: string): Promise<ProviderFile>;
@@ -96,7 +100,8 @@ export async function readAll(stream: AsyncIterable<Uint8Array>): Promise<Buffer
 /** Waits a few ms so that the next object a fake creates has a later creation time. */
 export const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
-const requestsTo = (adapter: AdapterUnderTest, method: string, path: string) => adapter.requests().filter((r) => r.method === method && r.path === path);
+const requestsTo = (adapter: AdapterUnderTest, method: string, path: string) =>
+  adapter.fake().state.requests.filter((r) => r.method === method && r.path === path);
 
 export function adapterContract(name: string, adapter: AdapterUnderTest): void {
   describe(`${name} adapter contract`, () => {
@@ -176,10 +181,10 @@ function jobsContract(adapter: AdapterUnderTest) {
   if (cancelledAs === null) {
     it('jobs: has no cancel, and says so before any request', async () => {
       const { id } = await adapter.jobs.create();
-      const before = adapter.requests().length;
+      const before = adapter.fake().state.requests.length;
       expect(adapter.client().supports('cancelJob')).toBe(false);
       expect(await failure(adapter.client().cancelJob(id), 'unsupported')).toMatchObject({ status: 400, code: 'unsupported_operation' });
-      expect(adapter.requests()).toHaveLength(before);
+      expect(adapter.fake().state.requests).toHaveLength(before);
     });
   } else {
     it('jobs: cancels a job, and relays the refusal to cancel it again', async () => {
@@ -200,14 +205,14 @@ function settingsContract(adapter: AdapterUnderTest) {
   it(`settings: refuses a missing ${required} before any request, naming it`, async () => {
     const err = await failure(adapter.client({ headers: { [required]: undefined } }).listJobs({}), 'invalid_request');
     expect(err).toMatchObject({ status: 400, param: required, code: 'missing_setting' });
-    expect(adapter.requests()).toHaveLength(0);
+    expect(adapter.fake().state.requests).toHaveLength(0);
   });
 
   if (hostile.length === 0) return;
   it.each(hostile)('settings: refuses %s: %j before any connection', async (header, value) => {
     const err = await failure(adapter.client({ headers: { [header]: value } }).listJobs({}), 'invalid_request');
-    expect(err).toMatchObject({ status: 400, param: header });
-    expect(adapter.requests()).toHaveLength(0);
+    expect(err).toMatchObject({ status: 400, param: header, code: 'invalid_setting' });
+    expect(adapter.fake().state.requests).toHaveLength(0);
   });
 }
 
@@ -228,37 +233,37 @@ function errorsContract(adapter: AdapterUnderTest) {
   });
 
   it('errors: a read answered 429 with Retry-After: 0 is retried and succeeds; a 5xx is a 502 after the bounded retries', async () => {
-    adapter.failNext('GET', adapter.jobs.listPath, 429, { times: 2, retryAfter: '0' });
+    adapter.fake().failNext('GET', adapter.jobs.listPath, 429, { times: 2, retryAfter: '0' });
     await expect(adapter.client().listJobs({})).resolves.toMatchObject({ data: [] });
     expect(requestsTo(adapter, 'GET', adapter.jobs.listPath)).toHaveLength(3);
-    adapter.failNext('GET', adapter.jobs.listPath, 503, { times: 5 });
+    adapter.fake().failNext('GET', adapter.jobs.listPath, 503, { times: 5 });
     expect(await failure(adapter.client().listJobs({}), 'provider')).toMatchObject({ status: 502 });
     expect(requestsTo(adapter, 'GET', adapter.jobs.listPath)).toHaveLength(6); // first try + 2 retries
   });
 
   it('errors: a create answered 500 is a 502 and is not retried', async () => {
     const file = await adapter.files.upload(5, 'train.jsonl');
-    adapter.failNext('POST', adapter.jobs.createPath, 500);
+    adapter.fake().failNext('POST', adapter.jobs.createPath, 500);
     const err = await failure(adapter.jobs.create({ trainingFile: file.id }), 'provider');
     expect(err.status).toBe(502);
     expect(requestsTo(adapter, 'POST', adapter.jobs.createPath)).toHaveLength(1);
   });
 
   it('errors: a long Retry-After is capped at maxRetryWaitMs', async () => {
-    adapter.failNext('GET', adapter.jobs.listPath, 429, { retryAfter: '3600' });
+    adapter.fake().failNext('GET', adapter.jobs.listPath, 429, { retryAfter: '3600' });
     const started = Date.now();
     await expect(adapter.client({ http: { maxRetryWaitMs: 20 } }).listJobs({})).resolves.toMatchObject({ data: [] });
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('errors: a streamed upload answered 500 is a 502 and is not retried', async () => {
-    adapter.failNext('POST', adapter.files.uploadPath, 500);
+    adapter.fake().failNext('POST', adapter.files.uploadPath, 500);
     expect(await failure(adapter.files.upload(5, 'train.jsonl'), 'provider')).toMatchObject({ status: 502 });
     expect(requestsTo(adapter, 'POST', adapter.files.uploadPath)).toHaveLength(1);
   });
 
   it('errors: a time-out is a 504', async () => {
-    adapter.delayNext('GET', adapter.jobs.listPath, 1_000);
+    adapter.fake().delayNext('GET', adapter.jobs.listPath, 1_000);
     const err = await failure(adapter.client({ http: { timeoutMs: 50, retries: 0 } }).listJobs({}), 'provider');
     expect(err.status).toBe(504);
   });
