@@ -24,7 +24,7 @@ const hosted = hostedOnFake({
 });
 const { createJob, waitForStatus } = hosted;
 
-/** The hosted.fake's job for a gateway job: the one trained on the file the monitor uploaded for it. */
+/** The fake's job for a gateway job: the one trained on the file the monitor uploaded for it. */
 async function remoteOf(id: string) {
   const events = (await hosted.client.fineTuning.jobs.listEvents(id, { limit: 100 })).data;
   const submitted = events.find((e) => e.message.startsWith('Submitted to together-ai as '));
