@@ -8,9 +8,9 @@ import path from 'node:path';
 import { PROVIDERS } from '../src/providers/registry';
 import { CHAT_FIELDS } from '../src/providers/chat-fields';
 import { OPERATIONS } from '../src/providers/types';
-import type { OperationName } from '../src/providers/types';
+import type { ProviderOperationName } from '../src/providers/types';
 
-const LABELS: Record<OperationName, string> = {
+const LABELS: Record<ProviderOperationName, string> = {
   uploadFile: 'upload',
   listFiles: 'list files',
   getFile: 'get file',
@@ -24,6 +24,7 @@ const LABELS: Record<OperationName, string> = {
   listCheckpoints: 'checkpoints',
   findJob: 'find job',
   chat: 'chat',
+  listModels: 'models',
 };
 
 const row = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;

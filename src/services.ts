@@ -10,6 +10,7 @@ import { ApiKeyService } from './modules/api-keys/api-key.service';
 import { BatchLines } from './modules/batches/batch-lines.repository';
 import { BatchRepository } from './modules/batches/batch.repository';
 import { BatchService } from './modules/batches/batch.service';
+import { ProviderBatchRecords } from './modules/batches/provider-batch.repository';
 import { createBatchFileCheck } from './modules/batches/batch-file';
 import { ChatService } from './modules/chat/chat.service';
 import { ClientModeService } from './modules/client-mode/client-mode.service';
@@ -27,6 +28,7 @@ import { LabelRepository } from './modules/labels/label.repository';
 import { LabelService } from './modules/labels/label.service';
 import { ModelRepository } from './modules/models/model.repository';
 import { ModelService } from './modules/models/model.service';
+import { IntegrationModels } from './modules/models/integration-models';
 import { OrganisationRepository } from './modules/organisations/organisation.repository';
 import { OrganisationService } from './modules/organisations/organisation.service';
 import { PartialRepository } from './modules/partials/partial.repository';
@@ -79,7 +81,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const fineTuning = new FineTuningService(fineTuningJobs, files, integrations, providers, jobCancellation);
   files.guardDeletion((tx, scope, fileId) => fineTuning.fileInUse(tx, scope, fileId));
   const clientMode = new ClientModeService(integrations, providers);
-  const models = new ModelService(new ModelRepository(prisma));
+  const models = new ModelService(new ModelRepository(prisma), new IntegrationModels(integrations, logger));
   const usageRecords = new UsageRepository(prisma);
   const ledger = new UsageLedger(usageRecords, config.usage, logger);
   const usage = { ledger, recorder: new UsageRecorder(ledger), service: new UsageService(usageRecords, loadPrices(config.pricesFile)) };
@@ -87,7 +89,8 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   files.checkContent('batch', createBatchFileCheck);
   const batchRepository = new BatchRepository(prisma);
   const batchLines = new BatchLines(prisma);
-  const batches = new BatchService(batchRepository, files, models, clientMode);
+  const batches = new BatchService(batchRepository, files, models, clientMode, integrations);
+  const batchRecords = new ProviderBatchRecords(prisma);
   return {
     db,
     workspaces,
@@ -109,6 +112,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
     batches,
     batchRepository,
     batchLines,
+    batchRecords,
     idempotency,
     metrics,
     masterKey,

@@ -8,7 +8,7 @@
  */
 import { lazy } from '../lazy';
 import type { SettingValues, SettingsSpec } from './settings';
-import type { OperationName } from './types';
+import type { ProviderOperationName } from './types';
 import type { ProviderEnvironment, ProviderModule } from './module';
 
 /** What the deferred part exports: the module's `connect` and `operations`. */
@@ -22,7 +22,7 @@ export interface DeferredConnection<T extends SettingsSpec> {
 
 type Declaration<T extends SettingsSpec> = Omit<ProviderModule<T>, 'connect' | 'operations'> & {
   /** The operations the implementation has; checked when it loads. */
-  operations: readonly OperationName[];
+  operations: readonly ProviderOperationName[];
 };
 
 type AnyOperation = (conn: unknown, ...args: unknown[]) => Promise<unknown>;
@@ -33,7 +33,7 @@ export function deferredProvider<T extends SettingsSpec, C>(
 ): ProviderModule<T, DeferredConnection<T>> {
   const implementation = lazy(() => checked(declaration, load()));
   const operation =
-    (name: OperationName): AnyOperation =>
+    (name: ProviderOperationName): AnyOperation =>
     async (conn, ...args) => {
       const impl = implementation();
       const { settings, env } = conn as DeferredConnection<T>;

@@ -11,6 +11,7 @@ import type { SettingValues, SettingsSpec } from './settings';
 import type { SignedUrlHosts } from './signed-urls';
 import type { ProviderFile, ProviderName, ProviderOperations } from './types';
 import type { ChatSupport } from './chat-fields';
+import type { ProviderBatchSupport } from './batch';
 
 /** What a provider module gets from the server: base URLs (configuration only) and HTTP policy. */
 export interface ProviderEnvironment {
@@ -71,6 +72,8 @@ export interface ProviderModule<T extends SettingsSpec = SettingsSpec, C = unkno
   readonly jobOptions?: JobOptionsSchema;
   /** What of OpenAI's chat request `chat` carries (see chat-fields.ts); required with a `chat` operation. */
   readonly chatSupport?: ChatSupport;
+  /** The provider's own batch service (the `provider` batch runner): the steps batch.ts describes. */
+  readonly batch?: ProviderBatchSupport<C>;
 }
 
 /** A provider's job options: a zod object of optional fields. */

@@ -27,11 +27,13 @@ import type {
   JobOptionValues,
   OperationName,
   PageInput,
+  ProviderOperationName,
   ProviderContent,
   ProviderOperations,
   UploadInput,
 } from './types';
 import type { ProviderEnvironment, ProviderModule } from './module';
+import type { BatchCreateInput, BatchModelQuery, BatchResultLine, BatchUploadInput, ProviderBatchJob, ProviderBatchSupport } from './batch';
 
 export const PROVIDERS: readonly ProviderModule[] = [
   openaiProvider,
@@ -128,7 +130,7 @@ export class ProviderClient {
     return this.module.hosting ?? {};
   }
 
-  supports(op: OperationName): boolean {
+  supports(op: ProviderOperationName): boolean {
     return typeof this.module.operations[op] === 'function';
   }
 
@@ -183,6 +185,43 @@ export class ProviderClient {
     return this.run('chat', (ops, conn) => ops.chat?.(conn, request), undefined, request.model);
   };
 
+  listModels = () => this.run('listModels', (ops, conn) => ops.listModels?.(conn));
+
+  /** Whether the provider has a batch service (batch.ts), and `find` among its steps. */
+  supportsBatches(step: 'create' | 'find' = 'create'): boolean {
+    const batch = this.module.batch;
+    return step === 'create' ? batch !== undefined : typeof batch?.find === 'function';
+  }
+
+  /** Null when the provider's batch service runs `query.model`, else why not (no provider call). */
+  batchRefusal(query: BatchModelQuery): string | null {
+    const batch = this.module.batch;
+    if (!batch) return `${this.module.title} has no batch service in this gateway`;
+    return batch.accepts(this.module.connect(readSettings(this.module.settings, this.origin, null), this.env), query);
+  }
+
+  uploadBatch = (input: BatchUploadInput) => this.runBatch('batchUpload', (b, conn) => b.upload(conn, input), undefined, input.model);
+  createBatch = (input: BatchCreateInput) => this.runBatch('batchCreate', (b, conn) => b.create(conn, input), undefined, input.model);
+  findBatch = (gatewayBatchId: string) => this.runBatch('batchFind', (b, conn) => b.find?.(conn, gatewayBatchId));
+  getBatch = (id: string) => this.runBatch('batchGet', (b, conn) => b.get(conn, id), jobId(id));
+  cancelBatch = (id: string) => this.runBatch('batchCancel', (b, conn) => b.cancel(conn, id), jobId(id));
+  /** The job's result lines, read as they are iterated (the provider calls are not observed one by one). */
+  batchOutput(job: ProviderBatchJob): AsyncIterable<BatchResultLine> {
+    const batch = this.module.batch;
+    if (!batch) throw unsupported(`${this.module.title} has no batch service`);
+    return batch.output(this.module.connect(readSettings(this.module.settings, this.origin, 'batchOutput'), this.env), job);
+  }
+
+  private available(op: OperationName): boolean {
+    if (op === 'batchFind') return this.supportsBatches('find');
+    return op.startsWith('batch') ? this.supportsBatches() : this.supports(op as ProviderOperationName);
+  }
+
+  private runBatch<T>(op: OperationName, call: (batch: ProviderBatchSupport<unknown>, conn: unknown) => Promise<T> | undefined, id?: NamedId, model?: string) {
+    const batch = this.module.batch;
+    return this.run(op, (_ops, conn) => (batch ? call(batch, conn) : undefined), id, model);
+  }
+
   /** `id`: the provider id the call names, checked before anything else; `model`: the model a call asks for (traces). */
   private run<T>(
     op: OperationName,
@@ -196,7 +235,7 @@ export class ProviderClient {
 
   private async call<T>(op: OperationName, call: (ops: ProviderOperations<unknown>, conn: unknown) => Promise<T> | undefined, id?: NamedId): Promise<T> {
     if (id) checkProviderId(id.value, id.param);
-    if (!this.supports(op)) throw unsupported(`${this.module.title} does not support ${op}`);
+    if (!this.available(op)) throw unsupported(`${this.module.title} does not support ${op}`);
     const conn = this.module.connect(readSettings(this.module.settings, this.origin, op), this.env);
     const result = call(this.module.operations, conn);
     if (!result) throw unsupported(`${this.module.title} does not support ${op}`);

@@ -7,6 +7,7 @@
 import type { Readable } from 'node:stream';
 import type { ProviderName } from './names';
 import type { ChatBody } from './chat-request';
+import type { BatchOperationName } from './batch';
 
 export type { ProviderName };
 
@@ -265,6 +266,13 @@ export interface ProviderContent {
 }
 
 /** The operations a provider may support; a missing one is `unsupported_operation` (400). */
+/** A model a provider lists: its id as chat takes it, when it was made (Unix seconds, 0 when the provider does not say), and who owns it. */
+export interface ProviderModel {
+  id: string;
+  created: number;
+  ownedBy: string;
+}
+
 export interface ProviderOperations<C> {
   uploadFile?(conn: C, input: UploadInput): Promise<ProviderFile>;
   listFiles?(conn: C, page: FileListInput): Promise<ProviderPage<ProviderFile>>;
@@ -281,12 +289,17 @@ export interface ProviderOperations<C> {
   findJob?(conn: C, gatewayJobId: string): Promise<ProviderJob | undefined>;
   /** Chat completions with a (fine-tuned) model; streamed answers yield chunks as the provider produces them. */
   chat?(conn: C, request: ChatRequest): Promise<ChatAnswer>;
+  /** The models the credentials can call, from the provider's own list (one page at most: `GET /v1/models` lists them as `@slug/<id>`). */
+  listModels?(conn: C): Promise<ProviderModel[]>;
 }
 
-export type OperationName = keyof ProviderOperations<unknown>;
+/** An operation of the contract above. */
+export type ProviderOperationName = keyof ProviderOperations<unknown>;
+/** Every call a provider client makes: the operations above and the batch service's steps (batch.ts). */
+export type OperationName = ProviderOperationName | BatchOperationName;
 
 /** Every operation of the contract but `findJob` (provider mode's own), in the order of the README's support matrix. */
-export const OPERATIONS: readonly OperationName[] = [
+export const OPERATIONS: readonly ProviderOperationName[] = [
   'uploadFile',
   'listFiles',
   'getFile',
@@ -299,4 +312,5 @@ export const OPERATIONS: readonly OperationName[] = [
   'listEvents',
   'listCheckpoints',
   'chat',
+  'listModels',
 ];

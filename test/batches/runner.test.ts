@@ -196,7 +196,15 @@ describe('a runner taking over a crashed one', () => {
     await services.db.prisma.batch.update({ where: { id: created.id }, data: { leaseExpiresAt: new Date(Date.now() - 1000) } });
 
     const runner = new BatchRunner(
-      { batches: services.batchRepository, lines: services.batchLines, files: services.files, chat: services.chat, meter: () => unmetered },
+      {
+        batches: services.batchRepository,
+        lines: services.batchLines,
+        files: services.files,
+        chat: services.chat,
+        meter: () => unmetered,
+        records: services.batchRecords,
+        target: (scope, batch) => services.batches.target(scope, batch),
+      },
       createLogger('silent'),
       {
         pollMs: 50,

@@ -23,6 +23,7 @@ import { gatewayFetch, gatewaySdk } from '../support/answers';
 import { api, createOrganisation } from '../support/gateway';
 import { sseData, streamedText, succeededJob } from './harness';
 import { expectError } from '../support/expect';
+import { openAIWireSent, toolRequestCase } from './sdk-suite';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
@@ -261,6 +262,17 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
       fake.setStreamDelay(0);
     }
   });
+});
+
+describe('provider mode: tools and structured outputs', () => {
+  const openaiSent = () => openAIWireSent(lastOpenAIRequest().body);
+  const azureSent = () => openAIWireSent(azure.state.chatRequests.at(-1)!.body);
+  const azureClient = () => gatewaySdk(gw, { headers: { 'x-gateway-azure-deployment-id': 'ft-deployment' } });
+  toolRequestCase('OpenAI fine-tuned model', () => ({ model: openaiJob.model, client: () => client, sent: openaiSent }));
+  toolRequestCase('OpenAI @slug/model', () => ({ model: '@my-openai/gpt-4o-mini', client: () => client, sent: openaiSent }));
+  toolRequestCase('Azure OpenAI fine-tuned model', () => ({ model: azureJob.model, client: azureClient, sent: azureSent }));
+  // Without a deployment header, Azure takes the model for the deployment's name.
+  toolRequestCase('Azure OpenAI @slug/deployment', () => ({ model: '@my-azure/ft-deployment', client: () => client, sent: azureSent }));
 });
 
 describe('provider mode: a model of a succeeded Azure OpenAI job', () => {

@@ -7,9 +7,11 @@
  * second job; an interrupted submission's job adopted through findJob.
  */
 import { startFakeBedrock, type FakeCustomizationJob } from '../fakes/bedrock-server';
+import { gatewaySdk } from '../support/answers';
 import { api } from '../support/gateway';
 import { hostedOnFake } from '../support/hosted-kit';
 import { awsHeaders, bedrock, chatDataset, DEFAULT_BUCKET, fakeEndpoints, NOVA, ROLE_ARN, storedLines, upload } from '../providers/bedrock-harness';
+import { propertiesOf, toolRequestCase, type SentTools } from '../chat/sdk-suite';
 import { eventually } from './harness';
 
 /** The first test's custom model, which the chat test then talks to. */
@@ -111,8 +113,23 @@ describe('hosted Bedrock jobs', () => {
       model,
       choices: [{ message: { content: `Answer from ${deployment}: Hello hosted Bedrock` } }],
     });
-    // Signed with the integration's credentials (the hosted.fake checks the SigV4 signature), in the integration's region.
+    // Signed with the integration's credentials (the fake checks the SigV4 signature), in the integration's region.
     expect(hosted.fake.state.converseCalls.at(-1)).toMatchObject({ modelId: deployment, stream: false });
+  });
+
+  describe('tools and structured outputs, translated to Converse', () => {
+    let deployment: string | undefined;
+    const sent = (): SentTools => {
+      const config = hosted.fake.state.converseCalls.at(-1)!.body.toolConfig as { tools: any[]; toolChoice?: { tool?: { name: string } } };
+      const tools = config.tools.map((t) => [t.toolSpec.name, propertiesOf(t.toolSpec.inputSchema.json)]);
+      return { tools: Object.fromEntries(tools), forced: config.toolChoice?.tool?.name, answerSchema: undefined };
+    };
+    const onDeployment = () => {
+      deployment ??= hosted.fake.registerDeployment(customModel!);
+      return gatewaySdk(hosted.gw, { headers: { 'x-gateway-aws-bedrock-model': deployment } });
+    };
+    toolRequestCase('Bedrock fine-tuned model', () => ({ model: customModel!, client: onDeployment, sent, schemaAsTool: true }));
+    toolRequestCase('Bedrock @slug/model', () => ({ model: '@hosted-bedrock/amazon.nova-lite-v1:0', client: () => hosted.client, sent, schemaAsTool: true }));
   });
 
   it('cancels at Bedrock: running while Bedrock stops it, then cancelled', async () => {

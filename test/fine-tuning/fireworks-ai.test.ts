@@ -11,6 +11,8 @@ import { api } from '../support/gateway';
 import { eventually } from '../support/expect';
 import { hostedOnFake } from '../support/hosted-kit';
 import { dataset } from './harness';
+import { openAIWireSent, toolRequestCase } from '../chat/sdk-suite';
+import { gatewaySdk } from '../support/answers';
 
 const KEY = 'fw-hosted-key-0123456789abcdef';
 const ACCOUNT = 'acme-labs';
@@ -111,6 +113,14 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
 
     // A hostile deployment name is refused before any call.
     expect((await ask({ 'x-gateway-fireworks-deployment': '../../evil' })).status).toBe(400);
+  });
+
+  describe('tools and structured outputs, as sent', () => {
+    const sent = () => openAIWireSent(hosted.fake.state.chatRequests.at(-1)!);
+    // The deployment the previous test made serves the tuned model.
+    const onDeployment = () => gatewaySdk(hosted.gw, { headers: { 'x-gateway-fireworks-deployment': 'chat-serving' } });
+    toolRequestCase('Fireworks fine-tuned model', () => ({ model: tunedModel!, client: onDeployment, sent }));
+    toolRequestCase('Fireworks @slug/model', () => ({ model: `@my-fireworks/${BASE}`, client: () => hosted.client, sent }));
   });
 
   it('fails a job asking for a learning-rate multiplier, naming the field', async () => {

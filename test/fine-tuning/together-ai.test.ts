@@ -8,6 +8,7 @@
 import { startFakeTogether } from '../fakes/together-server';
 import { hostedOnFake } from '../support/hosted-kit';
 import { dataset } from './harness';
+import { openAIWireSent, toolRequestCase } from '../chat/sdk-suite';
 
 const KEY = 'tg-hosted-key-0123456789abcdef';
 const BASE = 'meta-llama/Meta-Llama-3.1-8B-Instruct-Reference';
@@ -87,13 +88,19 @@ describe('hosted fine-tuning jobs on Together AI', () => {
       model,
       choices: [{ message: { role: 'assistant', content: `Answer from ${model}: Hello Together` } }],
     });
-    // Together was called with the model Together named, and the integration's key (the hosted.fake checks it).
+    // Together was called with the model Together named, and the integration's key (the fake checks it).
     expect(hosted.fake.state.chatRequests.at(-1)).toMatchObject({ model, messages: [{ role: 'user', content: 'Hello Together' }] });
 
     const stream = await hosted.client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Stream it' }], stream: true });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe(`Answer from ${model}: Stream it`);
+  });
+
+  describe('tools and structured outputs, as sent', () => {
+    const sent = () => openAIWireSent(hosted.fake.state.chatRequests.at(-1)!);
+    toolRequestCase('Together fine-tuned model', () => ({ model: tuned!.model, client: () => hosted.client, sent }));
+    toolRequestCase('Together @slug/model', () => ({ model: `@my-together/${BASE}`, client: () => hosted.client, sent }));
   });
 
   it('cancels at Together: running while Together stops it, then cancelled', async () => {

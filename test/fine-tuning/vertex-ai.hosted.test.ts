@@ -10,7 +10,11 @@ import { api } from '../support/gateway';
 import { eventually } from '../support/expect';
 import { hostedOnFake } from '../support/hosted-kit';
 import { BUCKET, fakeEndpoints } from '../providers/vertex-ai.support';
+import { propertiesOf, toolRequestCase, type SentTools } from '../chat/sdk-suite';
 import { dataset } from './harness';
+
+/** The first test's tuned model, which the tools test then talks to. */
+let tunedModel: string | undefined;
 
 const hosted = hostedOnFake({
   start: () => startFakeVertex(),
@@ -56,6 +60,7 @@ describe('hosted fine-tuning jobs on Vertex AI', () => {
       hyperparameters: { n_epochs: 2, batch_size: 'auto', learning_rate_multiplier: 'auto' },
     });
     expect(await servingModelOf(created.id)).toBe(remote.tunedModel!.endpoint);
+    tunedModel = done.fine_tuned_model!;
 
     // The job asked Vertex for what the caller asked, on the dataset the monitor converted and uploaded.
     expect(remote).toMatchObject({
@@ -91,6 +96,21 @@ describe('hosted fine-tuning jobs on Vertex AI', () => {
     expect(events.filter((m) => m === 'Tuning started')).toHaveLength(1);
   });
 
+  describe('tools and structured outputs, translated to generateContent', () => {
+    const sent = (): SentTools => {
+      const body = hosted.fake.state.generateRequests.at(-1)!.body as Record<string, any>;
+      const declarations: any[] = body.tools?.[0]?.functionDeclarations ?? [];
+      const calling = body.toolConfig?.functionCallingConfig;
+      return {
+        tools: Object.fromEntries(declarations.map((d) => [d.name, propertiesOf(d.parameters)])),
+        forced: calling?.mode === 'ANY' ? calling.allowedFunctionNames?.[0] : undefined,
+        answerSchema: body.generationConfig?.responseSchema ? propertiesOf(body.generationConfig.responseSchema) : undefined,
+      };
+    };
+    toolRequestCase('Vertex AI fine-tuned model', () => ({ model: tunedModel!, client: () => hosted.client, sent }));
+    toolRequestCase('Vertex AI @slug/model', () => ({ model: '@my-vertex/gemini-2.5-flash', client: () => hosted.client, sent }));
+  });
+
   it('cancels a submitted job at Vertex; it ends cancelled', async () => {
     hosted.fake.settings.stepsPerPoll = 0; // the job stays pending until cancelled
     try {
@@ -114,7 +134,7 @@ describe('hosted fine-tuning jobs on Vertex AI', () => {
     hosted.fake.failJob(remote.name, { code: 8, message: 'Quota exceeded for tuning.' });
     const failed = await waitForStatus(created.id, ['failed', 'succeeded', 'cancelled']);
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'resource_exhausted', message: 'Quota exceeded for tuning.' } });
-    // Five reads were refused (retried by the HTTP hosted.client, then by the monitor's back-off) before one got through.
+    // Five reads were refused (retried by the HTTP client, then by the monitor's back-off) before one got through.
     expect(hosted.fake.state.requests.filter((r) => r.method === 'GET' && r.path === `/v1/${remote.name}`).length).toBeGreaterThanOrEqual(6);
   });
 

@@ -31,7 +31,10 @@ import { toCompletionJson } from '../chat/chat.mapper';
 import type { ChatService } from '../chat/chat.service';
 import type { ChatMeter } from '../usage/usage.recorder';
 import type { FileService } from '../files/file.service';
-import { readBatchFile, type BatchRequestLine } from './batch-file';
+import type { BatchRequestLine } from './batch-file';
+import { CANCELLED, EXPIRED, failValidation, loadRequests } from './batch-input';
+import { ProviderRunner, type BatchTarget } from './provider-batch';
+import type { ProviderBatchRecords } from './provider-batch.repository';
 import type { BatchLines, FinishedState, LineOutcome } from './batch-lines.repository';
 import type { BatchStatus, GatewayBatch } from './batch.model';
 import type { BatchRepository, EventDraft, TransitionData } from './batch.repository';
@@ -56,17 +59,17 @@ export interface BatchRunnerParts {
   chat: Pick<ChatService, 'complete'>;
   /** Records a batch's requests in the usage ledger. */
   meter: (batch: GatewayBatch) => ChatMeter;
+  /** The provider runner's bookkeeping. */
+  records: ProviderBatchRecords;
+  /** Where a batch's requests go (BatchService.target). */
+  target: (scope: Scope, batch: GatewayBatch) => Promise<BatchTarget>;
 }
 
 /** Attempts for a request the provider answers with a 5xx or cannot be reached for; 429s are waited out. */
 const MAX_ATTEMPTS = 4;
-/** Requests read from the input file per insert. */
-const LOAD_CHUNK = 500;
 /** Output lines read per query while a file is written. */
 const WRITE_PAGE = 1000;
 
-const EXPIRED = { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' };
-const CANCELLED = { code: 'batch_cancelled', message: 'This request was not sent: the batch was cancelled first.' };
 const INTERRUPTED = {
   code: 'request_interrupted',
   message: 'The gateway process sending this request stopped before its answer was recorded; it is not sent again, as it may have reached the provider.',
@@ -106,12 +109,16 @@ export class BatchRunner {
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
   private ticking = false;
+  /** Runs the batches whose runner is `provider`, under the same leases. */
+  private readonly provider: ProviderRunner;
 
   constructor(
     private readonly parts: BatchRunnerParts,
     private readonly logger: Logger,
     private readonly options: BatchRunnerOptions,
-  ) {}
+  ) {
+    this.provider = new ProviderRunner({ ...parts, publish: (scope, batch) => this.publish(scope, batch) }, logger, this.owner);
+  }
 
   start(): void {
     if (!this.stopped) return;
@@ -197,6 +204,7 @@ export class BatchRunner {
   }
 
   private async advance(scope: Scope, claimed: GatewayBatch): Promise<void> {
+    if (claimed.runner === 'provider') return this.provider.advance(scope, claimed);
     let batch: GatewayBatch | null = claimed;
     // Requests a runner before this one sent without recording an answer: possibly sent, never resent.
     const interrupted = await this.parts.lines.failAll(scope, batch.id, 'running', INTERRUPTED);
@@ -209,28 +217,15 @@ export class BatchRunner {
   /** validating → in_progress: one row per request of the input file. */
   private async load(scope: Scope, batch: GatewayBatch): Promise<GatewayBatch | null> {
     const { files, lines, batches } = this.parts;
-    if (!(await files.find(scope, batch.inputFileId))) {
-      return this.fail(scope, batch, { code: 'invalid_input_file', message: `The input file '${batch.inputFileId}' has been deleted`, param: 'input_file_id' });
-    }
-    try {
-      for await (const chunk of readBatchFile(await files.openContent(scope, batch.inputFileId), LOAD_CHUNK)) await lines.add(scope, batch.id, chunk);
-    } catch (err) {
-      if (!(err instanceof GatewayError) || err.kind !== 'invalid_request') throw err;
-      return this.fail(scope, batch, { code: 'invalid_batch_file', message: err.message, param: 'input_file_id' });
-    }
-    const total = await lines.count(scope, batch.id);
+    const loaded = await loadRequests(files, lines, scope, batch);
+    if ('error' in loaded) return failValidation(batches, scope, batch, loaded.error);
+    const { total } = loaded;
     const event: EventDraft = {
       level: 'info',
       message: `Validated ${total} requests: the gateway sends them to ${batch.provider} with integration @${batch.integrationSlug}, at most ${this.options.concurrency} at a time`,
       data: { runner: batch.runner, request_counts: { total, completed: 0, failed: 0 } },
     };
     return (await batches.transition(scope, batch.id, ['validating'], 'in_progress', event, { requestTotal: total })) ?? batches.findById(scope, batch.id);
-  }
-
-  private async fail(scope: Scope, batch: GatewayBatch, error: { code: string; message: string; param: string }): Promise<null> {
-    const event: EventDraft = { level: 'error', message: `Batch failed: ${error.message}` };
-    await this.parts.batches.transition(scope, batch.id, ['validating'], 'failed', event, { errors: [{ ...error, line: null }] });
-    return null;
   }
 
   /** Sends the pending requests with bounded concurrency; the batch as it stands after. */

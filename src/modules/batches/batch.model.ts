@@ -48,6 +48,8 @@ export interface GatewayBatch {
   expiredAt: Date | null;
   cancellingAt: Date | null;
   cancelledAt: Date | null;
+  /** Provider runner: the provider's input reference and job handle once they exist, and the create calls begun. */
+  remote: { inputFile: string | null; batchId: string | null; submitAttempts: number };
 }
 
 export interface BatchEvent {
@@ -99,6 +101,7 @@ export function toBatch(row: BatchRow): GatewayBatch {
     expiredAt: row.expiredAt,
     cancellingAt: row.cancellingAt,
     cancelledAt: row.cancelledAt,
+    remote: { inputFile: row.providerInputFile, batchId: row.providerBatchId, submitAttempts: row.submitAttempts },
   };
 }
 

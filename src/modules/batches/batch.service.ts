@@ -10,10 +10,12 @@ import { badRequest, GatewayError, invalidField, unsupported } from '../../error
 import { isUuid, parseInput, type Input } from '../../validation/parse';
 import type { ClientModeService } from '../client-mode/client-mode.service';
 import type { TrainingFileSource } from '../fine-tuning/fine-tuning.service';
+import type { IntegrationService } from '../integrations/integration.service';
 import type { ModelService } from '../models/model.service';
 import { readBatchFile } from './batch-file';
 import { isFinished, type BatchEvent, type GatewayBatch } from './batch.model';
 import type { BatchRepository } from './batch.repository';
+import type { BatchTarget } from './provider-batch';
 import {
   COMPLETION_WINDOW_MS,
   createBatchSchema,
@@ -29,7 +31,7 @@ import {
 const RUNNER_PATH = ['gatewayOptions', RUNNER_OPTION];
 const PROVIDER_PATH = ['gatewayOptions', PROVIDER_OPTION];
 
-interface Route {
+interface Route extends BatchTarget {
   provider: string;
   integrationSlug: string;
 }
@@ -43,6 +45,7 @@ export class BatchService {
     private readonly files: TrainingFileSource,
     private readonly models: Pick<ModelService, 'servingJob'>,
     private readonly clientMode: Pick<ClientModeService, 'provider'>,
+    private readonly integrations: Pick<IntegrationService, 'hostedProvider'>,
   ) {}
 
   onWork(wake: () => void): void {
@@ -53,9 +56,9 @@ export class BatchService {
   async create(scope: Scope, input: Input<CreateBatchInput>, apiKeyId: string | null = null): Promise<GatewayBatch> {
     const data = parseInput(createBatchSchema, input);
     const { [PROVIDER_OPTION]: ref, [RUNNER_OPTION]: runnerName, ...settings } = data.gatewayOptions ?? {};
-    const runner = checkRunner(runnerName);
     const model = await this.modelOf(scope, data.inputFileId);
-    const route = ref === undefined ? await this.hostedRoute(scope, model) : await this.integrationRoute(scope, ref, settings);
+    const route = ref === undefined ? await this.hostedRoute(scope, model, settings) : await this.integrationRoute(scope, ref, settings, model);
+    const { runner, why } = chooseRunner(runnerName, route);
     const created = await this.batches.create(
       scope,
       {
@@ -64,7 +67,8 @@ export class BatchService {
         inputFileId: data.inputFileId,
         model,
         runner,
-        ...route,
+        provider: route.provider,
+        integrationSlug: route.integrationSlug,
         gatewayOptions: ref === undefined ? settings : { ...settings, [PROVIDER_OPTION]: ref },
         metadata: data.metadata ?? null,
         apiKeyId,
@@ -72,12 +76,18 @@ export class BatchService {
       },
       {
         level: 'info',
-        message: `Created batch: its requests go to ${route.provider} with integration @${route.integrationSlug}, run by the ${runner} runner`,
+        message: `Created batch: its requests go to ${route.provider} with integration @${route.integrationSlug}, run by the ${runner} runner${why}`,
         data: { status: 'validating', runner, provider: route.provider, integration: `@${route.integrationSlug}` },
       },
     );
     this.wake();
     return created;
+  }
+
+  /** Where a stored batch's requests go, resolved as at its creation (the runners call it on every step). */
+  async target(scope: Scope, batch: GatewayBatch): Promise<BatchTarget> {
+    const { [PROVIDER_OPTION]: ref, ...settings } = batch.gatewayOptions;
+    return ref === undefined ? this.hostedRoute(scope, batch.model, settings) : this.integrationRoute(scope, ref, settings, batch.model);
   }
 
   async get(scope: Scope, id: string): Promise<GatewayBatch> {
@@ -132,11 +142,11 @@ export class BatchService {
     throw invalidField('inputFileId', 'names a file without requests', 'invalid_batch_file');
   }
 
-  /** A fine-tuned model of the workspace: its job's provider and integration. */
-  private async hostedRoute(scope: Scope, model: string): Promise<Route> {
+  /** A fine-tuned model of the workspace: its job's provider and integration, and its model there. */
+  private async hostedRoute(scope: Scope, model: string, settings: Record<string, string>): Promise<Route> {
+    let job;
     try {
-      const job = await this.models.servingJob(scope, model);
-      return { provider: job.provider, integrationSlug: job.integrationSlug };
+      job = await this.models.servingJob(scope, model);
     } catch (err) {
       if (!(err instanceof GatewayError) || err.kind !== 'not_found') throw err;
       throw invalidField(
@@ -147,21 +157,28 @@ export class BatchService {
         'unknown_model',
       );
     }
+    const client = await this.integrations.hostedProvider(scope, job, 'inputFileId', settings);
+    const providerModel = job.servingModel ?? job.fineTunedModel ?? model;
+    return { provider: job.provider, integrationSlug: job.integrationSlug, client, model: providerModel, hosted: true };
   }
 
   /** `x-gateway-provider: @slug`: that integration, with the other options as its settings (checked as chat checks them). */
-  private async integrationRoute(scope: Scope, ref: string, settings: Record<string, string>): Promise<Route> {
+  private async integrationRoute(scope: Scope, ref: string, settings: Record<string, string>, model: string): Promise<Route> {
     if (!ref.startsWith('@')) throw invalidField(PROVIDER_PATH, 'must name a stored integration as "@slug" (a batch runs with stored credentials)');
-    const provider = await this.clientMode.provider(() => Promise.resolve(scope), { ...settings, [PROVIDER_OPTION]: ref });
-    return { provider: provider.name, integrationSlug: ref.slice(1) };
+    const client = await this.clientMode.provider(() => Promise.resolve(scope), { ...settings, [PROVIDER_OPTION]: ref });
+    return { provider: client.name, integrationSlug: ref.slice(1), client, model, hosted: false };
   }
 }
 
-function checkRunner(name: string | undefined): BatchRunnerName {
-  if (name === undefined || name === 'gateway') return 'gateway';
-  if (!(RUNNERS as readonly string[]).includes(name)) throw invalidField(RUNNER_PATH, `must be one of ${RUNNERS.join(', ')}`);
-  throw unsupported(
-    `The provider runner (the provider's own batch service) is not available yet: leave ${RUNNER_OPTION} out or set it to "gateway"`,
-    RUNNER_PATH,
-  );
+/**
+ * The runner asked for, or by default `provider` where the provider's batch service runs the model
+ * and `gateway` elsewhere; `why` says in the creation event why the default fell on the gateway.
+ */
+function chooseRunner(name: string | undefined, route: Route): { runner: BatchRunnerName; why: string } {
+  if (name !== undefined && !(RUNNERS as readonly string[]).includes(name)) throw invalidField(RUNNER_PATH, `must be one of ${RUNNERS.join(', ')}`);
+  if (name === 'gateway') return { runner: 'gateway', why: '' };
+  const refusal = route.client.batchRefusal({ model: route.model, hosted: route.hosted });
+  if (refusal === null) return { runner: 'provider', why: '' };
+  if (name === 'provider') throw unsupported(`The provider runner cannot run this batch: ${refusal}`, RUNNER_PATH);
+  return { runner: 'gateway', why: ` (${refusal})` };
 }

@@ -4,7 +4,7 @@ import type { Tx } from '../../db/prisma-errors';
 import { badRequest, GatewayError, invalidField, notFound } from '../../errors';
 import type { ProviderClient, ProviderRegistry } from '../../providers/registry';
 import { checkJobSettingKeys } from '../../providers/settings';
-import type { OperationName, ProviderContent } from '../../providers/types';
+import type { ProviderOperationName, ProviderContent } from '../../providers/types';
 import { parseInput, type Input } from '../../validation/parse';
 import type { IntegrationSource, ResolvedIntegration } from '../integrations/integration.port';
 import type { JobCancellation } from './job-cancellation';
@@ -30,7 +30,7 @@ export interface TrainingFileSource {
 }
 
 /** The provider operations a hosted job uses; a provider lacking one cannot host jobs. */
-const HOSTED_OPERATIONS: readonly OperationName[] = ['uploadFile', 'createJob', 'getJob'];
+const HOSTED_OPERATIONS: readonly ProviderOperationName[] = ['uploadFile', 'createJob', 'getJob'];
 
 const PROVIDER_REF: readonly string[] = ['gatewayOptions', 'x-gateway-provider'];
 

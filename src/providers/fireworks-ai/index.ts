@@ -14,6 +14,7 @@ import { deleteFile, fileContent, getFile, listFiles } from './datasets';
 import { listCheckpoints, listEvents } from './history';
 import { fireworksJobOptions } from './job-options';
 import { findJob, getJob, listJobs } from './jobs';
+import { listModels } from './models';
 import { uploadFile } from './upload-file';
 
 /** Fireworks resource ids (accounts, deployments): 1-63 of `[a-z0-9-]`, no hyphen at either end. */
@@ -52,7 +53,7 @@ export const fireworksProvider: ProviderModule<typeof settings, FireworksConnect
     secrets: [s.apiKey],
     http: env.http,
   }),
-  operations: { uploadFile, listFiles, getFile, fileContent, deleteFile, createJob, getJob, listJobs, listEvents, listCheckpoints, findJob, chat },
+  operations: { uploadFile, listFiles, getFile, fileContent, deleteFile, createJob, getJob, listJobs, listEvents, listCheckpoints, findJob, chat, listModels },
   chatSupport: CHAT_SUPPORT,
   hosting: {
     fileState: fileStateOf,
