@@ -132,3 +132,46 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], poll?: Poll<
   }, [attempts, reload]);
   return { data, error, reload };
 }
+
+export interface Column {
+  label: string;
+  /** Hidden on narrow screens (the `wide-only` cells of its rows go with it). */
+  wide?: boolean;
+  /** Read by screen readers only (a column of buttons needs no visible heading). */
+  hidden?: boolean;
+}
+
+interface DataTableProps<T> {
+  /** Read by screen readers only: what the rows are and in which order. */
+  caption: string;
+  columns: Column[];
+  /** Undefined while loading (nothing is shown). */
+  rows: T[] | undefined;
+  row: (item: T, index: number) => ComponentChildren;
+  /** Shown instead of an empty table; without it an empty list shows nothing. */
+  empty?: string;
+  class?: string;
+}
+
+/** A list as a table that scrolls sideways on narrow screens, one header row, a row per item. */
+export function DataTable<T>({ caption, columns, rows, row, empty, class: className }: DataTableProps<T>) {
+  if (!rows) return null;
+  if (rows.length === 0) return empty ? <p>{empty}</p> : null;
+  return (
+    <div class="table-wrap">
+      <table class={className}>
+        <caption class="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th key={c.label} scope="col" class={c.wide ? 'wide-only' : undefined}>
+                {c.hidden ? <span class="visually-hidden">{c.label}</span> : c.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{rows.map(row)}</tbody>
+      </table>
+    </div>
+  );
+}

@@ -5,7 +5,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
+import type { FakeOpenAI } from '../fakes/openai-server';
+import type { HostedGateway } from '../fine-tuning/harness';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const ROOT = join(__dirname, '..', '..');
@@ -19,6 +21,37 @@ export async function launchChromium(): Promise<Browser> {
   }
   // Root cannot use Chromium's sandbox; the tests only open the local gateway.
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+}
+
+/**
+ * A desktop-sized context that reaches `origin` only: the console must work offline, so every other
+ * request is refused and its URL pushed to `refused` (for the test to assert it stays empty).
+ */
+export async function originOnlyContext(browser: Browser, origin: string, refused: string[], options: BrowserContextOptions = {}): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...options });
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith(origin)) return route.continue();
+    refused.push(url);
+    return route.abort();
+  });
+  return context;
+}
+
+/** Signs in on the sign-in page with a pasted key, keyboard only (Enter submits), and waits for the jobs page. */
+export async function signIn(page: Page, key: string): Promise<void> {
+  await page.getByLabel('API key').fill(key);
+  await page.getByLabel('API key').press('Enter');
+  await page.getByRole('heading', { name: 'Fine-tuning jobs' }).waitFor();
+}
+
+/** Stops what a browser suite started; any of it may be missing when its `beforeAll` failed part way. */
+export async function stopAll(started: { browser?: Browser; gw?: HostedGateway; fake?: FakeOpenAI; data?: { remove(): Promise<void> } }): Promise<void> {
+  await started.browser?.close();
+  await started.gw?.stop();
+  await started.gw?.database.drop();
+  await started.fake?.close();
+  await started.data?.remove();
 }
 
 /** The newest modification time of the console's sources (a branch switch or a merge changes them). */

@@ -23,7 +23,10 @@ import {
   expectEventually,
   expectText,
   launchChromium,
+  originOnlyContext,
   screenshot,
+  signIn,
+  stopAll,
 } from './browser';
 
 const SECRET = 'sk-fake-console-provider-key';
@@ -57,25 +60,13 @@ beforeAll(async () => {
   await createIntegration(gw, 'my-openai', SECRET);
   await createIntegration(gw, 'wrong-key', 'sk-not-the-fakes-key');
   await api(gw, 'POST', '/v1/integrations', { body: { slug: 'unreachable', provider: 'together-ai', credentials: { api_key: 'tg-key-0123456789abcdef' } } });
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  await context.route('**/*', (route) => {
-    const url = route.request().url();
-    if (url.startsWith(gw.url)) return route.continue();
-    foreignRequests.push(url);
-    return route.abort();
-  });
+  context = await originOnlyContext(browser, gw.url, foreignRequests);
   page = await context.newPage();
   page.on('console', (message) => void consoleLines.push(message.text()));
   page.on('request', (request) => void sentUrls.push(request.url()));
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-  await gw?.database.drop();
-  await fake?.close();
-  await data?.remove();
-});
+afterAll(() => stopAll({ browser, gw, fake, data }));
 
 const goTo = async (route: string) => {
   await page.goto(`${gw.url}/console/#/${route}`);
@@ -88,10 +79,7 @@ describe('the console in Chromium', () => {
     await page.getByLabel('API key').fill('gw_wrong_key_0123456789abcdef');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expectText(page.getByRole('alert'), /API key/i);
-    // Keyboard only: Enter in the key field submits the form.
-    await page.getByLabel('API key').fill(gw.key);
-    await page.getByLabel('API key').press('Enter');
-    await page.getByRole('heading', { name: 'Fine-tuning jobs' }).waitFor();
+    await signIn(page, gw.key);
     expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([gw.key]);
     expect(await page.evaluate(() => JSON.stringify(localStorage))).not.toContain(gw.key);
     await screenshot(page, '01-jobs-empty');

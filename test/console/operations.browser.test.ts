@@ -15,7 +15,7 @@ import { createIntegration, createTestDatabase, eventually, newKey, startHostedG
 import { workspaceWithKey } from '../usage/harness';
 import { gatewayFetch } from '../support/answers';
 import { api } from '../support/gateway';
-import { answerNextDialog, ensureConsoleBuilt, expectEventually, expectText, launchChromium, screenshot } from './browser';
+import { answerNextDialog, ensureConsoleBuilt, expectEventually, expectText, launchChromium, originOnlyContext, screenshot, signIn, stopAll } from './browser';
 
 const SECRET = 'sk-fake-console-operations-key';
 /** Words of the prompts: the log and its details must never show them. */
@@ -48,27 +48,13 @@ beforeAll(async () => {
   await createIntegration(gw, 'my-openai', SECRET);
   research = await workspaceWithKey(gw, 'research');
   await createIntegration(gw, 'research-openai', SECRET, research.key);
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
-  await context.route('**/*', (route) => {
-    const url = route.request().url();
-    if (url.startsWith(gw.url)) return route.continue();
-    foreignRequests.push(url);
-    return route.abort();
-  });
+  context = await originOnlyContext(browser, gw.url, foreignRequests, { acceptDownloads: true });
   page = await context.newPage();
   await page.goto(`${gw.url}/console`);
-  await page.getByLabel('API key').fill(gw.key);
-  await page.getByLabel('API key').press('Enter');
-  await page.getByRole('heading', { name: 'Fine-tuning jobs' }).waitFor();
+  await signIn(page, gw.key);
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-  await gw?.database.drop();
-  await fake?.close();
-  await data?.remove();
-});
+afterAll(() => stopAll({ browser, gw, fake, data }));
 
 /** Opens a page afresh (a route already shown is loaded again: a hash change alone would keep its old data). */
 const goTo = async (route: string) => {

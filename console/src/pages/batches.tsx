@@ -1,5 +1,5 @@
 import { downloadFile, rest } from '../api';
-import { ErrorNote, Page, Status, formatTime, useAction, useLoad } from '../ui';
+import { type Column, DataTable, ErrorNote, Page, Status, formatTime, useAction, useLoad } from '../ui';
 
 /** OpenAI's batch object, as `GET /v1/batches` lists it (the fields the page shows). */
 interface Batch {
@@ -14,6 +14,15 @@ interface Batch {
   request_counts: { total: number; completed: number; failed: number };
   gateway?: { runner: string; provider: string; integration: string };
 }
+
+const COLUMNS: Column[] = [
+  { label: 'Batch' },
+  { label: 'Status' },
+  { label: 'Progress' },
+  { label: 'Model', wide: true },
+  { label: 'Created', wide: true },
+  { label: 'Files and actions' },
+];
 
 const FINISHED = ['completed', 'failed', 'expired', 'cancelled'];
 /** The statuses the gateway accepts a cancel in. */
@@ -45,56 +54,38 @@ export function BatchesPage() {
       </p>
       <ErrorNote error={batches.error} />
       <ErrorNote error={action.error} />
-      {batches.data && batches.data.length === 0 && <p>No batch yet.</p>}
-      {batches.data && batches.data.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Batches, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Batch</th>
-                <th scope="col">Status</th>
-                <th scope="col">Progress</th>
-                <th scope="col" class="wide-only">
-                  Model
-                </th>
-                <th scope="col" class="wide-only">
-                  Created
-                </th>
-                <th scope="col">Files and actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {batches.data.map((b) => (
-                <tr key={b.id} data-batch={b.id}>
-                  <td class="model">{b.id}</td>
-                  <td>
-                    <Status status={b.status} />
-                  </td>
-                  <td>
-                    <Progress batch={b} />
-                  </td>
-                  <td class="wide-only model">
-                    {b.model} {b.gateway && <span class="muted">{b.gateway.integration}</span>}
-                  </td>
-                  <td class="wide-only">{formatTime(b.created_at)}</td>
-                  <td>
-                    <span class="badges">
-                      <DownloadButton title="Output" batch={b.id} fileId={b.output_file_id} filename={`${b.id}-output.jsonl`} onDownload={download} />
-                      <DownloadButton title="Errors" batch={b.id} fileId={b.error_file_id} filename={`${b.id}-errors.jsonl`} onDownload={download} />
-                      {CANCELLABLE.includes(b.status) && (
-                        <button type="button" class="danger" onClick={() => void cancel(b)}>
-                          Cancel<span class="visually-hidden"> {b.id}</span>
-                        </button>
-                      )}
-                    </span>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        caption="Batches, newest first"
+        columns={COLUMNS}
+        rows={batches.data}
+        empty="No batch yet."
+        row={(b) => (
+          <tr key={b.id} data-batch={b.id}>
+            <td class="model">{b.id}</td>
+            <td>
+              <Status status={b.status} />
+            </td>
+            <td>
+              <Progress batch={b} />
+            </td>
+            <td class="wide-only model">
+              {b.model} {b.gateway && <span class="muted">{b.gateway.integration}</span>}
+            </td>
+            <td class="wide-only">{formatTime(b.created_at)}</td>
+            <td>
+              <span class="badges">
+                <DownloadButton title="Output" batch={b.id} fileId={b.output_file_id} filename={`${b.id}-output.jsonl`} onDownload={download} />
+                <DownloadButton title="Errors" batch={b.id} fileId={b.error_file_id} filename={`${b.id}-errors.jsonl`} onDownload={download} />
+                {CANCELLABLE.includes(b.status) && (
+                  <button type="button" class="danger" onClick={() => void cancel(b)}>
+                    Cancel<span class="visually-hidden"> {b.id}</span>
+                  </button>
+                )}
+              </span>
+            </td>
+          </tr>
+        )}
+      />
     </Page>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, rest, uploadFile } from '../api';
 import { lineErrors } from '../dataset-errors';
-import { ErrorNote, Page, formatTime, messageOf, useAction, useLoad } from '../ui';
+import { type Column, DataTable, ErrorNote, Page, formatTime, messageOf, useAction, useLoad } from '../ui';
 
 interface FileRow {
   id: string;
@@ -10,6 +10,15 @@ interface FileRow {
   bytes: number;
   created_at: number;
 }
+
+const COLUMNS: Column[] = [
+  { label: 'Name' },
+  { label: 'Purpose' },
+  { label: 'Size' },
+  { label: 'Uploaded' },
+  { label: 'Id' },
+  { label: 'Actions', hidden: true },
+];
 
 const formatBytes = (n: number) => (n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 ** 2).toFixed(1)} MB`);
 
@@ -28,44 +37,28 @@ export function FilesPage() {
       <h2>Stored files</h2>
       <ErrorNote error={files.error} />
       <ErrorNote error={deletion.error} />
-      {files.data && files.data.length === 0 && <p>No file yet.</p>}
-      {files.data && files.data.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Files, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Purpose</th>
-                <th scope="col">Size</th>
-                <th scope="col">Uploaded</th>
-                <th scope="col">Id</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {files.data.map((f) => (
-                <tr key={f.id}>
-                  <td>{f.filename}</td>
-                  <td>{f.purpose}</td>
-                  <td>{formatBytes(f.bytes)}</td>
-                  <td>{formatTime(f.created_at)}</td>
-                  <td>
-                    <code>{f.id}</code>
-                  </td>
-                  <td>
-                    <button type="button" class="danger" aria-label={`Delete ${f.filename} (${f.id})`} onClick={() => void remove(f)}>
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        caption="Files, newest first"
+        columns={COLUMNS}
+        rows={files.data}
+        empty="No file yet."
+        row={(f) => (
+          <tr key={f.id}>
+            <td>{f.filename}</td>
+            <td>{f.purpose}</td>
+            <td>{formatBytes(f.bytes)}</td>
+            <td>{formatTime(f.created_at)}</td>
+            <td>
+              <code>{f.id}</code>
+            </td>
+            <td>
+              <button type="button" class="danger" aria-label={`Delete ${f.filename} (${f.id})`} onClick={() => void remove(f)}>
+                Delete
+              </button>
+            </td>
+          </tr>
+        )}
+      />
     </Page>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { graphql, rest } from '../api';
 import { href, navigate } from '../router';
-import { ErrorNote, Page, Retrying, Status, formatTime, useLoad, type GatewayStatus } from '../ui';
+import { type Column, DataTable, ErrorNote, Page, Retrying, Status, formatTime, useLoad, type GatewayStatus } from '../ui';
 
 interface JobRow {
   id: string;
@@ -20,6 +20,8 @@ const JOBS = `query ConsoleJobs($workspaceId: String) {
   }
 }`;
 
+const COLUMNS: Column[] = [{ label: 'Job' }, { label: 'Status' }, { label: 'Provider', wide: true }, { label: 'Model' }, { label: 'Created' }];
+
 export const isRunning = (status: string) => ['VALIDATING_FILES', 'QUEUED', 'RUNNING'].includes(status.toUpperCase());
 
 export function JobsPage() {
@@ -32,47 +34,32 @@ export function JobsPage() {
       <NewJobForm />
       <h2>Jobs</h2>
       <ErrorNote error={jobs.error} />
-      {jobs.data && jobs.data.length === 0 && <p>No fine-tuning job yet.</p>}
-      {jobs.data && jobs.data.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Fine-tuning jobs, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Job</th>
-                <th scope="col">Status</th>
-                <th scope="col" class="wide-only">
-                  Provider
-                </th>
-                <th scope="col">Model</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {jobs.data.map((job) => (
-                <tr key={job.id}>
-                  <td>
-                    <a href={href('jobs', job.id)} class="job-id">
-                      {job.id}
-                    </a>
-                  </td>
-                  <td>
-                    <span class="badges">
-                      <Status status={job.status} />
-                      {job.gatewayStatus && <Retrying gatewayStatus={job.gatewayStatus} />}
-                    </span>
-                  </td>
-                  <td class="wide-only">
-                    {job.provider} <span class="muted">{job.integration}</span>
-                  </td>
-                  <td class="model">{job.fineTunedModel ?? job.model}</td>
-                  <td>{formatTime(job.createdAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        caption="Fine-tuning jobs, newest first"
+        columns={COLUMNS}
+        rows={jobs.data}
+        empty="No fine-tuning job yet."
+        row={(job) => (
+          <tr key={job.id}>
+            <td>
+              <a href={href('jobs', job.id)} class="job-id">
+                {job.id}
+              </a>
+            </td>
+            <td>
+              <span class="badges">
+                <Status status={job.status} />
+                {job.gatewayStatus && <Retrying gatewayStatus={job.gatewayStatus} />}
+              </span>
+            </td>
+            <td class="wide-only">
+              {job.provider} <span class="muted">{job.integration}</span>
+            </td>
+            <td class="model">{job.fineTunedModel ?? job.model}</td>
+            <td>{formatTime(job.createdAt)}</td>
+          </tr>
+        )}
+      />
     </Page>
   );
 }

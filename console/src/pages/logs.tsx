@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { readKeyScope } from '../api';
 import { href } from '../router';
-import { ErrorNote, Page, formatTime, useAction, useLoad } from '../ui';
+import { type Column, DataTable, ErrorNote, Page, formatTime, useAction, useLoad } from '../ui';
 
 /** One entry of `GET /v1/logs`: what a model call was, never its prompt or answer. */
 interface LogEntry {
@@ -126,7 +126,7 @@ function LogList() {
       </form>
       <ErrorNote error={first.error} />
       {first.data && entries.length === 0 && <p>No model call matches.</p>}
-      {entries.length > 0 && <LogTable entries={entries} />}
+      <LogTable entries={entries} />
       <ErrorNote error={paging.error} />
       {more && (
         <button type="button" class="secondary" onClick={() => void loadOlder()}>
@@ -140,47 +140,41 @@ function LogList() {
 const tokens = (e: LogEntry) => `${e.input_tokens} → ${e.output_tokens}`;
 const ms = (value: number | null) => (value === null ? '—' : `${value} ms`);
 
+const COLUMNS: Column[] = [
+  { label: 'Time' },
+  { label: 'Status' },
+  { label: 'Model' },
+  { label: 'Provider', wide: true },
+  { label: 'Tokens in → out' },
+  { label: 'Latency', wide: true },
+];
+
 function LogTable({ entries }: { entries: LogEntry[] }) {
   return (
-    <div class="table-wrap">
-      <table class="log-table">
-        <caption class="visually-hidden">Model calls, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Time</th>
-            <th scope="col">Status</th>
-            <th scope="col">Model</th>
-            <th scope="col" class="wide-only">
-              Provider
-            </th>
-            <th scope="col">Tokens in → out</th>
-            <th scope="col" class="wide-only">
-              Latency
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {entries.map((e) => (
-            <tr key={e.id}>
-              <td>
-                <a href={href('logs', e.id)} aria-label={`Entry ${e.id}`}>
-                  {formatTime(e.created_at)}
-                </a>
-              </td>
-              <td>
-                <span class={`status ${e.status < 400 ? 'status-succeeded' : 'status-failed'}`}>{e.status}</span>
-              </td>
-              <td class="model">{e.model}</td>
-              <td class="wide-only">
-                {e.provider} {e.integration && <span class="muted">@{e.integration}</span>}
-              </td>
-              <td>{tokens(e)}</td>
-              <td class="wide-only">{ms(e.latency_ms)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      class="log-table"
+      caption="Model calls, newest first"
+      columns={COLUMNS}
+      rows={entries}
+      row={(e) => (
+        <tr key={e.id}>
+          <td>
+            <a href={href('logs', e.id)} aria-label={`Entry ${e.id}`}>
+              {formatTime(e.created_at)}
+            </a>
+          </td>
+          <td>
+            <span class={`status ${e.status < 400 ? 'status-succeeded' : 'status-failed'}`}>{e.status}</span>
+          </td>
+          <td class="model">{e.model}</td>
+          <td class="wide-only">
+            {e.provider} {e.integration && <span class="muted">@{e.integration}</span>}
+          </td>
+          <td>{tokens(e)}</td>
+          <td class="wide-only">{ms(e.latency_ms)}</td>
+        </tr>
+      )}
+    />
   );
 }
 
