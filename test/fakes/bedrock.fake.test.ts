@@ -19,6 +19,8 @@ import {
   ListModelInvocationJobsCommand,
   StopModelCustomizationJobCommand,
   StopModelInvocationJobCommand,
+  paginateListModelCustomizationJobs,
+  paginateListModelInvocationJobs,
   type CreateModelCustomizationJobCommandInput,
   type CreateModelInvocationJobCommandInput,
 } from '@aws-sdk/client-bedrock';
@@ -430,13 +432,11 @@ describe('control plane', () => {
     for (const name of ['alpha-1', 'beta-1', 'alpha-2']) await bedrock.send(new CreateModelCustomizationJobCommand(jobInput({ jobName: name })));
     fake.advance('beta-1', 3);
 
+    // The SDK's paginator follows the opaque nextToken (pageSize is sent as maxResults).
     const names: string[] = [];
-    let nextToken: string | undefined;
-    do {
-      const page = await bedrock.send(new ListModelCustomizationJobsCommand({ maxResults: 2, nextToken }));
+    for await (const page of paginateListModelCustomizationJobs({ client: bedrock, pageSize: 2 }, {})) {
       names.push(...page.modelCustomizationJobSummaries!.map((s) => s.jobName!));
-      nextToken = page.nextToken;
-    } while (nextToken);
+    }
     expect(names).toEqual(['alpha-2', 'beta-1', 'alpha-1']);
 
     const ascending = await bedrock.send(new ListModelCustomizationJobsCommand({ sortBy: 'CreationTime', sortOrder: 'Ascending', nameContains: 'alpha' }));
@@ -691,12 +691,8 @@ describe('batch inference (model invocation jobs)', () => {
     const bedrock = bedrockClient();
     for (const name of ['nightly-1', 'adhoc-1', 'nightly-2']) await bedrock.send(new CreateModelInvocationJobCommand(jobInput({ jobName: name })));
     const names: string[] = [];
-    let nextToken: string | undefined;
-    do {
-      const page = await bedrock.send(new ListModelInvocationJobsCommand({ maxResults: 2, nextToken }));
+    for await (const page of paginateListModelInvocationJobs({ client: bedrock, pageSize: 2 }, {}))
       names.push(...page.invocationJobSummaries!.map((s) => s.jobName!));
-      nextToken = page.nextToken;
-    } while (nextToken);
     expect(names).toEqual(['nightly-2', 'adhoc-1', 'nightly-1']);
     const nightly = await bedrock.send(new ListModelInvocationJobsCommand({ nameContains: 'nightly', sortOrder: 'Ascending', statusEquals: 'Submitted' }));
     expect(nightly.invocationJobSummaries!.map((s) => [s.jobName, s.status])).toEqual([
