@@ -8,6 +8,7 @@ import { createLogger } from '../../src/logger';
 import { startGateway, type RunningGateway } from '../../src/main';
 import { createTestDatabase, type TestDatabase } from './database';
 import { gatewayFetch } from './answers';
+import { expectError } from './expect';
 
 export interface TestGateway {
   url: string;
@@ -92,6 +93,18 @@ export async function api<T = any>(
   if (res.headers.get('x-content-type-options') !== 'nosniff')
     throw new Error(`${method} ${path} answered ${res.status} without X-Content-Type-Options: nosniff`);
   return { status: res.status, body: parsed as T, headers: res.headers };
+}
+
+/**
+ * A POST to `path` whose body is no JSON object is refused in the error shape with no param: broken
+ * JSON and a JSON array with 400, another content type with 415 (every JSON route parses the same way).
+ */
+export async function expectNonObjectBodiesRefused(gw: { url: string; key: string }, path: string): Promise<void> {
+  const post = (rawBody: string, contentType = 'application/json') => api(gw, 'POST', path, { rawBody, headers: { 'content-type': contentType } });
+  const refused = { type: 'invalid_request_error', param: null };
+  expectError(await post('{"name": '), 400, refused);
+  expectError(await post('["a"]'), 400, refused);
+  expectError(await post('name=x', 'text/plain'), 415, refused);
 }
 
 /** A GraphQL operation through HTTP (its body is `{data, errors}`, loosely typed for assertions). */
