@@ -20,6 +20,18 @@ export async function uploadBatchFile(client: OpenAI, content: string) {
   return client.files.create({ file: await toFile(Buffer.from(content), 'requests.jsonl'), purpose: 'batch' });
 }
 
+/** Uploads `content` as a batch file and creates a chat batch of it (`gatewayOptions` say which integration runs it). */
+export async function createBatch(client: OpenAI, content: string, gatewayOptions?: Record<string, string>): Promise<OpenAI.Batches.Batch> {
+  const file = await uploadBatchFile(client, content);
+  // `gateway_options` is the gateway's extension, unknown to the SDK's types.
+  return client.batches.create({
+    input_file_id: file.id,
+    endpoint: '/v1/chat/completions',
+    completion_window: '24h',
+    gateway_options: gatewayOptions,
+  } as never);
+}
+
 /** The lines of a file's content (`files.content`), parsed. */
 export async function fileLines(client: OpenAI, fileId: string): Promise<any[]> {
   const text = await (await client.files.content(fileId)).text();

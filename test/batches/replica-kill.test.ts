@@ -11,7 +11,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { MASTER_KEY, createIntegration, createTestDatabase, eventually, newKey, sdk, tempDir } from '../fine-tuning/harness';
 import { adminQuery, type TestDatabase } from '../support/database';
 import { spawnGateway } from '../support/gateway-process';
-import { chatLine, fileLines, finished, jsonl, uploadBatchFile } from './harness';
+import { chatLine, createBatch, fileLines, finished, jsonl } from './harness';
 
 const POSTGRES = process.env.TEST_DATABASE_URL;
 const LINES = 1000;
@@ -72,15 +72,10 @@ describeIfPostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set
     // The question names the line, so the fake's requests say which custom_id each was for.
     const questionOf = (id: string) => `${id} question`;
     const client = sdk(gateway);
-    const file = await uploadBatchFile(client, jsonl(ids.map((id) => chatLine(id, 'gpt-4o-mini', questionOf(id)))));
     // A provider answering in 20 ms: the batch takes a few seconds, long enough to be killed halfway.
     fake.delayNext('POST', '/v1/chat/completions', 20, LINES);
-    const created = await client.batches.create({
-      input_file_id: file.id,
-      endpoint: '/v1/chat/completions',
-      completion_window: '24h',
-      gateway_options: { 'x-gateway-provider': '@my-openai' },
-    } as never);
+    const content = jsonl(ids.map((id) => chatLine(id, 'gpt-4o-mini', questionOf(id))));
+    const created = await createBatch(client, content, { 'x-gateway-provider': '@my-openai' });
 
     const sentFor = () => {
       const counts = new Map<string, number>();

@@ -14,7 +14,7 @@ import { eventually, type HostedGateway } from '../fine-tuning/harness';
 import { succeededJob } from '../chat/harness';
 import { gql } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
-import { type BatchGateway, chatLine, fileLines, finished, jsonl, startBatchGateway, uploadBatchFile } from './harness';
+import { type BatchGateway, chatLine, createBatch, fileLines, finished, jsonl, startBatchGateway } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
@@ -32,16 +32,6 @@ afterAll(() => batchGateway.stop());
 
 const viaOpenAI = { 'x-gateway-provider': '@my-openai' };
 
-async function createBatch(content: string, gatewayOptions: Record<string, string> | undefined = viaOpenAI) {
-  const file = await uploadBatchFile(client, content);
-  return client.batches.create({
-    input_file_id: file.id,
-    endpoint: '/v1/chat/completions',
-    completion_window: '24h',
-    gateway_options: gatewayOptions,
-  } as never);
-}
-
 /** Chat requests the fake answered whose question names this tag. */
 const answeredFor = (tag: string) => fake.state.chatRequests.filter((r) => JSON.stringify(r.body).includes(tag));
 
@@ -51,7 +41,7 @@ const uniqueFile = (tag: string, model: string, count: number) =>
 describe('a batch run by the gateway', () => {
   it('runs every request once through the chat path and publishes OpenAI output lines', async () => {
     const tag = `run-${randomBytes(4).toString('hex')}`;
-    const created = await createBatch(uniqueFile(tag, 'gpt-4o-mini', 25));
+    const created = await createBatch(client, uniqueFile(tag, 'gpt-4o-mini', 25), viaOpenAI);
     expect(created.status).toBe('validating');
     const batch = await finished(client, created.id);
     expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 25, completed: 25, failed: 0 }, output_file_id: expect.any(String) });
@@ -92,7 +82,7 @@ describe('a batch run by the gateway', () => {
 
   it('puts requests the provider refuses in the error file with its status code', async () => {
     const tag = `refused-${randomBytes(4).toString('hex')}`;
-    const batch = await finished(client, (await createBatch(uniqueFile(tag, 'no-such-model', 3))).id);
+    const batch = await finished(client, (await createBatch(client, uniqueFile(tag, 'no-such-model', 3), viaOpenAI)).id);
     expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 0, failed: 3 }, error_file_id: expect.any(String) });
     expect(batch).not.toHaveProperty('output_file_id');
     const lines = await fileLines(client, batch.error_file_id!);
@@ -108,7 +98,7 @@ describe('a batch run by the gateway', () => {
   it('slows down on 429s (honouring Retry-After) without failing requests', async () => {
     const tag = `limited-${randomBytes(4).toString('hex')}`;
     fake.failNext('POST', '/v1/chat/completions', 429, { times: 3, retryAfter: '1' });
-    const batch = await finished(client, (await createBatch(uniqueFile(tag, 'gpt-4o-mini', 5))).id);
+    const batch = await finished(client, (await createBatch(client, uniqueFile(tag, 'gpt-4o-mini', 5), viaOpenAI)).id);
     expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 5, completed: 5, failed: 0 } });
     expect(answeredFor(tag)).toHaveLength(5);
   });
@@ -116,7 +106,7 @@ describe('a batch run by the gateway', () => {
   it('runs a fine-tuned model of the workspace on its job’s provider', async () => {
     const job = await succeededJob(client, '@my-openai');
     const tag = `tuned-${randomBytes(4).toString('hex')}`;
-    const created = await createBatch(uniqueFile(tag, job.model, 3), undefined);
+    const created = await createBatch(client, uniqueFile(tag, job.model, 3));
     expect(created).toMatchObject({ model: job.model, gateway: { runner: 'gateway', provider: 'openai', integration: '@my-openai' } });
     const batch = await finished(client, created.id);
     expect(batch.request_counts).toEqual({ total: 3, completed: 3, failed: 0 });
@@ -126,7 +116,7 @@ describe('a batch run by the gateway', () => {
   it('cancels mid-run: finished requests in the output file, the rest as batch_cancelled', async () => {
     const tag = `cancel-${randomBytes(4).toString('hex')}`;
     fake.delayNext('POST', '/v1/chat/completions', 1000, 8);
-    const created = await createBatch(uniqueFile(tag, 'gpt-4o-mini', 30));
+    const created = await createBatch(client, uniqueFile(tag, 'gpt-4o-mini', 30), viaOpenAI);
     await eventually(async () => ((await client.batches.retrieve(created.id)).status === 'in_progress' ? true : undefined));
     const cancelling = await client.batches.cancel(created.id);
     expect(cancelling.status).toBe('cancelling');
@@ -148,7 +138,7 @@ describe('a batch run by the gateway', () => {
   it('expires past its window: unfinished requests fail as batch_expired', async () => {
     const tag = `expire-${randomBytes(4).toString('hex')}`;
     fake.delayNext('POST', '/v1/chat/completions', 1000, 4);
-    const created = await createBatch(uniqueFile(tag, 'gpt-4o-mini', 12));
+    const created = await createBatch(client, uniqueFile(tag, 'gpt-4o-mini', 12), viaOpenAI);
     await eventually(async () => ((await client.batches.retrieve(created.id)).status === 'in_progress' ? true : undefined));
     await gw.gateway.services.db.prisma.batch.update({ where: { id: created.id }, data: { expiresAt: new Date() } });
     const batch = await finished(client, created.id);
@@ -170,7 +160,7 @@ describe('a runner taking over a crashed one', () => {
     const { services, batchRunner } = gw.gateway;
     await batchRunner.stop();
     const tag = `crash-${randomBytes(4).toString('hex')}`;
-    const created = await createBatch(uniqueFile(tag, 'gpt-4o-mini', 6));
+    const created = await createBatch(client, uniqueFile(tag, 'gpt-4o-mini', 6), viaOpenAI);
     const row = await services.db.prisma.batch.findUniqueOrThrow({ where: { id: created.id } });
     const scope = { organisationId: row.organisationId, workspaceId: row.workspaceId };
     // What a crashed runner left: the requests loaded, the first answered, the second sent but not answered.

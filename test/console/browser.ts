@@ -6,8 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
-import type { FakeOpenAI } from '../fakes/openai-server';
-import type { HostedGateway } from '../fine-tuning/harness';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import { createIntegration, createTestDatabase, newKey, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const ROOT = join(__dirname, '..', '..');
@@ -27,7 +27,7 @@ export async function launchChromium(): Promise<Browser> {
  * A desktop-sized context that reaches `origin` only: the console must work offline, so every other
  * request is refused and its URL pushed to `refused` (for the test to assert it stays empty).
  */
-export async function originOnlyContext(browser: Browser, origin: string, refused: string[], options: BrowserContextOptions = {}): Promise<BrowserContext> {
+async function originOnlyContext(browser: Browser, origin: string, refused: string[], options: BrowserContextOptions = {}): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...options });
   await context.route('**/*', (route) => {
     const url = route.request().url();
@@ -45,13 +45,59 @@ export async function signIn(page: Page, key: string): Promise<void> {
   await page.getByRole('heading', { name: 'Fine-tuning jobs' }).waitFor();
 }
 
-/** Stops what a browser suite started; any of it may be missing when its `beforeAll` failed part way. */
-export async function stopAll(started: { browser?: Browser; gw?: HostedGateway; fake?: FakeOpenAI; data?: { remove(): Promise<void> } }): Promise<void> {
+/** What a browser suite runs against: the page may reach the gateway only. */
+export interface ConsoleRig {
+  browser: Browser;
+  fake: FakeOpenAI;
+  gw: HostedGateway;
+  page: Page;
+  /** Requests the page tried to send anywhere but the gateway (the console must work offline). */
+  foreignRequests: string[];
+  stop(): Promise<void>;
+}
+
+interface Started {
+  browser?: Browser;
+  fake?: FakeOpenAI;
+  gw?: HostedGateway;
+  data?: { remove(): Promise<void> };
+}
+
+/** Stops what was started; any of it may be missing when the start failed part way. */
+async function stopAll(started: Started): Promise<void> {
   await started.browser?.close();
   await started.gw?.stop();
   await started.gw?.database.drop();
   await started.fake?.close();
   await started.data?.remove();
+}
+
+/**
+ * Chromium on the built console, a hosted gateway in production mode on the embedded database with the
+ * fake OpenAI (accepting `secret`, stored as the integration `@my-openai`) as its provider, and a page
+ * that may reach that gateway only. `env` is given the gateway's data folder, for files it reads.
+ */
+export async function startConsoleRig(
+  secret: string,
+  env: (dataDir: string) => Record<string, string>,
+  contextOptions: BrowserContextOptions = {},
+): Promise<ConsoleRig> {
+  ensureConsoleBuilt();
+  const started: Started = {};
+  try {
+    const browser = (started.browser = await launchChromium());
+    const fake = (started.fake = await startFakeOpenAI({ apiKey: secret }));
+    const data = (started.data = await tempDir('gw-console-'));
+    const database = await createTestDatabase();
+    const gw = (started.gw = await startHostedGateway({ fake, database, dataDir: data.dir, key: newKey(), env: { NODE_ENV: 'production', ...env(data.dir) } }));
+    await createIntegration(gw, 'my-openai', secret);
+    const foreignRequests: string[] = [];
+    const page = await (await originOnlyContext(browser, gw.url, foreignRequests, contextOptions)).newPage();
+    return { browser, fake, gw, page, foreignRequests, stop: () => stopAll(started) };
+  } catch (err) {
+    await stopAll(started);
+    throw err;
+  }
 }
 
 /** The newest modification time of the console's sources (a branch switch or a merge changes them). */

@@ -10,63 +10,44 @@
 import { gzipSync } from 'node:zlib';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import type { Page } from 'playwright-core';
 import { gatewayFetch } from '../support/answers';
 import { api } from '../support/gateway';
-import { closedPort, createIntegration, createTestDatabase, dataset, newKey, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
+import { closedPort, createIntegration, dataset, type HostedGateway } from '../fine-tuning/harness';
 import {
   CONSOLE_DIST,
   SCREENSHOTS,
   answerNextDialog as nextDialog,
-  ensureConsoleBuilt,
   expectEventually,
   expectText,
-  launchChromium,
-  originOnlyContext,
   screenshot,
   signIn,
-  stopAll,
+  startConsoleRig,
+  type ConsoleRig,
 } from './browser';
 
 const SECRET = 'sk-fake-console-provider-key';
 
-let fake: FakeOpenAI;
+let rig: ConsoleRig;
 let gw: HostedGateway;
-let data: { dir: string; remove(): Promise<void> };
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
-/** Requests the page tried to send anywhere but the gateway. */
-const foreignRequests: string[] = [];
 /** Everything the page logged (must never hold the key). */
 const consoleLines: string[] = [];
 /** Every URL the page requested. */
 const sentUrls: string[] = [];
 
 beforeAll(async () => {
-  ensureConsoleBuilt();
-  browser = await launchChromium();
-  fake = await startFakeOpenAI({ apiKey: SECRET });
-  data = await tempDir('gw-console-');
-  gw = await startHostedGateway({
-    fake,
-    database: await createTestDatabase(),
-    dataDir: data.dir,
-    key: newKey(),
-    // Together AI at a closed port: a job there keeps retrying (the deadline is the default 15 min).
-    env: { GATEWAY_JOB_POLL_MS: '100', NODE_ENV: 'production', GATEWAY_TOGETHER_BASE_URL: `http://127.0.0.1:${await closedPort()}/v1` },
-  });
-  await createIntegration(gw, 'my-openai', SECRET);
+  const togetherUrl = `http://127.0.0.1:${await closedPort()}/v1`;
+  // Together AI at a closed port: a job there keeps retrying (the deadline is the default 15 min).
+  rig = await startConsoleRig(SECRET, () => ({ GATEWAY_JOB_POLL_MS: '100', GATEWAY_TOGETHER_BASE_URL: togetherUrl }));
+  ({ gw, page } = rig);
   await createIntegration(gw, 'wrong-key', 'sk-not-the-fakes-key');
   await api(gw, 'POST', '/v1/integrations', { body: { slug: 'unreachable', provider: 'together-ai', credentials: { api_key: 'tg-key-0123456789abcdef' } } });
-  context = await originOnlyContext(browser, gw.url, foreignRequests);
-  page = await context.newPage();
   page.on('console', (message) => void consoleLines.push(message.text()));
   page.on('request', (request) => void sentUrls.push(request.url()));
 }, 120_000);
 
-afterAll(() => stopAll({ browser, gw, fake, data }));
+afterAll(() => rig?.stop());
 
 const goTo = async (route: string) => {
   await page.goto(`${gw.url}/console/#/${route}`);
@@ -149,7 +130,7 @@ describe('the console in Chromium', () => {
 
   it('cancels a job from its page while it runs, once confirmed', async () => {
     // The provider takes its time to receive the dataset: the job stays in validating_files meanwhile.
-    fake.delayNext('POST', '/v1/files', 4000);
+    rig.fake.delayNext('POST', '/v1/files', 4000);
     await goTo('jobs');
     await page.getByRole('button', { name: 'Start job' }).click();
     await page.getByRole('heading', { name: 'Fine-tuning job' }).waitFor();
@@ -212,13 +193,13 @@ describe('the console in Chromium', () => {
     await page.getByLabel('Text of message 1').fill('{{>tone}} What is a gateway?');
     await expectText(page.getByLabel('Preview of message 1'), /Be brief\. What is a gateway\?/);
     // Chunks 80 ms apart: the answer must show up piece by piece, not at once.
-    fake.setStreamDelay(80);
+    rig.fake.setStreamDelay(80);
     const seen = new Set<string>();
     const watching = watchText(page.getByTestId('answer'), seen);
     await page.getByRole('button', { name: 'Send' }).click();
     await expectText(page.getByTestId('answer'), new RegExp(`Answer from ${escape(tuned)}: Be brief\\. What is a gateway\\?`));
     watching.stop();
-    fake.setStreamDelay(0);
+    rig.fake.setStreamDelay(0);
     const final = `Answer from ${tuned}: Be brief. What is a gateway?`;
     const partial = [...seen].filter((text) => text !== '' && text !== final);
     expect(partial.length).toBeGreaterThan(1);
@@ -335,7 +316,7 @@ describe('the console in Chromium', () => {
   });
 
   it('never put the key in a URL or a log line, and asked no other origin for anything', () => {
-    expect(foreignRequests).toEqual([]);
+    expect(rig.foreignRequests).toEqual([]);
     expect(page.url()).not.toContain(gw.key);
     expect(consoleLines.join('\n')).not.toContain(gw.key);
     expect(gw.logs.join('\n')).not.toContain(gw.key);
@@ -347,7 +328,7 @@ describe('the console in Chromium', () => {
     const assets = [...html.matchAll(/(?:src|href)="\/console\/(assets\/[^"]+)"/g)].map((m) => m[1]);
     expect(assets.length).toBeGreaterThan(0);
     const gzipped = assets.reduce((sum, file) => sum + gzipSync(readFileSync(join(CONSOLE_DIST, file))).length, 0);
-    const fresh = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const fresh = await rig.browser.newContext({ viewport: { width: 1280, height: 800 } });
     const first = await fresh.newPage();
     const started = Date.now();
     await first.goto(`${gw.url}/console`);

@@ -8,53 +8,42 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import type { Page } from 'playwright-core';
 import { batchFile, chatLine, jsonl } from '../batches/harness';
-import { createIntegration, createTestDatabase, eventually, newKey, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
+import { createIntegration, eventually, type HostedGateway } from '../fine-tuning/harness';
 import { workspaceWithKey } from '../usage/harness';
 import { gatewayFetch } from '../support/answers';
 import { api } from '../support/gateway';
-import { answerNextDialog, ensureConsoleBuilt, expectEventually, expectText, launchChromium, originOnlyContext, screenshot, signIn, stopAll } from './browser';
+import { answerNextDialog, expectEventually, expectText, screenshot, signIn, startConsoleRig, type ConsoleRig } from './browser';
 
 const SECRET = 'sk-fake-console-operations-key';
 /** Words of the prompts: the log and its details must never show them. */
 const PROMPT_WORD = 'Zanzibarian';
 
-let fake: FakeOpenAI;
+let rig: ConsoleRig;
 let gw: HostedGateway;
-let data: { dir: string; remove(): Promise<void> };
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let research: { workspaceId: string; key: string; keyId: string };
-const foreignRequests: string[] = [];
 
 beforeAll(async () => {
-  ensureConsoleBuilt();
-  browser = await launchChromium();
-  fake = await startFakeOpenAI({ apiKey: SECRET });
-  data = await tempDir('gw-console-ops-');
-  const prices = join(data.dir, 'prices.json');
-  // gpt-4o-mini has a price, gpt-4o none: its cost must show as unknown.
-  writeFileSync(prices, JSON.stringify({ currency: 'usd', models: { 'gpt-4o-mini': { input: 1, output: 2 } } }));
-  gw = await startHostedGateway({
-    fake,
-    database: await createTestDatabase(),
-    dataDir: data.dir,
-    key: newKey(),
-    env: { NODE_ENV: 'production', GATEWAY_PRICES_FILE: prices, GATEWAY_USAGE_FLUSH_MS: '100', GATEWAY_BATCH_POLL_MS: '100' },
-  });
-  await createIntegration(gw, 'my-openai', SECRET);
+  rig = await startConsoleRig(
+    SECRET,
+    (dataDir) => {
+      const prices = join(dataDir, 'prices.json');
+      // gpt-4o-mini has a price, gpt-4o none: its cost must show as unknown.
+      writeFileSync(prices, JSON.stringify({ currency: 'usd', models: { 'gpt-4o-mini': { input: 1, output: 2 } } }));
+      return { GATEWAY_PRICES_FILE: prices, GATEWAY_USAGE_FLUSH_MS: '100', GATEWAY_BATCH_POLL_MS: '100' };
+    },
+    { acceptDownloads: true },
+  );
+  ({ gw, page } = rig);
   research = await workspaceWithKey(gw, 'research');
   await createIntegration(gw, 'research-openai', SECRET, research.key);
-  context = await originOnlyContext(browser, gw.url, foreignRequests, { acceptDownloads: true });
-  page = await context.newPage();
   await page.goto(`${gw.url}/console`);
   await signIn(page, gw.key);
 }, 120_000);
 
-afterAll(() => stopAll({ browser, gw, fake, data }));
+afterAll(() => rig?.stop());
 
 /** Opens a page afresh (a route already shown is loaded again: a hash change alone would keep its old data). */
 const goTo = async (route: string) => {
@@ -157,7 +146,7 @@ describe('the usage and log pages', () => {
   });
 
   it('shows a workspace key its own usage only', async () => {
-    const other = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const other = await rig.browser.newContext({ viewport: { width: 1280, height: 800 } });
     const own = await other.newPage();
     await own.goto(`${gw.url}/console/#/usage`);
     await own.getByLabel('API key').fill(research.key);
@@ -279,7 +268,7 @@ describe('the batches page', () => {
 
   it('cancels a running batch once confirmed', async () => {
     // The provider answers slowly: the batch stays in progress while the page cancels it.
-    fake.delayNext('POST', '/v1/chat/completions', 3000, 8);
+    rig.fake.delayNext('POST', '/v1/chat/completions', 3000, 8);
     const running = await createBatch(batchFile('gpt-4o-mini', 3));
     await goTo('batches');
     const cancel = row(running).getByRole('button', { name: `Cancel ${running}` });
@@ -312,7 +301,7 @@ async function download(button: ReturnType<Page['locator']>): Promise<{ name: st
 
 describe("the playground's tools and JSON modes", () => {
   /** The body of the fake's latest chat request. */
-  const lastChatBody = () => fake.state.chatRequests.at(-1)!.body as Record<string, any>;
+  const lastChatBody = () => rig.fake.state.chatRequests.at(-1)!.body as Record<string, any>;
 
   const openPlayground = async () => {
     await goTo('playground');
@@ -328,13 +317,13 @@ describe("the playground's tools and JSON modes", () => {
     await page.getByLabel('Name of tool 1').waitFor();
     expect(await page.getByLabel('Name of tool 1').inputValue()).toBe('get_weather');
     await page.getByLabel('Tool choice').selectOption('function:get_weather');
-    const sent = fake.state.chatRequests.length;
+    const sent = rig.fake.state.chatRequests.length;
     await page.getByRole('button', { name: 'Send' }).click();
     const calls = page.getByTestId('tool-calls');
     await expectText(calls, /^get_weather call_/);
     // The fake fills string arguments with the user's text.
     await expectText(calls.locator('pre'), /^\{\s*"city": "Weather in Paris\?"\s*\}$/);
-    expect(fake.state.chatRequests.length).toBe(sent + 1);
+    expect(rig.fake.state.chatRequests.length).toBe(sent + 1);
     expect(lastChatBody()).toMatchObject({
       stream: true,
       tools: [{ type: 'function', function: { name: 'get_weather', description: 'The current weather of a city', parameters: { required: ['city'] } } }],
@@ -379,11 +368,11 @@ describe("the playground's tools and JSON modes", () => {
     await screenshot(page, '28-playground-json-schema');
 
     // A schema that is not JSON is caught before anything is sent.
-    const sent = fake.state.chatRequests.length;
+    const sent = rig.fake.state.chatRequests.length;
     await page.getByLabel('Schema (JSON Schema)').fill('{"type": ');
     await page.getByRole('button', { name: 'Send' }).click();
     await expectText(page.getByRole('alert'), /^The response schema is not JSON/);
-    expect(fake.state.chatRequests.length).toBe(sent);
+    expect(rig.fake.state.chatRequests.length).toBe(sent);
   });
 });
 
@@ -403,6 +392,6 @@ describe('the new pages', () => {
       await screenshot(page, `25-phone-${route}`);
     }
     await page.setViewportSize({ width: 1280, height: 800 });
-    expect(foreignRequests).toEqual([]);
+    expect(rig.foreignRequests).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@
  */
 import type OpenAI from 'openai';
 import { fakeAnswer } from '../fakes/chat';
-import { batchFile, uploadBatchFile } from '../batches/harness';
+import { batchFile, createBatch } from '../batches/harness';
 import { createIntegration, eventually, sdk } from '../fine-tuning/harness';
 import { gatewaySdk } from '../support/answers';
 import { api } from '../support/gateway';
@@ -146,14 +146,8 @@ describe('chat calls', () => {
 
   it('records each request of a batch the gateway runs as a batch call', async () => {
     const client = sdk(env.gw);
-    const file = await uploadBatchFile(client, batchFile('gpt-4o-mini', 3));
     const rows = await newRows(async () => {
-      const created = await client.batches.create({
-        input_file_id: file.id,
-        endpoint: '/v1/chat/completions',
-        completion_window: '24h',
-        gateway_options: { 'x-gateway-provider': '@ledger-openai' },
-      } as never);
+      const created = await createBatch(client, batchFile('gpt-4o-mini', 3), { 'x-gateway-provider': '@ledger-openai' });
       await eventually(async () => ((await client.batches.retrieve(created.id)).status === 'completed' ? true : undefined), 30_000);
     });
     expect(rows).toHaveLength(3);
