@@ -26,6 +26,8 @@ export const bedrockProvider = deferredProvider(
     operations: [...OPERATIONS, 'findJob'],
     dataset: bedrockDataset,
     chatSupport: BEDROCK_CHAT_SUPPORT,
+    // Batch inference (model invocation jobs, ./batch.ts).
+    batch: true,
   },
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first Bedrock call (../deferred.ts)
   () => require('./implementation') as typeof Implementation,

@@ -29,7 +29,7 @@ export function uploadFile(conn: FireworksConnection, input: UploadInput): Promi
       json: { datasetId: id, dataset: { displayName: input.filename.slice(0, MAX_DISPLAY_NAME), userUploaded: {} } },
     });
     try {
-      await (content.bytes < DIRECT_UPLOAD_LIMIT ? uploadDirect(conn, id, input.filename, content) : uploadSigned(conn, id, input.filename, content));
+      await uploadDatasetContent(conn, id, input.filename, content);
       const dataset = await controlRequest<FireworksDataset>(conn, { method: 'GET', path: resourcePath(conn, 'datasets', created.name) });
       return { ...toFile(conn, dataset), bytes: content.bytes, filename: input.filename };
     } catch (err) {
@@ -38,6 +38,10 @@ export function uploadFile(conn: FireworksConnection, input: UploadInput): Promi
     }
   });
 }
+
+/** A dataset's bytes: the one-request `:upload` when small enough, else a signed URL and `:validateUpload`. */
+export const uploadDatasetContent = (conn: FireworksConnection, id: string, filename: string, content: SizedContent): Promise<unknown> =>
+  content.bytes < DIRECT_UPLOAD_LIMIT ? uploadDirect(conn, id, filename, content) : uploadSigned(conn, id, filename, content);
 
 /** A new dataset id: the file's name made an id, and a random tail so names never collide. */
 function datasetId(filename: string): string {
