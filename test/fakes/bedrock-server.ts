@@ -475,6 +475,22 @@ export async function startFakeBedrock(opts: FakeBedrockOptions = {}) {
     throw validationError('The provided model identifier is invalid.');
   }
 
+  /** ListFoundationModels: every foundation model answers Converse on demand with text out, so the filters keep them all. */
+  function foundationModels(query: URLSearchParams) {
+    const keeps = (query.get('byOutputModality') ?? 'TEXT') === 'TEXT' && (query.get('byInferenceType') ?? 'ON_DEMAND') === 'ON_DEMAND';
+    return (keeps ? foundation : []).map((modelId) => ({
+      modelArn: foundationArn(modelId),
+      modelId,
+      modelName: modelId,
+      providerName: ({ amazon: 'Amazon', anthropic: 'Anthropic', meta: 'Meta' } as Record<string, string>)[modelId.split('.')[0]] ?? modelId.split('.')[0],
+      inputModalities: ['TEXT'],
+      outputModalities: ['TEXT'],
+      responseStreamingSupported: true,
+      inferenceTypesSupported: ['ON_DEMAND'],
+      modelLifecycle: { status: 'ACTIVE' },
+    }));
+  }
+
   const invocationJobs = createInvocationJobs({
     s3,
     arn,
@@ -486,6 +502,7 @@ export async function startFakeBedrock(opts: FakeBedrockOptions = {}) {
 
   type Handler = (id: string, request: AwsJsonRequest) => FakeReply;
   const controlRoutes: Array<[string, RegExp, Handler]> = [
+    ['GET', /^\/foundation-models$/, (_, r) => ({ status: 200, body: { modelSummaries: foundationModels(r.query) } })],
     ...invocationJobs.routes,
     ['POST', /^\/model-customization-jobs$/, (_, r) => createJob(jsonBody(r.body))],
     ['GET', /^\/model-customization-jobs$/, (_, r) => listJobs(r.query)],

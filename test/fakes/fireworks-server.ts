@@ -838,6 +838,8 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
       case 'DELETE supervisedFineTuningJobs/{id}':
         Object.assign(findJob(id!), { state: 'JOB_STATE_DELETING', updateTime: isoNow() });
         return {};
+      case 'GET models':
+        return page(state.models.values(), query, 'models');
       case 'POST batchInferenceJobs':
         return batchJobs.create(await readProto(req, BATCH_JOB_SCHEMA), query);
       case 'GET batchInferenceJobs':

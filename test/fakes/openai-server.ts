@@ -320,6 +320,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
       }
     }
     if (method === 'POST' && path === '/v1/chat/completions') return chat(req, res);
+    if (method === 'GET' && path === '/v1/models') return ok(listModels());
     if (path === '/v1/fine_tuning/jobs') {
       if (method === 'POST') return ok(createJob(await readJson(req)));
       if (method === 'GET') return ok(page([...state.jobs.values()].reverse(), query, 20));
@@ -346,6 +347,17 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
       }
     }
     throw new HttpError(404, `Invalid URL (${method} ${path})`, null);
+  }
+
+  /** `GET /v1/models`: the base models chat answers (owned by `system`), then the account's fine-tuned ones. */
+  function listModels() {
+    const base = [...chatModels].map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'system' }));
+    const tuned = [...state.jobs.values()].flatMap((j) =>
+      j.status === 'succeeded' && j.fine_tuned_model
+        ? [{ id: j.fine_tuned_model, object: 'model', created: j.finished_at ?? j.created_at, owned_by: j.organization_id }]
+        : [],
+    );
+    return { object: 'list', data: [...base, ...tuned] };
   }
 
   async function receiveUpload(req: http.IncomingMessage): Promise<FakeFile> {
@@ -383,6 +395,8 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     failNext: server.failNext,
     /** The next `times` (default 1) matching requests are answered only after `ms`. */
     delayNext: server.delayNext,
+    /** The next matching successful JSON answer goes through `reshape` (a field dropped or retyped). */
+    reshapeNext: server.reshapeNext,
     /** The job's next lifecycle step (its next GET) ends it `failed` with `error` instead. */
     failJob(id: string, error: NonNullable<FakeJob['error']> = DEFAULT_JOB_FAILURE) {
       failures.set(findJob(id).id, error);

@@ -12,6 +12,7 @@ import { startFakeBedrock, type FakeBedrock, type FakeCustomizationJob } from '.
 import { gatewaySdk } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 import { awsHeaders, bedrock, chatDataset, DEFAULT_BUCKET, fakeEndpoints, NOVA, ROLE_ARN, storedLines, upload } from '../providers/bedrock-harness';
+import { propertiesOf, toolRequestCase, type SentTools } from '../chat/sdk-suite';
 import { eventually } from './harness';
 
 let fake: FakeBedrock;
@@ -141,6 +142,21 @@ describe('hosted Bedrock jobs', () => {
     });
     // Signed with the integration's credentials (the fake checks the SigV4 signature), in the integration's region.
     expect(fake.state.converseCalls.at(-1)).toMatchObject({ modelId: deployment, stream: false });
+  });
+
+  describe('tools and structured outputs, translated to Converse', () => {
+    let deployment: string | undefined;
+    const sent = (): SentTools => {
+      const config = fake.state.converseCalls.at(-1)!.body.toolConfig as { tools: any[]; toolChoice?: { tool?: { name: string } } };
+      const tools = config.tools.map((t) => [t.toolSpec.name, propertiesOf(t.toolSpec.inputSchema.json)]);
+      return { tools: Object.fromEntries(tools), forced: config.toolChoice?.tool?.name, answerSchema: undefined };
+    };
+    const hosted = () => {
+      deployment ??= fake.registerDeployment(customModel!);
+      return gatewaySdk(gw, { headers: { 'x-gateway-aws-bedrock-model': deployment } });
+    };
+    toolRequestCase('Bedrock fine-tuned model', () => ({ model: customModel!, client: hosted, sent, schemaAsTool: true }));
+    toolRequestCase('Bedrock @slug/model', () => ({ model: '@hosted-bedrock/amazon.nova-lite-v1:0', client: () => sdk, sent, schemaAsTool: true }));
   });
 
   it('cancels at Bedrock: running while Bedrock stops it, then cancelled', async () => {

@@ -9,12 +9,15 @@ import { toFile } from 'openai';
 import { startFakeVertex, type FakeVertex, type TuningJob } from '../fakes/vertex-server';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 import { BUCKET, fakeEndpoints } from '../providers/vertex-ai.support';
+import { propertiesOf, toolRequestCase, type SentTools } from '../chat/sdk-suite';
 import { dataset, eventually, sdk } from './harness';
 
 let fake: FakeVertex;
 let gw: TestGateway;
 let client: ReturnType<typeof sdk>;
 let trainingFileId: string;
+/** The first test's tuned model, which the tools test then talks to. */
+let tunedModel: string | undefined;
 
 beforeAll(async () => {
   fake = await startFakeVertex();
@@ -76,6 +79,7 @@ describe('hosted fine-tuning jobs on Vertex AI', () => {
       hyperparameters: { n_epochs: 2, batch_size: 'auto', learning_rate_multiplier: 'auto' },
     });
     expect(await servingModelOf(created.id)).toBe(remote.tunedModel!.endpoint);
+    tunedModel = done.fine_tuned_model!;
 
     // The job asked Vertex for what the caller asked, on the dataset the monitor converted and uploaded.
     expect(remote).toMatchObject({
@@ -109,6 +113,21 @@ describe('hosted fine-tuning jobs on Vertex AI', () => {
     );
     // Each synthesised event was stored once, however often the monitor polled.
     expect(events.filter((m) => m === 'Tuning started')).toHaveLength(1);
+  });
+
+  describe('tools and structured outputs, translated to generateContent', () => {
+    const sent = (): SentTools => {
+      const body = fake.state.generateRequests.at(-1)!.body as Record<string, any>;
+      const declarations: any[] = body.tools?.[0]?.functionDeclarations ?? [];
+      const calling = body.toolConfig?.functionCallingConfig;
+      return {
+        tools: Object.fromEntries(declarations.map((d) => [d.name, propertiesOf(d.parameters)])),
+        forced: calling?.mode === 'ANY' ? calling.allowedFunctionNames?.[0] : undefined,
+        answerSchema: body.generationConfig?.responseSchema ? propertiesOf(body.generationConfig.responseSchema) : undefined,
+      };
+    };
+    toolRequestCase('Vertex AI fine-tuned model', () => ({ model: tunedModel!, client: () => client, sent }));
+    toolRequestCase('Vertex AI @slug/model', () => ({ model: '@my-vertex/gemini-2.5-flash', client: () => client, sent }));
   });
 
   it('cancels a submitted job at Vertex; it ends cancelled', async () => {

@@ -1,9 +1,9 @@
 import { Router } from 'express';
 import { json, pathParam, tenantRequest } from '../../http/rest';
 import type { Services } from '../../services';
-import { toModelJson } from './model.mapper';
+import { toAnyModelJson, toIntegrationModelJson, toModelJson } from './model.mapper';
 
-/** `/v1/models`: the workspace's fine-tuned models in OpenAI's shapes (`openai.models.list()`). */
+/** `/v1/models`: the workspace's fine-tuned models, then its integrations' models, in OpenAI's shapes (`openai.models.list()`). */
 export function modelRoutes(services: Services): Router {
   const router = Router();
   const { models } = services;
@@ -12,7 +12,8 @@ export function modelRoutes(services: Services): Router {
     '/',
     json(async (req, res) => {
       const { scope } = await tenantRequest(services, req, res);
-      return { object: 'list', data: (await models.list(scope)).map(toModelJson) };
+      const { served, integrations } = await models.list(scope);
+      return { object: 'list', data: [...served.map(toModelJson), ...integrations.map(toIntegrationModelJson)] };
     }),
   );
 
@@ -21,7 +22,7 @@ export function modelRoutes(services: Services): Router {
     '/*modelId',
     json(async (req, res) => {
       const { scope } = await tenantRequest(services, req, res);
-      return toModelJson(await models.get(scope, pathParam(req, 'modelId')));
+      return toAnyModelJson(await models.find(scope, pathParam(req, 'modelId')));
     }),
   );
 

@@ -8,6 +8,7 @@ import { GatewayError } from '../../errors';
 import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../openai-compatible';
 import { CHAT_FIELDS } from '../chat-fields';
 import { chatCompletions } from '../openai-compatible/chat';
+import { listModels } from '../openai-compatible/models';
 import { defineSettings, PATTERNS } from '../settings';
 import { type ChatAnswer, type ChatRequest } from '../types';
 import { fileStateOf, type ProviderModule } from '../module';
@@ -91,7 +92,8 @@ export const azureOpenAIProvider: ProviderModule<typeof settings, AzureConnectio
     account: s.resourceName,
     deploymentId: s.deploymentId,
   }),
-  operations: { ...openAICompatibleOperations, chat },
+  // The resource's models (`GET /openai/models`); chat names a deployment, so `@slug/<id>` reaches one deployed under that name.
+  operations: { ...openAICompatibleOperations, chat, listModels: (conn) => listModels(conn, 'azure-openai') },
   // OpenAI's request on a deployment: the body goes as the caller sent it, unknown fields included.
   chatSupport: { fields: CHAT_FIELDS, unknownFields: true },
   hosting: {

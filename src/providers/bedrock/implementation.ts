@@ -13,6 +13,7 @@ import { getJob } from './get-job';
 import { listCheckpoints } from './list-checkpoints';
 import { listEvents } from './list-events';
 import { listJobs } from './list-jobs';
+import { listModels } from './list-models';
 import type { BedrockSettings } from './settings';
 import { uploadFile } from './upload-file';
 
@@ -34,4 +35,5 @@ export const operations: ProviderImplementation<BedrockSettings, BedrockConnecti
   listCheckpoints,
   findJob,
   chat,
+  listModels,
 };

@@ -24,6 +24,7 @@ import type {
 import { answeredLine, failedLine, textLines } from '../batch-result';
 import { controlRequest, resourceName, resourcePath, slug, TITLE, type FireworksConnection } from './connection';
 import { fileContent } from './datasets';
+import { batchJobSchema, type FireworksBatchJob } from './schemas';
 import { withExactSize } from './spool';
 import { uploadDatasetContent } from './upload-file';
 
@@ -49,15 +50,6 @@ const STATUS: Readonly<Record<string, ProviderBatchStatus>> = {
   JOB_STATE_DELETING: 'cancelled',
   JOB_STATE_DELETING_CLEANING_UP: 'cancelled',
 };
-
-interface FireworksBatchJob {
-  name: string;
-  state?: string;
-  status?: { code?: string; message?: string };
-  model?: string;
-  outputDatasetId?: string;
-  jobProgress?: { totalInputRequests?: number; successfullyProcessedRequests?: number; failedRequests?: number } | null;
-}
 
 /** The ids a batch's dataset and job get: its gateway id as a Fireworks resource id. */
 const idsOf = (gatewayBatchId: string) => {
@@ -108,7 +100,7 @@ function toJob(job: FireworksBatchJob): ProviderBatchJob {
 }
 
 async function get(conn: FireworksConnection, id: string): Promise<ProviderBatchJob> {
-  return toJob(await controlRequest<FireworksBatchJob>(conn, { method: 'GET', path: resourcePath(conn, 'batchInferenceJobs', id) }));
+  return toJob(await controlRequest(conn, { answer: batchJobSchema, method: 'GET', path: resourcePath(conn, 'batchInferenceJobs', id) }));
 }
 
 async function create(conn: FireworksConnection, input: BatchCreateInput): Promise<ProviderBatchJob> {
@@ -120,7 +112,9 @@ async function create(conn: FireworksConnection, input: BatchCreateInput): Promi
     outputDatasetId: resourceName(conn, 'datasets', ids.output),
   };
   try {
-    return toJob(await controlRequest<FireworksBatchJob>(conn, { method: 'POST', path: '/batchInferenceJobs', query: { batchInferenceJobId: ids.job }, json }));
+    return toJob(
+      await controlRequest(conn, { answer: batchJobSchema, method: 'POST', path: '/batchInferenceJobs', query: { batchInferenceJobId: ids.job }, json }),
+    );
   } catch (err) {
     // The job of an earlier attempt: adopted.
     if (isStatus(err, 409)) return get(conn, ids.job);
