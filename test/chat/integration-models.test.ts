@@ -3,8 +3,8 @@
  * integration's provider lists, as `@slug/<provider model id>` (issue 22 §4): from OpenAI's, Azure's and
  * Together's `/models`, Fireworks' account models and Bedrock's ListFoundationModels (fakes speaking each
  * wire format), with the official openai SDK (gatewaySdk checks every answer against OpenAI's schema).
- * A provider without a list (Vertex AI) adds nothing; one that fails is left out, the rest answered; a
- * list is reused until it expires or the integration changes; another workspace sees none of it.
+ * One that fails, or is slower than the wait, is left out, the rest answered; a list is reused until
+ * it expires or the integration changes; another workspace sees none of it.
  */
 import { startFakeAzureOpenAI, AZURE_FINE_TUNABLE_MODELS, AZURE_TEST_API_KEY, AZURE_TEST_RESOURCE, type FakeAzureOpenAI } from '../fakes/azure-openai-server';
 import { startFakeBedrock, FOUNDATION_MODELS, type FakeBedrock } from '../fakes/bedrock-server';
@@ -16,6 +16,7 @@ import { awsHeaders, fakeEndpoints } from '../providers/bedrock-harness';
 import { gatewaySdk } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 import { data } from '../support/graphql';
+import { eventually } from '../fine-tuning/harness';
 import { workspaceWithKey } from '../usage/harness';
 
 let openai: FakeOpenAI;
@@ -45,7 +46,7 @@ beforeAll(async () => {
     GATEWAY_AZURE_OPENAI_BASE_URL: azure.baseUrlTemplate,
     GATEWAY_FIREWORKS_BASE_URL: fireworks.origin,
     GATEWAY_TOGETHER_BASE_URL: together.url,
-    GATEWAY_PROVIDER_TIMEOUT_MS: '5000',
+    GATEWAY_PROVIDER_TIMEOUT_MS: '10000',
   });
   const now = new Date().toISOString();
   fireworks.state.models.set(TUNED_FIREWORKS, {
@@ -86,7 +87,13 @@ const listed = async (key = gw.key) => (await gatewaySdk({ url: gw.url, key }).m
 const modelListCalls = () => openai.state.requests.filter((r) => r.method === 'GET' && r.path === '/v1/models').length;
 
 it("lists each integration's provider models as @slug/<id>, in OpenAI's model objects", async () => {
-  const models = await listed();
+  // A provider slower than the wait (3 s; a loaded machine loading the AWS SDK) is in a later answer.
+  const slugs = ['my-openai', 'my-azure', 'my-bedrock', 'my-fireworks', 'my-together'];
+  const complete = (list: Awaited<ReturnType<typeof listed>>) => slugs.every((slug) => list.some((m) => m.id.startsWith(`@${slug}/`)));
+  const models = await eventually(async () => {
+    const list = await listed();
+    return complete(list) ? list : undefined;
+  }, 20_000);
   const ids = models.map((m) => m.id);
   expect(models.find((m) => m.id === '@my-openai/gpt-4o-mini')).toEqual({
     id: '@my-openai/gpt-4o-mini',
@@ -125,6 +132,21 @@ it('reuses a list until the integration changes, and leaves out a provider that 
   expect(modelListCalls()).toBeGreaterThan(before);
   expect(ids.some((id) => id.startsWith('@my-openai/'))).toBe(false);
   expect(ids).toContain('@my-together/Qwen/Qwen2.5-7B-Instruct');
+});
+
+it('answers without a provider slower than the wait, whose list then fills the cache', async () => {
+  together.delayNext('GET', '/v1/models', 5_000);
+  const rotated = await api(gw, 'PATCH', '/v1/integrations/my-together', { body: { credentials: { api_key: 'tg-test-fake-key' } } });
+  expect(rotated.status).toBe(200);
+  const started = Date.now();
+  const ids = (await listed()).map((m) => m.id);
+  expect(Date.now() - started).toBeLessThan(5_000);
+  expect(ids.some((id) => id.startsWith('@my-together/'))).toBe(false);
+  expect(ids).toContain('@my-bedrock/amazon.nova-micro-v1:0');
+  const calls = together.state.requests.filter((r) => r.path === '/v1/models').length;
+  await eventually(async () => ((await listed()).some((m) => m.id.startsWith('@my-together/')) ? true : undefined), 10_000, 200);
+  // The slow call filled the cache: no second one was made.
+  expect(together.state.requests.filter((r) => r.path === '/v1/models').length).toBe(calls);
 });
 
 it('retrieves one listed model by its @slug id; one not listed, or of another workspace, is 404', async () => {

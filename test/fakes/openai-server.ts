@@ -84,6 +84,8 @@ export interface FakeOpenAIOptions {
   chatModels?: string[];
   /** Pause between streamed chunks (default 0), so a test can disconnect midway. */
   streamDelayMs?: number;
+  /** Streamed tool-call arguments in pieces of this many characters (default: in thirds); the benchmarks stream them as long as a text answer. */
+  argumentPieceChars?: number;
 }
 
 export const OPENAI_CHAT_MODELS = ['gpt-4o-mini', 'gpt-4o-mini-2024-07-18', 'gpt-4o', 'gpt-4.1-mini'];
@@ -245,7 +247,12 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     const answer = fakeReply(model, request.conversation);
     if (!request.stream)
       return { status: 200, body: { ...chatCompletion(model, answer, request.shape), service_tier: 'default', system_fingerprint: 'fp_fake' } };
-    const options = { delayMs: streamDelayMs, includeUsage: request.includeUsage, onAbandoned: () => state.abandonedStreams++ };
+    const options = {
+      delayMs: streamDelayMs,
+      includeUsage: request.includeUsage,
+      onAbandoned: () => state.abandonedStreams++,
+      argumentPieceChars: opts.argumentPieceChars,
+    };
     const failure = streamFailure;
     streamFailure = null;
     if (!failure) return streamChatCompletion(res, model, answer, options, request.shape);

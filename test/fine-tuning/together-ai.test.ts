@@ -25,7 +25,7 @@ const hosted = hostedOnFake({
 });
 const { createJob, waitForStatus } = hosted;
 
-/** The hosted.fake's job for a gateway job: the one trained on the file the monitor uploaded for it. */
+/** The fake's job for a gateway job: the one trained on the file the monitor uploaded for it. */
 async function remoteOf(id: string) {
   const events = (await hosted.client.fineTuning.jobs.listEvents(id, { limit: 100 })).data;
   const submitted = events.find((e) => e.message.startsWith('Submitted to together-ai as '));
@@ -88,7 +88,7 @@ describe('hosted fine-tuning jobs on Together AI', () => {
       model,
       choices: [{ message: { role: 'assistant', content: `Answer from ${model}: Hello Together` } }],
     });
-    // Together was called with the model Together named, and the integration's key (the hosted.fake checks it).
+    // Together was called with the model Together named, and the integration's key (the fake checks it).
     expect(hosted.fake.state.chatRequests.at(-1)).toMatchObject({ model, messages: [{ role: 'user', content: 'Hello Together' }] });
 
     const stream = await hosted.client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Stream it' }], stream: true });

@@ -7,6 +7,10 @@ const HEIGHT = 280;
 /** Colours told apart on white (and by the legend's names for those who cannot tell them apart). */
 export const SERIES_COLOURS = ['#1d4ed8', '#b91c1c', '#047857', '#7c3aed', '#b45309', '#0e7490', '#be185d', '#4d7c0f'];
 
+const DAY = 86_400;
+const DAY_TICKS = [DAY, 2 * DAY, 7 * DAY, 14 * DAY, 30 * DAY];
+const utcDay = (seconds: number) => new Date(seconds * 1000).toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+
 export interface TimeSeries {
   label: string;
   values: number[];
@@ -26,7 +30,13 @@ export function TimeChart({ times, series, unit, summary }: { times: number[]; s
       {
         width: width(),
         height: HEIGHT,
-        axes: [{}, { label: unit, size: 70 }],
+        // Ticks placed in UTC, where the buckets start, whatever the browser's time zone.
+        tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC'),
+        // Buckets are UTC days: ticks fall on whole days and name them as UTC dates.
+        axes: [
+          { incrs: DAY_TICKS, values: (_u, ticks) => ticks.map(utcDay) },
+          { label: unit, size: 70 },
+        ],
         series: [
           { label: 'day' },
           ...series.map((s, i) => ({ label: s.label, stroke: SERIES_COLOURS[i % SERIES_COLOURS.length], width: 2, points: { show: true, size: 6 } })),

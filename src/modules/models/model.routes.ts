@@ -11,7 +11,7 @@ export function modelRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       const { served, integrations } = await models.list(scope);
       return { object: 'list', data: [...served.map(toModelJson), ...integrations.map(toIntegrationModelJson)] };
     }),
@@ -21,7 +21,7 @@ export function modelRoutes(services: Services): Router {
   router.get(
     '/*modelId',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       return toAnyModelJson(await models.find(scope, pathParam(req, 'modelId')));
     }),
   );
