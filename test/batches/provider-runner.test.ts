@@ -11,7 +11,7 @@ import type { FakeOpenAI } from '../fakes/openai-server';
 import { eventually, type HostedGateway } from '../fine-tuning/harness';
 import { gql } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
-import { type BatchGateway, chatLine, fileLines, finished, jsonl, startBatchGateway, uploadBatchFile } from './harness';
+import { type BatchGateway, chatLine, createBatch, fileLines, finished, jsonl, startBatchGateway } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
@@ -32,15 +32,7 @@ afterEach(() => fake.batches.setLinesPerPoll(Number.POSITIVE_INFINITY));
 const uniqueFile = (tag: string, count: number) =>
   jsonl(Array.from({ length: count }, (_, i) => chatLine(`${tag}-${i + 1}`, 'gpt-4o-mini', `${tag} question ${i + 1}`)));
 
-async function createBatch(content: string) {
-  const file = await uploadBatchFile(client, content);
-  return client.batches.create({
-    input_file_id: file.id,
-    endpoint: '/v1/chat/completions',
-    completion_window: '24h',
-    gateway_options: { 'x-gateway-provider': '@my-openai' },
-  } as never);
-}
+const viaOpenAI = { 'x-gateway-provider': '@my-openai' };
 
 /** The fake's batch that the gateway batch `id` submitted (found by the metadata the gateway sets). */
 const providerBatchOf = (id: string) => eventually(async () => [...fake.batches.batches.values()].find((b) => b.metadata?.gateway_batch_id === id));
@@ -49,7 +41,7 @@ describe('a batch run by OpenAI’s batch service', () => {
   it('is submitted once, followed to completed, and published as OpenAI output and error files', async () => {
     const tag = `prov-${randomBytes(4).toString('hex')}`;
     fake.batches.failRequests([`${tag}-3`], 500);
-    const created = await createBatch(uniqueFile(tag, 6));
+    const created = await createBatch(client, uniqueFile(tag, 6), viaOpenAI);
     expect(created).toMatchObject({ status: 'validating', gateway: { runner: 'provider', provider: 'openai' } });
     const batch = await finished(client, created.id);
     assertOpenAIShape('Batch', batch, 'finished batch');
@@ -100,7 +92,7 @@ describe('a batch run by OpenAI’s batch service', () => {
   it('cancels mid-run: cancelling at once, cancelled with the finished requests in the output file', async () => {
     const tag = `cancel-${randomBytes(4).toString('hex')}`;
     fake.batches.setLinesPerPoll(1);
-    const created = await createBatch(uniqueFile(tag, 12));
+    const created = await createBatch(client, uniqueFile(tag, 12), viaOpenAI);
     await eventually(async () => {
       const now = await client.batches.retrieve(created.id);
       return now.status === 'in_progress' && now.request_counts!.completed >= 2 ? now : undefined;
@@ -124,7 +116,7 @@ describe('a batch run by OpenAI’s batch service', () => {
   it('fails with the provider’s reason when the provider fails the batch', async () => {
     const tag = `fail-${randomBytes(4).toString('hex')}`;
     fake.batches.setLinesPerPoll(0);
-    const created = await createBatch(uniqueFile(tag, 3));
+    const created = await createBatch(client, uniqueFile(tag, 3), viaOpenAI);
     const remote = await providerBatchOf(created.id);
     fake.batches.fail(remote.id, { code: 'token_limit_exceeded', message: 'Enqueued token limit reached for gpt-4o-mini.' });
     const batch = await finished(client, created.id);
@@ -139,12 +131,12 @@ describe('a batch run by OpenAI’s batch service', () => {
   it('fails at submission with the provider’s refusal (a 4xx), and retries a 5xx without a second provider batch', async () => {
     const tag = `refused-${randomBytes(4).toString('hex')}`;
     fake.failNext('POST', '/v1/batches', 500);
-    const retried = await finished(client, (await createBatch(uniqueFile(tag, 2))).id);
+    const retried = await finished(client, (await createBatch(client, uniqueFile(tag, 2), viaOpenAI)).id);
     expect(retried.status).toBe('completed');
     expect([...fake.batches.batches.values()].filter((b) => b.metadata?.gateway_batch_id === retried.id)).toHaveLength(1);
 
     fake.failNext('POST', '/v1/batches', 400, { message: 'Invalid input file format.' });
-    const refused = await finished(client, (await createBatch(uniqueFile(`${tag}-b`, 2))).id);
+    const refused = await finished(client, (await createBatch(client, uniqueFile(`${tag}-b`, 2), viaOpenAI)).id);
     expect(refused).toMatchObject({ status: 'failed', errors: { data: [{ message: expect.stringContaining('Invalid input file format.') }] } });
   });
 });
