@@ -75,7 +75,8 @@ describeIfPostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set
     // A provider answering in 20 ms: the batch takes a few seconds, long enough to be killed halfway.
     fake.delayNext('POST', '/v1/chat/completions', 20, LINES);
     const content = jsonl(ids.map((id) => chatLine(id, 'gpt-4o-mini', questionOf(id))));
-    const created = await createBatch(client, content, { 'x-gateway-provider': '@my-openai' });
+    // The gateway's own runner (OpenAI's batch service would be the default): its lease is what is taken over.
+    const created = await createBatch(client, content, { 'x-gateway-provider': '@my-openai', 'x-gateway-batch-runner': 'gateway' });
 
     const sentFor = () => {
       const counts = new Map<string, number>();

@@ -147,7 +147,9 @@ describe('chat calls', () => {
   it('records each request of a batch the gateway runs as a batch call', async () => {
     const client = sdk(env.gw);
     const rows = await newRows(async () => {
-      const created = await createBatch(client, batchFile('gpt-4o-mini', 3), { 'x-gateway-provider': '@ledger-openai' });
+      // The gateway's own runner (OpenAI's batch service would be the default) sends each line as a chat call.
+      const options = { 'x-gateway-provider': '@ledger-openai', 'x-gateway-batch-runner': 'gateway' };
+      const created = await createBatch(client, batchFile('gpt-4o-mini', 3), options);
       await eventually(async () => ((await client.batches.retrieve(created.id)).status === 'completed' ? true : undefined), 30_000);
     });
     expect(rows).toHaveLength(3);
