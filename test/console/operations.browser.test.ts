@@ -218,8 +218,10 @@ async function createBatch(content: string): Promise<string> {
   form.append('purpose', 'batch');
   form.append('file', new Blob([content]), 'requests.jsonl');
   const file = await (await gatewayFetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gateway-api-key': gw.key }, body: form })).json();
+  // The gateway's own runner (OpenAI's batch service would be the default): the fake answers each line as a chat call.
+  const gatewayOptions = { 'x-gateway-provider': '@my-openai', 'x-gateway-batch-runner': 'gateway' };
   const batch = await api(gw, 'POST', '/v1/batches', {
-    body: { input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', gateway_options: { 'x-gateway-provider': '@my-openai' } },
+    body: { input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', gateway_options: gatewayOptions },
   });
   expect(batch.status).toBe(200);
   return batch.body.id;
