@@ -111,7 +111,8 @@ describeIfPostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set
     await warm(jobs[1].model);
     await bySql(`UPDATE fine_tuning_jobs SET status = 'cancelled' WHERE id = $1`, [jobs[1].id]);
     for (const gw of [a, b]) expect((await chat(gw, jobs[1].model)).status).toBe(404);
-    await bySql(`UPDATE fine_tuning_jobs SET status = 'succeeded' WHERE id = $1`, [jobs[1].id]);
+    // A job that was not serving is cached nowhere: bringing it back announces nothing.
+    await adminQuery(a.database.databaseUrl!, `UPDATE fine_tuning_jobs SET status = 'succeeded' WHERE id = $1`, [jobs[1].id]);
     await warm(jobs[1].model);
     await bySql('DELETE FROM fine_tuning_jobs WHERE id = $1', [jobs[1].id]);
     for (const gw of [a, b]) expect((await chat(gw, jobs[1].model)).status).toBe(404);
