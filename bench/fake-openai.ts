@@ -1,7 +1,8 @@
 /**
  * A child of the process-based benchmarks: the fake OpenAI server on a free port, reported to the
  * parent. BENCH_STREAM_DELAY_MS paces streamed answers (a slow provider); BENCH_FAKE_STEPS_PER_POLL
- * lets a hosted job finish in fewer polls.
+ * lets a hosted job finish in fewer polls; BENCH_ARGUMENT_PIECE_CHARS streams tool-call arguments in
+ * pieces of that many characters (bench/tool-calls.ts).
  */
 import { startFakeOpenAI } from '../test/fakes/openai-server';
 
@@ -9,6 +10,7 @@ void startFakeOpenAI({
   apiKey: process.env.BENCH_PROVIDER_KEY,
   streamDelayMs: Number(process.env.BENCH_STREAM_DELAY_MS ?? 0),
   stepsPerPoll: Number(process.env.BENCH_FAKE_STEPS_PER_POLL ?? 1),
+  argumentPieceChars: process.env.BENCH_ARGUMENT_PIECE_CHARS ? Number(process.env.BENCH_ARGUMENT_PIECE_CHARS) : undefined,
 }).then((fake) => {
   // Tests read what the fake received; a benchmark would only grow its heap (and its GC time) with it.
   setInterval(() => {

@@ -24,6 +24,7 @@ const LABELS: Record<ProviderOperationName, string> = {
   listCheckpoints: 'checkpoints',
   findJob: 'find job',
   chat: 'chat',
+  listModels: 'models',
 };
 
 const row = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;

@@ -114,30 +114,30 @@ export async function createApp(config: Config, services: Services, logger: Logg
   // The contract is public: served before /v1 asks for a key.
   app.get('/v1/openapi.json', openApiRoute());
 
-  // Creating POSTs with an Idempotency-Key are claimed or replayed right after their body is parsed.
   const jsonBody: RequestHandler[] = [
     requireJsonBody,
     express.json({ limit: config.jsonLimit, strict: true, verify: refuseDeepJson(config.jsonMaxDepth) }),
     refuseUnstorableBody,
-    idempotentCreates(services.idempotency),
   ];
+  // The creating POSTs (the router's root unless named): one with an Idempotency-Key is claimed or replayed right after its body is parsed.
+  const creates = (paths?: string[]) => idempotentCreates(services.idempotency, paths);
   const v1 = express.Router();
   v1.use(authenticate(services, failures));
   v1.use(refuseUnstorableQuery);
   if (limiter) v1.use(rateLimit(limiter));
-  v1.use('/labels', ...jsonBody, labelRoutes(services));
-  v1.use('/integrations', ...jsonBody, integrationRoutes(services));
+  v1.use('/labels', ...jsonBody, creates(), labelRoutes(services));
+  v1.use('/integrations', ...jsonBody, creates(), integrationRoutes(services));
   // Multipart uploads: no JSON body parser (the route streams the body itself).
   // Requests naming a provider (`x-gateway-provider`) are client mode; the others reach the hosted routes.
   v1.use('/files', clientModeFileRoutes(services), fileRoutes(services));
-  v1.use('/fine_tuning/jobs', ...jsonBody, clientModeJobRoutes(services), fineTuningRoutes(services));
-  v1.use('/prompts/partials', ...jsonBody, partialRoutes(services));
+  v1.use('/fine_tuning/jobs', ...jsonBody, creates(), clientModeJobRoutes(services), fineTuningRoutes(services));
+  v1.use('/prompts/partials', ...jsonBody, creates(), partialRoutes(services));
   v1.use('/chat', ...jsonBody, chatRoutes(services, logger));
-  v1.use('/batches', ...jsonBody, batchRoutes(services));
+  v1.use('/batches', ...jsonBody, creates(), batchRoutes(services));
   v1.use('/models', modelRoutes(services));
   v1.use('/organization', usageRoutes(services));
   v1.use('/logs', logRoutes(services));
-  v1.use('/', ...jsonBody, adminRoutes(services));
+  v1.use('/', ...jsonBody, creates(['/api-keys', '/admin/workspaces']), adminRoutes(services));
   app.use('/v1', v1);
   app.use('/console', consoleRoutes(consoleBuildDir()));
 

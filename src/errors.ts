@@ -114,6 +114,7 @@ export const ERROR_CODES = {
   unsupported_operation: 'unsupported',
   unsupported_model: 'invalid_request',
   provider_unreachable: 'provider',
+  provider_bad_answer: 'provider',
   signed_url_host_refused: 'provider',
   token_exchange_failed: 'provider',
   database_unavailable: 'unavailable',

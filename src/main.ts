@@ -13,7 +13,7 @@ import { BatchRunner } from './modules/batches/batch-runner';
 import { JobMonitor } from './modules/fine-tuning/job-monitor';
 import { createServices, type Services } from './services';
 import { warnIfShared } from './storage/private-dir';
-import { stopTelemetry } from './telemetry/tracing';
+import { jobStepTracer, stopTelemetry } from './telemetry/tracing';
 
 export interface RunningGateway {
   url: string;
@@ -64,6 +64,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
         files: services.files,
         cancellation: services.jobCancellation,
         providers: services.providers,
+        tracer: jobStepTracer(),
       },
       logger,
       { pollMs: config.jobPollMs, leaseMs: config.jobLeaseMs, submitDeadlineMs: config.jobSubmitDeadlineMs },

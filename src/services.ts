@@ -28,6 +28,7 @@ import { LabelRepository } from './modules/labels/label.repository';
 import { LabelService } from './modules/labels/label.service';
 import { ModelRepository } from './modules/models/model.repository';
 import { ModelService } from './modules/models/model.service';
+import { IntegrationModels } from './modules/models/integration-models';
 import { OrganisationRepository } from './modules/organisations/organisation.repository';
 import { OrganisationService } from './modules/organisations/organisation.service';
 import { PartialRepository } from './modules/partials/partial.repository';
@@ -80,7 +81,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const fineTuning = new FineTuningService(fineTuningJobs, files, integrations, providers, jobCancellation);
   files.guardDeletion((tx, scope, fileId) => fineTuning.fileInUse(tx, scope, fileId));
   const clientMode = new ClientModeService(integrations, providers);
-  const models = new ModelService(new ModelRepository(prisma));
+  const models = new ModelService(new ModelRepository(prisma), new IntegrationModels(integrations, logger));
   const usageRecords = new UsageRepository(prisma);
   const ledger = new UsageLedger(usageRecords, config.usage, logger);
   const usage = { ledger, recorder: new UsageRecorder(ledger), service: new UsageService(usageRecords, loadPrices(config.pricesFile)) };

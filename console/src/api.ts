@@ -4,6 +4,8 @@
  * the tab closes. An organisation key may choose one of its workspaces: every call then names it
  * (`workspace_id` on REST, the `workspaceId` variable on GraphQL).
  */
+import type { ToolCallDelta } from './chat-request';
+
 const KEY_STORAGE = 'gateway-console.api-key';
 const WORKSPACE_STORAGE = 'gateway-console.workspace';
 const KEY_HEADER = 'x-gateway-api-key';
@@ -72,6 +74,15 @@ async function parse(res: Response): Promise<unknown> {
 /** A JSON call to the REST face, in the chosen workspace. */
 export function rest<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
   return call<T>(method, v1(path), body, headers);
+}
+
+/**
+ * A GET of the reads scoped by the key itself (the usage API, the request log): they take no
+ * `workspace_id` (an organisation key reads its whole organisation, narrowed by filters such as
+ * `project_ids`), so the chosen workspace is not added.
+ */
+export function readKeyScope<T>(path: string): Promise<T> {
+  return call<T>('GET', `/v1${path}`);
 }
 
 export interface Workspace {
@@ -158,18 +169,44 @@ export function uploadFile<T>(file: File, purpose: string, onProgress: (fraction
   });
 }
 
+/**
+ * Saves a stored file's content (`GET /v1/files/{id}/content`) under `filename`. The call needs the
+ * key header, which a plain link cannot send: the bytes are fetched, then handed to the browser as a
+ * download from memory.
+ */
+export async function downloadFile(fileId: string, filename: string): Promise<void> {
+  const res = await fetch(v1(`/files/${encodeURIComponent(fileId)}/content`), { headers: keyHeaders() });
+  if (!res.ok) throw errorOf(res.status, await parse(res));
+  const url = URL.createObjectURL(await res.blob());
+  try {
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = filename;
+    link.click();
+  } finally {
+    // After the click the browser holds the download; the page's copy can go.
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  }
+}
+
+/** What one streamed chunk adds to the answer: text, pieces of tool calls, or both. */
+export interface ChatDelta {
+  content?: string | null;
+  tool_calls?: ToolCallDelta[];
+}
+
 interface ChatChunk {
-  choices?: { delta?: { content?: string | null } }[];
+  choices?: { delta?: ChatDelta }[];
 }
 
 /**
  * POST /v1/chat/completions with `stream: true`: reads the server-sent events (`data: {chunk}` …
- * `data: [DONE]`) and hands each piece of the answer to `onDelta` as it arrives.
+ * `data: [DONE]`) and hands each piece of the answer (text, tool-call pieces) to `onDelta` as it arrives.
  */
 export async function streamChat(
   body: Record<string, unknown>,
   headers: Record<string, string>,
-  onDelta: (text: string) => void,
+  onDelta: (delta: ChatDelta) => void,
   signal: AbortSignal,
 ): Promise<void> {
   const res = await fetch(v1('/chat/completions'), {
@@ -197,8 +234,8 @@ export async function streamChat(
       if (!data) continue;
       const chunk = JSON.parse(data) as ChatChunk & ErrorBody;
       if (chunk.error) throw new ApiError(chunk.error.message ?? 'The provider failed', 502, chunk.error.code ?? null);
-      const text = chunk.choices?.[0]?.delta?.content;
-      if (text) onDelta(text);
+      const delta = chunk.choices?.[0]?.delta;
+      if (delta?.content || delta?.tool_calls?.length) onDelta(delta);
     }
   }
 }

@@ -1,13 +1,16 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { chooseWorkspace, chosenWorkspace, forgetKey, listWorkspaces, onUnauthorised, storedKey } from './api';
+import { BatchesPage } from './pages/batches';
 import { FilesPage } from './pages/files';
 import { JobPage } from './pages/job';
 import { JobsPage } from './pages/jobs';
 import { LabelsPage } from './pages/labels';
+import { LogsPage } from './pages/logs';
 import { PartialsPage } from './pages/partials';
 import { PlaygroundPage } from './pages/playground';
 import { SignIn } from './pages/sign-in';
+import { UsagePage } from './pages/usage';
 import { href, navigate, useRoute } from './router';
 import './styles.css';
 import { useLoad } from './ui';
@@ -15,9 +18,12 @@ import { useLoad } from './ui';
 const SECTIONS = [
   ['jobs', 'Fine-tuning'],
   ['files', 'Files'],
+  ['batches', 'Batches'],
   ['partials', 'Prompt partials'],
   ['labels', 'Labels'],
   ['playground', 'Playground'],
+  ['usage', 'Usage'],
+  ['logs', 'Logs'],
 ] as const;
 
 function CurrentPage({ route }: { route: string[] }) {
@@ -31,6 +37,12 @@ function CurrentPage({ route }: { route: string[] }) {
       return <LabelsPage />;
     case 'playground':
       return <PlaygroundPage model={id} />;
+    case 'batches':
+      return <BatchesPage />;
+    case 'usage':
+      return <UsagePage />;
+    case 'logs':
+      return <LogsPage id={id} />;
     default:
       return id ? <JobPage id={id} /> : <JobsPage />;
   }

@@ -10,6 +10,7 @@ import { ensurePrivateDir } from '../storage/private-dir';
 import { migrate, type MigrateOptions, type MigrationOutcome, type RawQuery } from './migrations';
 import type * as Notifications from './notifications';
 import type { NotificationHandlers, NotificationListener } from './notifications';
+import { lazyRequire } from '../lazy';
 
 export type { PrismaClient };
 
@@ -45,6 +46,11 @@ export interface Database {
 }
 
 // Each kind of database requires its own driver when opened: the other one's would only slow the start.
+const postgresAdapter = lazyRequire<typeof PgAdapter>(require, '@prisma/adapter-pg');
+const postgresNotifications = lazyRequire<typeof Notifications>(require, './notifications');
+const pgliteDriver = lazyRequire<typeof PGliteDriver>(require, '@electric-sql/pglite');
+const pgliteAdapter = lazyRequire<typeof PGliteAdapter>(require, 'pglite-prisma-adapter');
+
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openPglite(options);
 }
@@ -66,10 +72,8 @@ function rawQuery(prisma: PrismaClient): RawQuery {
 }
 
 function openPostgres(url: string, options: DatabaseOptions): Database {
-  /* eslint-disable @typescript-eslint/no-require-imports -- see openDatabase */
-  const { PrismaPg } = require('@prisma/adapter-pg') as typeof PgAdapter;
-  const { listenPostgres } = require('./notifications') as typeof Notifications;
-  /* eslint-enable @typescript-eslint/no-require-imports */
+  const { PrismaPg } = postgresAdapter();
+  const { listenPostgres } = postgresNotifications();
   const timeouts = options.timeouts;
   const pool = timeouts
     ? {
@@ -97,10 +101,8 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
   if (options.pgliteLoadDataDir && !inMemory) throw new Error('pgliteLoadDataDir applies to in-memory databases (memory://) only');
   const releaseLock = inMemory ? () => {} : lockDataDir(options.pgliteDir);
   try {
-    /* eslint-disable @typescript-eslint/no-require-imports -- see openDatabase */
-    const { PGlite } = require('@electric-sql/pglite') as typeof PGliteDriver;
-    const { PrismaPGlite } = require('pglite-prisma-adapter') as typeof PGliteAdapter;
-    /* eslint-enable @typescript-eslint/no-require-imports */
+    const { PGlite } = pgliteDriver();
+    const { PrismaPGlite } = pgliteAdapter();
     const loadDataDir = options.pgliteLoadDataDir ? new Blob([new Uint8Array(await fs.promises.readFile(options.pgliteLoadDataDir))]) : undefined;
     const pglite = await PGlite.create(options.pgliteDir, { loadDataDir });
     const adapter = new PrismaPGlite(pglite);

@@ -96,13 +96,18 @@ export interface TenantRequest {
   body: Untrusted;
 }
 
+/** Finds the workspace a caller names (a UUID or slug; none: the key's own), within what its key may reach: the workspace service. */
+export interface ScopeResolver {
+  resolveScope(caller: Caller, workspaceRef?: string | null, organisationRef?: string | null): Promise<Scope>;
+}
+
 /**
  * The one way a route learns its tenant: `workspace_id` (query or JSON body; a UUID or slug) and
  * `organisation_id` choose the workspace, within what the API key may reach. `params` are the other
  * query parameters the route takes; any other is a 400.
  */
-export async function tenantRequest(services: Services, req: Request, res: Response, params: readonly string[] = []): Promise<TenantRequest> {
-  const { scope, ...rest } = await lazyTenantRequest(services, req, res, params);
+export async function tenantRequest(scopes: ScopeResolver, req: Request, res: Response, params: readonly string[] = []): Promise<TenantRequest> {
+  const { scope, ...rest } = await lazyTenantRequest(scopes, req, res, params);
   return { scope: await scope(), ...rest };
 }
 
@@ -117,7 +122,7 @@ export interface LazyTenantRequest extends Omit<TenantRequest, 'scope'> {
  * workspace or organisation still has it checked at once, so a wrong one fails the same everywhere.
  */
 export async function lazyTenantRequest(
-  services: Services,
+  scopes: ScopeResolver,
   req: Request,
   res: Response,
   params: readonly string[] = [],
@@ -129,7 +134,7 @@ export async function lazyTenantRequest(
   if (fromBody !== undefined && typeof fromBody !== 'string')
     throw new GatewayError('invalid_request', 'must be a string', { param: 'workspace_id', aboutField: true, code: 'invalid_request' });
   const workspaceRef = fromQuery ?? fromBody;
-  const scope = lazy(() => services.workspaces.resolveScope(callerOf(res), workspaceRef, organisationRef));
+  const scope = lazy(() => scopes.resolveScope(callerOf(res), workspaceRef, organisationRef));
   if (workspaceRef !== undefined || organisationRef !== undefined) await scope();
   return { scope, query: fromRest(query, 'query'), body: body === 'as-sent' ? untrustedInput(rest) : fromRest(rest) };
 }

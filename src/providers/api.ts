@@ -2,9 +2,10 @@
  * The REST plumbing the HTTP-API providers share (OpenAI-compatible, Fireworks AI, Together AI): an
  * endpoint (API root, auth headers, fixed query, credentials to redact, HTTP policy) and requests below
  * it handed to providerFetch / providerDownload. Each provider's connection is such an endpoint, so
- * its operations only name a path and a body.
+ * its operations only name a path, a body and the schema of the answer they read (`answer`).
  */
 import type { Readable } from 'node:stream';
+import type { AnswerSchema } from './answer';
 import { providerDownload, providerFetch, type HttpPolicy } from './http';
 import type { ProviderContent } from './types';
 import { providerUrl } from './url';
@@ -23,7 +24,7 @@ export interface ApiEndpoint {
   http: HttpPolicy;
 }
 
-export interface ApiRequest {
+export interface ApiRequest<T = unknown> {
   method: 'GET' | 'POST' | 'DELETE';
   /** Below the API root, e.g. `/fine_tuning/jobs`; ids in it made with `urlPath` (see url.ts). */
   path: string;
@@ -33,13 +34,15 @@ export interface ApiRequest {
   headers?: Record<string, string>;
   idempotent?: boolean;
   upload?: boolean;
+  /** The answer's shape (each provider's `schemas.ts`): a field missing or mistyped is a 502 naming it. */
+  answer?: AnswerSchema<T>;
 }
 
 /** The URL of `path` below the endpoint's root, with the request's and the endpoint's query parameters. */
 export const apiUrl = (endpoint: ApiEndpoint, path: string, query: ApiRequest['query'] = {}): string =>
   providerUrl(endpoint.baseUrl, path, { ...query, ...endpoint.query });
 
-export function apiRequest<T>(endpoint: ApiEndpoint, req: ApiRequest): Promise<T> {
+export function apiRequest<T = unknown>(endpoint: ApiEndpoint, req: ApiRequest<T>): Promise<T> {
   return providerFetch<T>({
     provider: endpoint.title,
     method: req.method,
@@ -51,6 +54,7 @@ export function apiRequest<T>(endpoint: ApiEndpoint, req: ApiRequest): Promise<T
     upload: req.upload,
     redact: endpoint.secrets,
     policy: endpoint.http,
+    answer: req.answer,
   });
 }
 

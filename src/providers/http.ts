@@ -5,6 +5,8 @@
  * `GatewayError` of kind 'provider' carrying the provider's status, message and code. The credentials
  * of the call are scrubbed out of what the gateway reads from an answer (redact.ts): the error
  * message, and every string of a JSON answer; a streamed body (file content) is passed on as it is.
+ * A JSON answer is read through the request's schema when it gives one (answer.ts): an answer the
+ * gateway cannot use is a 502 `provider_bad_answer` naming the field, never retried.
  *
  * Calls go through undici's `request`, not `fetch`: the same connection pool without the WHATWG
  * Request/Response and web-stream layers, which cost about three times the CPU per call (measured:
@@ -16,7 +18,8 @@ import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import type * as Undici from 'undici';
 import { errnoCode, GatewayError, PROVIDER_UNREACHABLE, providerCode } from '../errors';
-import { lazy } from '../lazy';
+import { lazyRequire } from '../lazy';
+import { parseAnswer, type AnswerSchema } from './answer';
 import { redactJson, redactText } from './redact';
 import type { ProviderContent } from './types';
 
@@ -41,7 +44,7 @@ export const DEFAULT_HTTP_POLICY: Required<HttpPolicy> = {
   maxRetryWaitMs: 10_000,
 };
 
-export interface ProviderRequest {
+export interface ProviderRequest<T = unknown> {
   /** Names the provider in error messages. */
   provider: string;
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -60,6 +63,8 @@ export interface ProviderRequest {
   policy?: HttpPolicy;
   /** Ends the call when aborted (the caller went away), besides the time-out. Never retried then. */
   signal?: AbortSignal;
+  /** The JSON answer's shape: what the gateway reads of it, checked (answer.ts). */
+  answer?: AnswerSchema<T>;
 }
 
 /**
@@ -69,14 +74,13 @@ export interface ProviderRequest {
 const USER_AGENT = 'model-gateway';
 
 /** undici, required on the first provider call: loading it takes a noticeable part of a start. */
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- see above
-const undici = lazy(() => require('undici') as typeof Undici);
+const undici = lazyRequire<typeof Undici>(require, 'undici');
 const request = (...args: Parameters<typeof Undici.request>): ReturnType<typeof Undici.request> => undici().request(...args);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Sends the request and returns the parsed JSON body (`undefined` when empty). */
-export async function providerFetch<T = unknown>(req: ProviderRequest): Promise<T> {
+export async function providerFetch<T = unknown>(req: ProviderRequest<T>): Promise<T> {
   const policy = { ...DEFAULT_HTTP_POLICY, ...req.policy };
   const retryable = (req.idempotent ?? req.method === 'GET') && !(req.body instanceof Readable);
   const maxAttempts = retryable ? policy.retries + 1 : 1;
@@ -95,7 +99,7 @@ export async function providerFetch<T = unknown>(req: ProviderRequest): Promise<
  * the time-out covers the wait for the answer's headers only; destroying the returned stream, or the
  * caller's `signal`, closes the provider connection. A JSON body may be sent (a chat request).
  */
-export async function providerDownload(req: Omit<ProviderRequest, 'body' | 'idempotent' | 'upload'>): Promise<ProviderContent> {
+export async function providerDownload(req: Omit<ProviderRequest, 'body' | 'idempotent' | 'upload' | 'answer'>): Promise<ProviderContent> {
   const policy = { ...DEFAULT_HTTP_POLICY, ...req.policy };
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DOMException('timed out', 'TimeoutError')), policy.timeoutMs);
@@ -137,7 +141,7 @@ function outgoing(req: Pick<ProviderRequest, 'headers' | 'json' | 'body'>, defau
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: GatewayError; retry: boolean; retryAfterMs?: number };
 
-async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): Promise<Outcome> {
+async function attemptOnce<T>(req: ProviderRequest<T>, policy: Required<HttpPolicy>): Promise<Outcome> {
   const { headers, body } = outgoing(req, { accept: 'application/json' });
   const signal = withCaller(AbortSignal.timeout(req.upload ? policy.uploadTimeoutMs : policy.timeoutMs), req.signal);
 
@@ -153,21 +157,30 @@ async function attemptOnce(req: ProviderRequest, policy: Required<HttpPolicy>): 
     return transportFailure(req, err);
   }
 
-  if (status >= 200 && status < 300) {
-    if (text === '') return { ok: true, value: undefined };
-    try {
-      return { ok: true, value: redactJson(text, JSON.parse(text), req.redact) };
-    } catch {
-      const error = new GatewayError('provider', `${req.provider} returned an invalid JSON response`, { status: 502 });
-      return { ok: false, error, retry: false };
-    }
-  }
+  if (status >= 200 && status < 300) return answerOf(req, text);
 
   const retryAfterMs = parseRetryAfter(header(response.headers, 'retry-after') ?? null);
   // A 429's wait travels with the error: a caller that retries later (the batch runner) honours it.
   const error = httpError(req, status, text, status === 429 ? retryAfterMs : undefined);
   const retry = status === 429 || status >= 500;
   return { ok: false, error, retry, retryAfterMs };
+}
+
+/** A 2xx answer's JSON (`undefined` when empty), scrubbed of the call's credentials and read through its schema. */
+function answerOf<T>(req: ProviderRequest<T>, text: string): Outcome {
+  let value: unknown;
+  try {
+    value = text === '' ? undefined : redactJson(text, JSON.parse(text), req.redact);
+  } catch {
+    const error = new GatewayError('provider', `${req.provider} returned an invalid JSON response`, { status: 502 });
+    return { ok: false, error, retry: false };
+  }
+  if (!req.answer) return { ok: true, value };
+  try {
+    return { ok: true, value: parseAnswer(req.answer, value, req.provider) };
+  } catch (err) {
+    return { ok: false, error: err as GatewayError, retry: false };
+  }
 }
 
 /** The time-out's signal, also aborted when the caller's is. */

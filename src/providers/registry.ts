@@ -185,6 +185,8 @@ export class ProviderClient {
     return this.run('chat', (ops, conn) => ops.chat?.(conn, request), undefined, request.model);
   };
 
+  listModels = () => this.run('listModels', (ops, conn) => ops.listModels?.(conn));
+
   /** Whether the provider has a batch service (batch.ts), and `find` among its steps. */
   supportsBatches(step: 'create' | 'find' = 'create'): boolean {
     const batch = this.module.batch;

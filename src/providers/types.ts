@@ -266,6 +266,13 @@ export interface ProviderContent {
 }
 
 /** The operations a provider may support; a missing one is `unsupported_operation` (400). */
+/** A model a provider lists: its id as chat takes it, when it was made (Unix seconds, 0 when the provider does not say), and who owns it. */
+export interface ProviderModel {
+  id: string;
+  created: number;
+  ownedBy: string;
+}
+
 export interface ProviderOperations<C> {
   uploadFile?(conn: C, input: UploadInput): Promise<ProviderFile>;
   listFiles?(conn: C, page: FileListInput): Promise<ProviderPage<ProviderFile>>;
@@ -282,6 +289,8 @@ export interface ProviderOperations<C> {
   findJob?(conn: C, gatewayJobId: string): Promise<ProviderJob | undefined>;
   /** Chat completions with a (fine-tuned) model; streamed answers yield chunks as the provider produces them. */
   chat?(conn: C, request: ChatRequest): Promise<ChatAnswer>;
+  /** The models the credentials can call, from the provider's own list (one page at most: `GET /v1/models` lists them as `@slug/<id>`). */
+  listModels?(conn: C): Promise<ProviderModel[]>;
 }
 
 /** An operation of the contract above. */
@@ -303,4 +312,5 @@ export const OPERATIONS: readonly ProviderOperationName[] = [
   'listEvents',
   'listCheckpoints',
   'chat',
+  'listModels',
 ];

@@ -1,8 +1,10 @@
 import type { Config } from '../config';
-import { lazy } from '../lazy';
+import { lazy, lazyRequire } from '../lazy';
 import type { FileStore } from './file-store';
 import { LocalFileStore } from './local-file-store';
 import type * as S3 from './s3-file-store';
+
+const s3Module = lazyRequire<typeof S3>(require, './s3-file-store');
 
 /** The store GATEWAY_FILE_STORE names: the local disk under DATA_DIR, or an S3-compatible bucket. */
 export function createFileStore(config: Pick<Config, 'filesDir' | 's3FileStore'>): FileStore {
@@ -10,8 +12,7 @@ export function createFileStore(config: Pick<Config, 'filesDir' | 's3FileStore'>
   if (!s3) return new LocalFileStore(config.filesDir);
   // The AWS SDK loads with the first file operation: a gateway storing files locally never loads it.
   return deferredFileStore(() => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- required on first use, see above
-    const { createS3Client, parseS3Location, S3FileStore } = require('./s3-file-store') as typeof S3;
+    const { createS3Client, parseS3Location, S3FileStore } = s3Module();
     return new S3FileStore(createS3Client(s3), parseS3Location(s3.location));
   });
 }

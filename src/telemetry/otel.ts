@@ -4,12 +4,12 @@
  * Express, GraphQL, pg, undici, ioredis), spans exported in batches over OTLP/HTTP to the endpoint the
  * standard `OTEL_*` variables name. W3C `traceparent` from callers is continued, and passed on to
  * providers by the HTTP instrumentations. Provider calls are client spans with the GenAI semantic
- * conventions' attributes (GenAiTracer).
+ * conventions' attributes (GenAiTracer); job-monitor steps are spans linked to their job (JobStepSpans).
  *
  * No secret or prompt text reaches a span: the instrumentations record no header and no body, and
  * GraphQL's document text (which may hold prompt literals) is dropped before export.
  */
-import { SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, TraceFlags, trace, type Context, type Span, type SpanContext } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
 import { GraphQLInstrumentation } from '@opentelemetry/instrumentation-graphql';
@@ -20,7 +20,7 @@ import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { NodeSDK, tracing } from '@opentelemetry/sdk-node';
 import { GatewayError } from '../errors';
 import type { ChatAnswer, ChatChunk, ChatUsage, OperationName } from '../providers/types';
-import { setProviderTracer, setTelemetryShutdown, type ProviderTracer } from './tracing';
+import { setTelemetryShutdown, setTracers, type JobStep, type JobStepTracer, type ProviderTracer } from './tracing';
 
 /** `gen_ai.system` of each provider, as the GenAI semantic conventions name them. */
 const GEN_AI_SYSTEM: Record<string, string> = {
@@ -67,7 +67,7 @@ export function startTelemetry(): void {
     ],
   });
   sdk.start();
-  setProviderTracer(new GenAiTracer());
+  setTracers({ provider: new GenAiTracer(), jobSteps: new JobStepSpans() });
   setTelemetryShutdown(() => sdk.shutdown());
 }
 
@@ -95,6 +95,42 @@ class GenAiTracer implements ProviderTracer {
         return value;
       }
       return endedWithAnswer(span, value as ChatAnswer) as T;
+    });
+  }
+}
+
+/**
+ * The context every step of one job links to: the job's id (a UUID: 32 hex digits) as trace id, so a
+ * trace store finds all the steps of a job, on whichever replica they ran, by one id.
+ */
+function jobContext(jobId: string): SpanContext {
+  const traceId = jobId.replace(/-/g, '').toLowerCase();
+  return { traceId, spanId: traceId.slice(16), traceFlags: TraceFlags.SAMPLED, isRemote: true };
+}
+
+/** Job-monitor steps as internal spans, each the root of its trace, linked to its job. */
+class JobStepSpans implements JobStepTracer {
+  private readonly tracer = trace.getTracer('model-gateway');
+
+  step<T>(step: JobStep, run: () => Promise<T>): Promise<T> {
+    const attributes = {
+      'gateway.fine_tuning.job.id': step.jobId,
+      'gateway.fine_tuning.job.status': step.status,
+      'gateway.fine_tuning.step': step.step,
+      'gateway.fine_tuning.failed_attempts': step.failedAttempts,
+      'gen_ai.system': GEN_AI_SYSTEM[step.provider] ?? step.provider,
+    };
+    const links = [{ context: jobContext(step.jobId), attributes: { 'gateway.link': 'fine_tuning.job' } }];
+    // `root`: a step may be woken by a request (a job just created) but is not part of it.
+    return this.tracer.startActiveSpan(`fine_tuning.job ${step.step}`, { kind: SpanKind.INTERNAL, root: true, attributes, links }, async (span) => {
+      try {
+        const value = await run();
+        span.end();
+        return value;
+      } catch (err) {
+        endFailed(span, err);
+        throw err;
+      }
     });
   }
 }

@@ -4,6 +4,7 @@
  * are required (this is main.ts's first import), and exports traces over OTLP/HTTP. Unset, this file
  * requires nothing: no OpenTelemetry module is loaded and the start is unchanged.
  */
+import { lazyRequire } from '../lazy';
 import type * as Otel from './otel';
 
 const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
@@ -11,6 +12,5 @@ const disabled = process.env.OTEL_SDK_DISABLED === 'true';
 
 if (endpoint && !disabled) {
   // Required, not imported: an import would load the SDK whether or not tracing is on.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  (require('./otel') as typeof Otel).startTelemetry();
+  lazyRequire<typeof Otel>(require, './otel')().startTelemetry();
 }

@@ -11,17 +11,10 @@ import { API_KEY_CHANNEL } from '../../src/modules/api-keys/api-key.cache';
 import { adminQuery } from '../support/database';
 import { api, gql, startTestGateway, type TestGateway } from '../support/gateway';
 import { spawnGateway } from '../support/gateway-process';
+import { eventually } from '../support/expect';
 
 const POSTGRES = process.env.TEST_DATABASE_URL;
 const LISTENERS = 'application_name = $1 AND datname = current_database()';
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 const describeIfPostgres = POSTGRES ? describe : describe.skip;
 const title = 'API key revocation across two gateway processes on one Postgres';
@@ -104,8 +97,8 @@ describeIfPostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set
     const key = await keyInUse('revoked by SQL');
     await adminQuery(a.database.databaseUrl!, 'UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
     // The database announces it at commit: both processes refuse the key without a restart.
-    await until(async () => (await read(b.url, key.key)).status === 401, 'the spawned process to refuse the key');
-    await until(async () => (await read(a.url, key.key)).status === 401, 'this process to refuse the key');
+    await eventually(async () => (await read(b.url, key.key)).status === 401, 15_000, 20, 'the spawned process to refuse the key');
+    await eventually(async () => (await read(a.url, key.key)).status === 401, 15_000, 20, 'this process to refuse the key');
   });
 
   it('stops caching while its notification connection is down, and caches again once it is back', async () => {
@@ -120,10 +113,10 @@ describeIfPostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set
     const cut = await listeners();
     expect(cut).toHaveLength(2);
     await adminQuery(url, 'SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [cut]);
-    await until(async () => cache.size === 0, 'this process to notice the lost connection and forget its keys');
-    await until(async () => cache.isActive, 'this process to listen again');
+    await eventually(async () => cache.size === 0, 15_000, 20, 'this process to notice the lost connection and forget its keys');
+    await eventually(async () => cache.isActive, 15_000, 20, 'this process to listen again');
     // Both on new connections (a terminated backend may linger in pg_stat_activity for a moment).
-    await until(async () => (await listeners()).filter((pid) => !cut.includes(pid)).length === 2, 'both processes to listen again');
+    await eventually(async () => (await listeners()).filter((pid) => !cut.includes(pid)).length === 2, 15_000, 20, 'both processes to listen again');
 
     // Revocations are heard again: revoked through this process, refused by the other at once.
     expect((await read(b.url, key.key)).status).toBe(200);

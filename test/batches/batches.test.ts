@@ -100,6 +100,17 @@ describe('creating and reading batches', () => {
     expect(await client.batches.retrieve(batch.id)).toMatchObject({ id: batch.id, status: 'validating' });
   });
 
+  it('creates once per Idempotency-Key: a retried create answers the same batch', async () => {
+    const body = { input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h', gateway_options: viaOpenAI };
+    const headers = { 'idempotency-key': `batch-${fileId}` };
+    const first = await api(gw, 'POST', '/v1/batches', { headers, body });
+    const again = await api(gw, 'POST', '/v1/batches', { headers, body });
+    expect(first.status).toBe(200);
+    expect(again.body.id).toBe(first.body.id);
+    const other = await api(gw, 'POST', '/v1/batches', { headers, body: { ...body, metadata: { run: 'other' } } });
+    expect(other.status).toBe(422);
+  });
+
   it('lists batches newest first, with after and limit', async () => {
     const [a, b] = [await create(), await create()];
     const page = await client.batches.list({ limit: 1 });

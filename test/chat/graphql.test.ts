@@ -82,7 +82,16 @@ it('is NOT_FOUND for a model the workspace does not have', async () => {
 
 it('lists models and links a succeeded job to its model', async () => {
   const { models } = await data(gw, ModelsDocument, {});
-  expect(models).toEqual([{ id: job.model, created: expect.any(String), ownedBy: expect.any(String), provider: 'openai', fineTuningJobId: job.id }]);
+  // Fine-tuned models first; the integration's provider models follow (test/chat/integration-models.test.ts).
+  expect(models[0]).toEqual({
+    id: job.model,
+    created: expect.any(String),
+    ownedBy: expect.any(String),
+    provider: 'openai',
+    fineTuningJobId: job.id,
+    integration: null,
+  });
+  expect(models.slice(1).every((m) => m.integration !== null && m.fineTuningJobId === null)).toBe(true);
   const { fineTuningJob } = await data(gw, JobResultModelDocument, { id: job.id });
   expect(fineTuningJob).toEqual({ id: job.id, fineTunedModel: job.model, resultModel: { id: job.model, provider: 'openai', fineTuningJobId: job.id } });
 });

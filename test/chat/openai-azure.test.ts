@@ -22,6 +22,8 @@ import {
 import { gatewayFetch, gatewaySdk } from '../support/answers';
 import { api, createOrganisation } from '../support/gateway';
 import { sseData, streamedText, succeededJob } from './harness';
+import { expectError } from '../support/expect';
+import { openAIWireSent, toolRequestCase } from './sdk-suite';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
@@ -64,14 +66,6 @@ afterAll(async () => {
 });
 
 const lastOpenAIRequest = () => fake.state.chatRequests.at(-1)!;
-
-function expectError(res: { status: number; body: any }, status: number, type: string, code?: string | null, param?: string | null) {
-  expect(res.status).toBe(status);
-  expect(Object.keys(res.body.error)).toEqual(['message', 'type', 'param', 'code']);
-  expect(res.body.error.type).toBe(type);
-  if (code !== undefined) expect(res.body.error.code).toBe(code);
-  if (param !== undefined) expect(res.body.error.param).toBe(param);
-}
 
 describe('provider mode: a model of a succeeded OpenAI job', () => {
   it('answers a chat completion from the job’s provider with the job’s credentials and model', async () => {
@@ -132,7 +126,7 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
     const retrieved = await client.models.retrieve(openaiJob.model);
     expect(retrieved).toEqual({ id: openaiJob.model, object: 'model', created: expect.any(Number), owned_by: expect.any(String) });
     const missing = await api(gw, 'GET', `/v1/models/${encodeURIComponent('ft:gpt-4o:nobody::x')}`);
-    expectError(missing, 404, 'not_found_error', 'model_not_found');
+    expectError(missing, 404, { type: 'not_found_error', code: 'model_not_found' });
   });
 
   it('expands {{>support-tone}} to the partial’s default text before calling the provider', async () => {
@@ -191,7 +185,7 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
         ],
       },
     });
-    expectError(res, 400, 'invalid_request_error', 'partial_not_found', 'messages.1.content');
+    expectError(res, 400, { type: 'invalid_request_error', code: 'partial_not_found', param: 'messages.1.content' });
     expect(res.body.error.message).toContain("'no-such-partial'");
     expect(fake.state.chatRequests.length).toBe(before);
   });
@@ -205,7 +199,7 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
     const org = await createOrganisation(gw);
     const otherOrg = await api(org, 'POST', '/v1/chat/completions', { body: { model: openaiJob.model, messages } });
     for (const res of [otherWorkspace, otherOrg]) {
-      expectError(res, 404, 'not_found_error', 'model_not_found', 'model');
+      expectError(res, 404, { type: 'not_found_error', code: 'model_not_found', param: 'model' });
       expect(res.body.error.message).toBe(unknown.body.error.message.replace('ft:gpt-4o-mini:unknown', openaiJob.model));
     }
     const listed = await api(org, 'GET', '/v1/models');
@@ -215,20 +209,20 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
   it('relays a provider 429 as 429 provider_error', async () => {
     fake.failNext('POST', '/v1/chat/completions', 429, { message: 'Rate limit reached for requests' });
     const res = await api(gw, 'POST', '/v1/chat/completions', { body: { model: openaiJob.model, messages: [{ role: 'user', content: 'Hi' }] } });
-    expectError(res, 429, 'provider_error');
+    expectError(res, 429, { type: 'provider_error' });
     expect(res.body.error.message).toContain('Rate limit reached');
     expect(JSON.stringify(res.body)).not.toContain(SECRET);
   });
 
   it('validates the request in the error shape', async () => {
     const bad = await api(gw, 'POST', '/v1/chat/completions', { body: { model: openaiJob.model, messages: [] } });
-    expectError(bad, 400, 'invalid_request_error', 'invalid_request', 'messages');
+    expectError(bad, 400, { type: 'invalid_request_error', code: 'invalid_request', param: 'messages' });
     const tools = await api(gw, 'POST', '/v1/chat/completions', { body: { model: openaiJob.model, messages: [{ role: 'user', content: 'x' }], tools: [] } });
-    expectError(tools, 400, 'invalid_request_error', 'invalid_request', 'tools');
+    expectError(tools, 400, { type: 'invalid_request_error', code: 'invalid_request', param: 'tools' });
     const options = await api(gw, 'POST', '/v1/chat/completions', {
       body: { model: openaiJob.model, messages: [{ role: 'user', content: 'x' }], stream_options: { include_usage: true } },
     });
-    expectError(options, 400, 'invalid_request_error', undefined, 'stream_options');
+    expectError(options, 400, { type: 'invalid_request_error', param: 'stream_options' });
   });
 
   it('ends a stream that fails midway with an error event in the error shape, which the SDK raises', async () => {
@@ -270,12 +264,23 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
   });
 });
 
+describe('provider mode: tools and structured outputs', () => {
+  const openaiSent = () => openAIWireSent(lastOpenAIRequest().body);
+  const azureSent = () => openAIWireSent(azure.state.chatRequests.at(-1)!.body);
+  const azureClient = () => gatewaySdk(gw, { headers: { 'x-gateway-azure-deployment-id': 'ft-deployment' } });
+  toolRequestCase('OpenAI fine-tuned model', () => ({ model: openaiJob.model, client: () => client, sent: openaiSent }));
+  toolRequestCase('OpenAI @slug/model', () => ({ model: '@my-openai/gpt-4o-mini', client: () => client, sent: openaiSent }));
+  toolRequestCase('Azure OpenAI fine-tuned model', () => ({ model: azureJob.model, client: azureClient, sent: azureSent }));
+  // Without a deployment header, Azure takes the model for the deployment's name.
+  toolRequestCase('Azure OpenAI @slug/deployment', () => ({ model: '@my-azure/ft-deployment', client: () => client, sent: azureSent }));
+});
+
 describe('provider mode: a model of a succeeded Azure OpenAI job', () => {
   const azureHeaders = { 'x-gateway-azure-deployment-id': 'ft-deployment' };
 
   it('needs a deployment: 400 deployment_required saying what to provision', async () => {
     const res = await api(gw, 'POST', '/v1/chat/completions', { body: { model: azureJob.model, messages: [{ role: 'user', content: 'Hi' }] } });
-    expectError(res, 400, 'invalid_request_error', 'deployment_required', 'x-gateway-azure-deployment-id');
+    expectError(res, 400, { type: 'invalid_request_error', code: 'deployment_required', param: 'x-gateway-azure-deployment-id' });
     expect(res.body.error.message).toContain(azureJob.model);
   });
 

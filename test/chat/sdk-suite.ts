@@ -3,6 +3,8 @@
  * streamed tool call the SDK's stream helper assembles, `runTools` streamed and not, structured
  * outputs through `chat.completions.parse`, JSON mode streamed. Each provider's test file runs it
  * against its fake (gatewayFetch validates every answer and chunk against OpenAI's schema).
+ * `toolRequestCase` is the provider-mode check the hosted-job test files add for their fine-tuned
+ * model and for `@slug/<model>`: what the provider received, read from its own wire format.
  */
 import type OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
@@ -118,5 +120,70 @@ export function sdkSuite(target: () => SdkTarget): void {
     });
     const { text } = await streamedText(json);
     expect(JSON.parse(text)).toEqual(expect.any(Object));
+  });
+}
+
+/** What a provider received for tools and structured outputs, read from its own wire format. */
+export interface SentTools {
+  /** Each tool sent, by name, with the property names of its parameters' schema. */
+  tools: Record<string, string[]>;
+  /** The tool the provider was told to call, if one was forced. */
+  forced: string | undefined;
+  /** The property names of the schema the provider was told to answer in (`response_format: json_schema`), however it carries it. */
+  answerSchema: string[] | undefined;
+}
+
+export interface ToolTarget {
+  model: string;
+  client(): OpenAI;
+  /** The provider's last chat request, as SentTools. */
+  sent(): SentTools;
+  /** The provider gets a json_schema as a forced tool named after it (Bedrock), not as a response schema. */
+  schemaAsTool?: boolean;
+}
+
+/** The property names of a JSON Schema (or a provider's translation of one). */
+export const propertiesOf = (schema: any): string[] => Object.keys(schema?.properties ?? {});
+
+/** SentTools of a request in OpenAI's wire (OpenAI, Azure OpenAI, Fireworks AI, Together AI): the body as sent. */
+export const openAIWireSent = (body: Record<string, any>): SentTools => ({
+  tools: Object.fromEntries((body.tools ?? []).map((t: any) => [t.function.name, propertiesOf(t.function.parameters)])),
+  forced: body.tool_choice?.function?.name,
+  answerSchema: body.response_format?.type === 'json_schema' ? propertiesOf(body.response_format.json_schema.schema) : undefined,
+});
+
+/**
+ * A model the gateway reaches in provider mode (a fine-tuned model of the workspace, or
+ * `@slug/<model>`): `tools` with a named `tool_choice`, and a `json_schema` `response_format`, reach
+ * the provider translated and come back as OpenAI's tool call and JSON content.
+ */
+export function toolRequestCase(label: string, target: () => ToolTarget): void {
+  it(`carries tools, a named tool_choice and a json_schema response_format to the provider (${label})`, async () => {
+    const { client, model, sent, schemaAsTool } = target();
+    const called = await client().chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: 'Paris' }],
+      tools: [WEATHER],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    });
+    expect(called.model).toBe(model);
+    expect(called.choices[0].finish_reason).toBe('tool_calls');
+    expect(called.choices[0].message.tool_calls?.[0]).toMatchObject({ type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } });
+    expect(sent()).toMatchObject({ tools: { get_weather: ['city'] }, forced: 'get_weather' });
+
+    const schema = {
+      type: 'object',
+      properties: { city: { type: 'string' }, sunny: { type: 'boolean' } },
+      required: ['city', 'sunny'],
+      additionalProperties: false,
+    };
+    const structured = await client().chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: 'Weather in Nice?' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'weather', schema, strict: true } },
+    });
+    expect(JSON.parse(structured.choices[0].message.content!)).toMatchObject({ sunny: true });
+    if (schemaAsTool) expect(sent()).toMatchObject({ tools: { weather: ['city', 'sunny'] }, forced: 'weather' });
+    else expect(sent().answerSchema).toEqual(['city', 'sunny']);
   });
 }

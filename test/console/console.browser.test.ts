@@ -15,7 +15,16 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { gatewayFetch } from '../support/answers';
 import { api } from '../support/gateway';
 import { closedPort, createIntegration, createTestDatabase, dataset, newKey, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
-import { CONSOLE_DIST, SCREENSHOTS, ensureConsoleBuilt, launchChromium, screenshot } from './browser';
+import {
+  CONSOLE_DIST,
+  SCREENSHOTS,
+  answerNextDialog as nextDialog,
+  ensureConsoleBuilt,
+  expectEventually,
+  expectText,
+  launchChromium,
+  screenshot,
+} from './browser';
 
 const SECRET = 'sk-fake-console-provider-key';
 
@@ -379,15 +388,7 @@ function watchText(locator: ReturnType<Page['locator']>, seen: Set<string>): { s
   };
 }
 
-/** Answers the page's next dialog (a confirmation): OK or Cancel; resolves to its question. */
-function answerNextDialog(accept: boolean): Promise<string> {
-  return new Promise((resolve) => {
-    page.once('dialog', (dialog) => {
-      resolve(dialog.message());
-      void (accept ? dialog.accept() : dialog.dismiss());
-    });
-  });
-}
+const answerNextDialog = (accept: boolean) => nextDialog(page, accept);
 
 /** A dataset uploaded through the REST face (not the page); its id. */
 async function uploadThroughApi(filename: string): Promise<string> {
@@ -399,29 +400,3 @@ async function uploadThroughApi(filename: string): Promise<string> {
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** Waits until the locator's text matches (web pages update after the action that caused it). */
-async function expectText(locator: ReturnType<Page['locator']>, pattern: RegExp, timeout = 10_000): Promise<void> {
-  const deadline = Date.now() + timeout;
-  let last = '';
-  for (;;) {
-    last =
-      (await locator
-        .first()
-        .textContent({ timeout })
-        .catch(() => '')) ?? '';
-    if (pattern.test(last.trim())) return;
-    if (Date.now() > deadline) throw new Error(`expected text matching ${pattern}, last saw ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function expectEventually<T>(read: () => Promise<T>, expected: T, timeout = 10_000): Promise<void> {
-  const deadline = Date.now() + timeout;
-  for (;;) {
-    const value = await read();
-    if (value === expected) return;
-    if (Date.now() > deadline) throw new Error(`expected ${String(expected)}, last saw ${String(value)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

@@ -125,6 +125,15 @@ export class Constraints {
     return false;
   }
 
+  /** Reads a date-time query parameter as epoch milliseconds (undefined when absent), failing a malformed one. */
+  timestamp(name: string, query: URLSearchParams): number | undefined {
+    const value = query.get(name);
+    if (value === null) return undefined;
+    const ms = Date.parse(value);
+    if (Number.isNaN(ms)) this.fail(name, value, 'Member must be a timestamp in date-time format');
+    return ms;
+  }
+
   /** Checks that a structure member is a JSON object; true when present and one. */
   object(path: string, value: unknown, required = false): value is Record<string, unknown> {
     if (value === undefined || value === null) {
@@ -216,4 +225,68 @@ export async function startAwsJsonServer(opts: AwsJsonServerOptions) {
     },
   });
   return { ...server, sigv4 };
+}
+
+/**
+ * One page of a list operation paged by an opaque `nextToken` (Bedrock's List* operations): the token
+ * is only good for the query (the `boundTo` parameters) that produced it, as AWS's are.
+ */
+export function tokenPage<T>(items: T[], query: URLSearchParams, boundTo: string[], maxResults: number): { page: T[]; nextToken?: string } {
+  const filters = boundTo.map((name) => query.get(name) ?? '').join('\u0000');
+  const offset = query.has('nextToken') ? pageOffset(query.get('nextToken')!, filters) : 0;
+  const page = items.slice(offset, offset + maxResults);
+  const more = offset + page.length < items.length;
+  return { page, nextToken: more ? Buffer.from(JSON.stringify({ offset: offset + page.length, filters })).toString('base64') : undefined };
+}
+
+function pageOffset(token: string, filters: string): number {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, 'base64').toString('utf8')) as { offset?: unknown; filters?: unknown };
+    if (Number.isInteger(parsed.offset) && parsed.filters === filters) return parsed.offset as number;
+  } catch {
+    // answered below
+  }
+  throw validationError('The pagination token is invalid or does not belong to this query.');
+}
+
+export interface ListedJob {
+  name: string;
+  status: string;
+  time: Date;
+}
+
+/**
+ * Bedrock's job listing (ListModelCustomizationJobs, ListModelInvocationJobs): `maxResults` 1–1000,
+ * `statusEquals`, `nameContains`, a time window (`{timeParam}After`/`Before`), `sortBy=CreationTime`,
+ * `sortOrder` (newest first by default), each checked as AWS checks them, then paged by `nextToken`.
+ */
+export function listJobsPage<T>(
+  items: T[],
+  view: (item: T) => ListedJob,
+  query: URLSearchParams,
+  rules: { statuses: readonly string[]; timeParam: string; namePattern: RegExp },
+): { page: T[]; nextToken?: string } {
+  const c = new Constraints();
+  const maxResults = query.has('maxResults') ? Number(query.get('maxResults')) : undefined;
+  c.integer('maxResults', maxResults, { min: 1, max: 1000 });
+  c.string('statusEquals', query.get('statusEquals') ?? undefined, { enum: rules.statuses });
+  c.string('sortBy', query.get('sortBy') ?? undefined, { enum: ['CreationTime'] });
+  c.string('sortOrder', query.get('sortOrder') ?? undefined, { enum: ['Ascending', 'Descending'] });
+  c.string('nameContains', query.get('nameContains') ?? undefined, { min: 1, max: 63, pattern: rules.namePattern });
+  const after = c.timestamp(`${rules.timeParam}After`, query);
+  const before = c.timestamp(`${rules.timeParam}Before`, query);
+  c.check();
+
+  const status = query.get('statusEquals');
+  const name = query.get('nameContains');
+  const kept = items.filter((item) => {
+    const job = view(item);
+    const ms = job.time.getTime();
+    return (
+      (!status || job.status === status) && (!name || job.name.includes(name)) && (after === undefined || ms > after) && (before === undefined || ms < before)
+    );
+  });
+  const ordered = query.get('sortOrder') === 'Ascending' ? kept : kept.reverse();
+  const boundTo = ['statusEquals', 'nameContains', `${rules.timeParam}After`, `${rules.timeParam}Before`, 'sortOrder'];
+  return tokenPage(ordered, query, boundTo, maxResults ?? 1000);
 }

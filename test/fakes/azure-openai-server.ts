@@ -538,6 +538,20 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
   const readJson = (req: http.IncomingMessage) => readJsonObject(req, () => invalidPayload('The request body is not a valid JSON object.'));
   const ok = (body: unknown): FakeReply => ({ status: 200, body });
 
+  /** `GET /openai/models`: the models the resource offers, Azure's shape (`created_at`, capabilities, no owner); an embeddings model has no chat. */
+  function listModels() {
+    const model = (id: string, chat: boolean) => ({
+      id,
+      object: 'model',
+      status: 'succeeded',
+      created_at: 1_720_000_000,
+      capabilities: { fine_tune: chat, inference: true, completion: false, chat_completion: chat, embeddings: !chat },
+      lifecycle_status: 'generally-available',
+      deprecation: { inference: 1_800_000_000 },
+    });
+    return { object: 'list', data: [...AZURE_FINE_TUNABLE_MODELS.map((id) => model(id, true)), model('text-embedding-3-small', false)] };
+  }
+
   async function route(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<FakeReply | void> {
     const { resource, prefix, path } = address(url.pathname);
     const apiVersion = checkApiVersion(url.searchParams);
@@ -550,6 +564,7 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
       headers: { location: `http://${req.headers.host}${prefix}/${collection}/${body.id}` },
     });
 
+    if (path === '/models' && method === 'GET') return ok(listModels());
     if (path === '/files') {
       if (method === 'POST') return created(fileObject(await upload(req, resource)), 'files');
       if (method === 'GET') {

@@ -6,6 +6,7 @@
 import { APIError, AzureOpenAI, toFile } from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { AZURE_TEST_API_KEY, AZURE_TEST_ENTRA_TOKEN, AZURE_TEST_RESOURCE, startFakeAzureOpenAI, type FakeAzureOpenAI } from './azure-openai-server';
+import { eventually } from '../support/expect';
 
 const MODEL = 'gpt-4o-mini-2024-07-18';
 const line = (n: number) =>
@@ -277,7 +278,7 @@ describe('fake Azure OpenAI, chat on deployments', () => {
       if (chunk.choices[0]?.delta.content) break; // leaving the loop aborts the request
     }
 
-    await waitFor(() => fake.state.abandonedStreams === 1);
+    await eventually(() => fake.state.abandonedStreams === 1, 2_000, 10);
   });
 
   it("answers an unknown deployment with DeploymentNotFound, and a bad body in OpenAI's words", async () => {
@@ -329,7 +330,7 @@ describe('fake Azure OpenAI, auth, versions and throttling', () => {
 
   it('answers an unknown resource or path with 404 Resource not found', async () => {
     expect((await apiError(azure({ endpoint: fake.endpoint('no-such-resource') }).files.list())).code).toBe('404');
-    expect((await apiError(client.models.list())).code).toBe('404');
+    expect((await apiError(client.embeddings.create({ model: 'text-embedding-3-small', input: 'x' }))).code).toBe('404');
   });
 
   it("throttles in Azure's shapes with retry-after, which the client honours", async () => {
@@ -350,11 +351,3 @@ describe('fake Azure OpenAI, auth, versions and throttling', () => {
     expect(fake.state.requests.filter((r) => r.method === 'GET' && r.path.endsWith('/files'))).toHaveLength(3);
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 2_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -182,19 +182,27 @@ export function runtimeRoute(opts: RuntimeOptions) {
     const stream = operation === 'converse-stream';
     const request = jsonBody(body);
     opts.onCall({ modelId, stream, body: request });
-    const messages = conversation(request);
-    opts.checkInvocable(modelId);
-    const full = fakeReply(modelId, fakeConversation(request, messages));
-    const { answer, stopReason } = withinMaxTokens(full, (request.inferenceConfig as { maxTokens?: unknown } | undefined)?.maxTokens);
+    const { answer, stopReason } = converseAnswer(modelId, request, () => opts.checkInvocable(modelId));
     if (stream) return converseStream(res, answer, stopReason, started, opts);
-    return {
-      status: 200,
-      body: {
-        output: { message: { role: 'assistant', content: contentOf(answer) } },
-        stopReason,
-        usage: usageOf(answer),
-        metrics: { latencyMs: Date.now() - started },
-      },
-    };
+    return { status: 200, body: converseBody(answer, stopReason, Date.now() - started) };
   };
 }
+
+/**
+ * The model's answer to a Converse request, checked as the runtime checks it (a ValidationException
+ * otherwise); `checkModel` runs between the conversation's checks and the answer, as the runtime orders them.
+ */
+export function converseAnswer(modelId: string, request: Record<string, unknown>, checkModel: () => void = () => undefined) {
+  const messages = conversation(request);
+  checkModel();
+  const full = fakeReply(modelId, fakeConversation(request, messages));
+  return withinMaxTokens(full, (request.inferenceConfig as { maxTokens?: unknown } | undefined)?.maxTokens);
+}
+
+/** Converse's response body for an answer. */
+export const converseBody = (answer: FakeAnswer, stopReason: StopReason, latencyMs: number) => ({
+  output: { message: { role: 'assistant', content: contentOf(answer) } },
+  stopReason,
+  usage: usageOf(answer),
+  metrics: { latencyMs },
+});

@@ -2,7 +2,7 @@
  * A fake AWS Bedrock for tests: three loopback servers sharing one state —
  * - S3, path-style (s3-server.ts): where datasets go and job outputs come back;
  * - the Bedrock control plane (restJson1): model customization jobs, custom model deployments,
- *   provisioned throughput;
+ *   provisioned throughput, batch inference (model invocation jobs, bedrock-batch.ts);
  * - the Bedrock runtime (restJson1, HTTP/1.1 and cleartext HTTP/2): Converse and ConverseStream.
  * Every request must be SigV4-signed with the test credentials (signing name `s3` on S3, `bedrock`
  * on both Bedrock ports); the signature is recomputed, not only looked at (sigv4.ts).
@@ -16,7 +16,17 @@
  * an Active custom model deployment or an InService provisioned throughput (or `registerDeployment()`).
  */
 import { randomBytes } from 'node:crypto';
-import { Constraints, conflict, jsonBody, notFound, pathSegment, startAwsJsonServer, validationError, type AwsJsonRequest } from './aws-rest-json';
+import {
+  Constraints,
+  conflict,
+  jsonBody,
+  notFound,
+  pathSegment,
+  listJobsPage,
+  startAwsJsonServer,
+  validationError,
+  type AwsJsonRequest,
+} from './aws-rest-json';
 import {
   checkCreateJobRequest,
   CUSTOM_MODEL_ARN,
@@ -31,6 +41,7 @@ import {
   trainingRun,
   validationRun,
 } from './bedrock-customization';
+import { createInvocationJobs, DEFAULT_MIN_RECORDS } from './bedrock-batch';
 import { runtimeRoute, type ConverseCall } from './bedrock-runtime';
 import type { FakeReply } from './kit';
 import { startFakeS3 } from './s3-server';
@@ -119,6 +130,10 @@ export interface FakeBedrockOptions {
   foundationModels?: string[];
   /** Lifecycle steps a job, deployment or provisioned throughput advances per GET of it. */
   stepsPerPoll?: number;
+  /** The minimum number of records of a batch inference job (default 100). */
+  minBatchRecords?: number;
+  /** Records an InProgress batch inference job runs per step (default: all of them). */
+  batchRecordsPerStep?: number;
   /** Pause between ConverseStream events, so a test can observe streaming and hang up midway. */
   streamDelayMs?: number;
 }
@@ -150,8 +165,6 @@ export const FOUNDATION_MODELS = [
 
 const JOB_STATUSES = ['InProgress', 'Completed', 'Failed', 'Stopping', 'Stopped'] as const;
 const TERMINAL = new Set<JobStatus>(['Completed', 'Failed', 'Stopped']);
-/** The query parameters a ListModelCustomizationJobs `nextToken` is bound to. */
-const LIST_FILTERS = ['statusEquals', 'nameContains', 'creationTimeAfter', 'creationTimeBefore', 'sortOrder'];
 
 /** 12 characters of `[a-z0-9]`, as in the ids at the end of Bedrock's ARNs. */
 function shortId(): string {
@@ -336,49 +349,10 @@ export async function startFakeBedrock(opts: FakeBedrockOptions = {}) {
   }
 
   function listJobs(query: URLSearchParams): FakeReply {
-    const c = new Constraints();
-    const maxResults = query.has('maxResults') ? Number(query.get('maxResults')) : undefined;
-    c.integer('maxResults', maxResults, { min: 1, max: 1000 });
-    c.string('statusEquals', query.get('statusEquals') ?? undefined, { enum: JOB_STATUSES });
-    c.string('sortBy', query.get('sortBy') ?? undefined, { enum: ['CreationTime'] });
-    c.string('sortOrder', query.get('sortOrder') ?? undefined, { enum: ['Ascending', 'Descending'] });
-    c.string('nameContains', query.get('nameContains') ?? undefined, { min: 1, max: 63, pattern: JOB_NAME });
-    const time = (name: string) => {
-      const value = query.get(name);
-      if (value === null) return undefined;
-      const ms = Date.parse(value);
-      if (Number.isNaN(ms)) c.fail(name, value, 'Member must be a timestamp in date-time format');
-      return ms;
-    };
-    const after = time('creationTimeAfter');
-    const before = time('creationTimeBefore');
-    c.check();
-
-    const filters = LIST_FILTERS.map((name) => query.get(name) ?? '').join('\u0000');
-    let jobs = [...state.jobs.values()].filter(
-      (j) =>
-        (!query.has('statusEquals') || j.status === query.get('statusEquals')) &&
-        (!query.has('nameContains') || j.jobName.includes(query.get('nameContains')!)) &&
-        (after === undefined || j.creationTime.getTime() > after) &&
-        (before === undefined || j.creationTime.getTime() < before),
-    );
-    if (query.get('sortOrder') !== 'Ascending') jobs = jobs.reverse();
-    const offset = query.has('nextToken') ? pageOffset(query.get('nextToken')!, filters) : 0;
-    const page = jobs.slice(offset, offset + (maxResults ?? 1000));
-    const more = offset + page.length < jobs.length;
-    const nextToken = more ? Buffer.from(JSON.stringify({ offset: offset + page.length, filters })).toString('base64') : undefined;
+    const view = (j: FakeCustomizationJob) => ({ name: j.jobName, status: j.status, time: j.creationTime });
+    const rules = { statuses: JOB_STATUSES, timeParam: 'creationTime', namePattern: JOB_NAME };
+    const { page, nextToken } = listJobsPage([...state.jobs.values()], view, query, rules);
     return { status: 200, body: { modelCustomizationJobSummaries: page.map(jobSummary), nextToken } };
-  }
-
-  /** Where a `nextToken` resumes; it is only good for the query (filters and order) that produced it. */
-  function pageOffset(token: string, filters: string): number {
-    try {
-      const parsed = JSON.parse(Buffer.from(token, 'base64').toString('utf8')) as { offset?: unknown; filters?: unknown };
-      if (Number.isInteger(parsed.offset) && parsed.filters === filters) return parsed.offset as number;
-    } catch {
-      // answered below
-    }
-    throw validationError('The pagination token is invalid or does not belong to this query.');
   }
 
   function stopJob(job: FakeCustomizationJob): FakeReply {
@@ -501,8 +475,35 @@ export async function startFakeBedrock(opts: FakeBedrockOptions = {}) {
     throw validationError('The provided model identifier is invalid.');
   }
 
+  /** ListFoundationModels: every foundation model answers Converse on demand with text out, so the filters keep them all. */
+  function foundationModels(query: URLSearchParams) {
+    const keeps = (query.get('byOutputModality') ?? 'TEXT') === 'TEXT' && (query.get('byInferenceType') ?? 'ON_DEMAND') === 'ON_DEMAND';
+    return (keeps ? foundation : []).map((modelId) => ({
+      modelArn: foundationArn(modelId),
+      modelId,
+      modelName: modelId,
+      providerName: ({ amazon: 'Amazon', anthropic: 'Anthropic', meta: 'Meta' } as Record<string, string>)[modelId.split('.')[0]] ?? modelId.split('.')[0],
+      inputModalities: ['TEXT'],
+      outputModalities: ['TEXT'],
+      responseStreamingSupported: true,
+      inferenceTypesSupported: ['ON_DEMAND'],
+      modelLifecycle: { status: 'ACTIVE' },
+    }));
+  }
+
+  const invocationJobs = createInvocationJobs({
+    s3,
+    arn,
+    foundationModels: foundation,
+    minRecords: opts.minBatchRecords ?? DEFAULT_MIN_RECORDS,
+    recordsPerStep: opts.batchRecordsPerStep ?? Infinity,
+    stepsPerPoll,
+  });
+
   type Handler = (id: string, request: AwsJsonRequest) => FakeReply;
   const controlRoutes: Array<[string, RegExp, Handler]> = [
+    ['GET', /^\/foundation-models$/, (_, r) => ({ status: 200, body: { modelSummaries: foundationModels(r.query) } })],
+    ...invocationJobs.routes,
     ['POST', /^\/model-customization-jobs$/, (_, r) => createJob(jsonBody(r.body))],
     ['GET', /^\/model-customization-jobs$/, (_, r) => listJobs(r.query)],
     [
@@ -560,7 +561,9 @@ export async function startFakeBedrock(opts: FakeBedrockOptions = {}) {
     control: plane(control),
     /** The runtime: `url` for `BedrockRuntimeClient({endpoint})`, plus `requests`, `failNext` (e.g. 429 ThrottlingException), `delayNext`. */
     runtime: plane(runtime),
-    state: Object.assign(state, { sigv4 }),
+    state: Object.assign(state, { sigv4, invocationJobs: invocationJobs.jobs }),
+    /** Batch inference: `advance(jobArnOrId, steps)` without a GET, `timeOut(jobArnOrId)` (Expired or PartiallyCompleted). */
+    batch: { advance: invocationJobs.advance, timeOut: invocationJobs.timeOut },
     /** Advances a job (by ARN or name) `steps` lifecycle steps without a GET; returns it. */
     advance(jobIdentifier: string, steps = 1): FakeCustomizationJob {
       const job = findJob(jobIdentifier);

@@ -9,13 +9,18 @@ import {
   BedrockClient,
   CreateCustomModelDeploymentCommand,
   CreateModelCustomizationJobCommand,
+  CreateModelInvocationJobCommand,
   CreateProvisionedModelThroughputCommand,
   GetCustomModelDeploymentCommand,
   GetModelCustomizationJobCommand,
+  GetModelInvocationJobCommand,
   GetProvisionedModelThroughputCommand,
   ListModelCustomizationJobsCommand,
+  ListModelInvocationJobsCommand,
   StopModelCustomizationJobCommand,
+  StopModelInvocationJobCommand,
   type CreateModelCustomizationJobCommandInput,
+  type CreateModelInvocationJobCommandInput,
 } from '@aws-sdk/client-bedrock';
 import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import {
@@ -529,6 +534,189 @@ describe('control plane', () => {
     expect(skewed.message).toMatch(/^Signature not yet current: \d{8}T\d{6}Z is still later than \d{8}T\d{6}Z \(\d{8}T\d{6}Z \+ 15 min\.\)$/);
     expect((await bedrock.send(new ListModelCustomizationJobsCommand({}))).modelCustomizationJobSummaries).toEqual([]);
     expect(fake.state.sigv4.control.verified).toBe(1);
+  });
+});
+
+describe('batch inference (model invocation jobs)', () => {
+  beforeEach(() => start());
+
+  const BATCH_MODEL = 'anthropic.claude-3-haiku-20240307-v1:0';
+  const converseRecord = (i: number) => ({
+    recordId: `REC${String(i).padStart(8, '0')}`,
+    modelInput: { system: [{ text: 'Be brief.' }], messages: [{ role: 'user', content: [{ text: `Question ${i}?` }] }], inferenceConfig: { maxTokens: 50 } },
+  });
+  const jsonl = (records: unknown[]) => records.map((r) => JSON.stringify(r)).join('\n') + '\n';
+  const jobInput = (overrides: Partial<CreateModelInvocationJobCommandInput> = {}): CreateModelInvocationJobCommandInput => ({
+    jobName: 'batch-1',
+    roleArn: ROLE_ARN,
+    modelId: BATCH_MODEL,
+    modelInvocationType: 'Converse',
+    inputDataConfig: { s3InputDataConfig: { s3Uri: `s3://${DEFAULT_BUCKET}/batch/input/records.jsonl`, s3InputFormat: 'JSONL' } },
+    outputDataConfig: { s3OutputDataConfig: { s3Uri: `s3://${DEFAULT_BUCKET}/batch/output/` } },
+    timeoutDurationInHours: 24,
+    ...overrides,
+  });
+  /** Uploads the records with the S3 client, as a caller does. */
+  const upload = (key: string, records: unknown[]) => s3Client().send(new PutObjectCommand({ Bucket: DEFAULT_BUCKET, Key: key, Body: jsonl(records) }));
+  const readLines = async (key: string) => {
+    const object = await s3Client().send(new GetObjectCommand({ Bucket: DEFAULT_BUCKET, Key: key }));
+    return (await object.Body!.transformToString())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, any>);
+  };
+  const records = (n: number) => Array.from({ length: n }, (_, i) => converseRecord(i));
+
+  it('runs a Converse job Submitted → Validating → Scheduled → InProgress → Completed, writing {jobId}/<input>.out and the manifest', async () => {
+    const bad = { recordId: 'BAD', modelInput: { messages: [] } };
+    await upload('batch/input/records.jsonl', [...records(100), bad]);
+    const bedrock = bedrockClient();
+    const { jobArn } = await bedrock.send(new CreateModelInvocationJobCommand(jobInput({ clientRequestToken: 'batch-token-1' })));
+    expect(jobArn).toMatch(/^arn:aws:bedrock:us-east-1:123456789012:model-invocation-job\/[a-z0-9]{12}$/);
+    const jobId = jobArn!.split('/').pop()!;
+
+    const statuses: string[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await bedrock.send(new GetModelInvocationJobCommand({ jobIdentifier: i % 2 ? jobId : jobArn }))).status!);
+    expect(statuses).toEqual(['Validating', 'Scheduled', 'InProgress', 'Completed', 'Completed']);
+    const job = await bedrock.send(new GetModelInvocationJobCommand({ jobIdentifier: jobArn }));
+    expect(job).toMatchObject({ jobName: 'batch-1', modelId: BATCH_MODEL, roleArn: ROLE_ARN, timeoutDurationInHours: 24, modelInvocationType: 'Converse' });
+    expect(job.endTime).toBeInstanceOf(Date);
+    expect(job.jobExpirationTime!.getTime() - job.submitTime!.getTime()).toBe(24 * 3600_000);
+
+    const lines = await readLines(`batch/output/${jobId}/records.jsonl.out`);
+    expect(lines).toHaveLength(101);
+    expect(lines[0]).toMatchObject({
+      recordId: 'REC00000000',
+      modelInput: converseRecord(0).modelInput,
+      modelOutput: { output: { message: { role: 'assistant', content: [{ text: expect.any(String) }] } }, stopReason: 'end_turn' },
+    });
+    expect(lines[100]).toEqual({ recordId: 'BAD', modelInput: bad.modelInput, error: { errorCode: 400, errorMessage: expect.stringContaining('messages') } });
+    const [manifest] = await readLines(`batch/output/${jobId}/manifest.json.out`);
+    const inputTokens = lines.slice(0, 100).reduce((sum, l) => sum + l.modelOutput.usage.inputTokens, 0);
+    expect(manifest).toEqual({
+      totalRecordCount: 101,
+      processedRecordCount: 101,
+      successRecordCount: 100,
+      errorRecordCount: 1,
+      inputTokenCount: inputTokens,
+      outputTokenCount: expect.any(Number),
+    });
+
+    // The same clientRequestToken adopts the job; another job of the same name is a conflict.
+    const replay = await bedrock.send(new CreateModelInvocationJobCommand(jobInput({ clientRequestToken: 'batch-token-1' })));
+    expect(replay.jobArn).toBe(jobArn);
+    expect((await failure(bedrock.send(new CreateModelInvocationJobCommand(jobInput({ clientRequestToken: 'other' }))))).name).toBe('ConflictException');
+    expect((await failure(bedrock.send(new GetModelInvocationJobCommand({ jobIdentifier: 'abcdefabcdef' })))).name).toBe('ResourceNotFoundException');
+  });
+
+  it('reads every .jsonl of an input folder into one .out each, and runs native InvokeModel bodies (Anthropic Messages)', async () => {
+    const anthropic = (i: number) => ({
+      recordId: `A${i}`,
+      modelInput: { anthropic_version: 'bedrock-2023-05-31', max_tokens: 64, messages: [{ role: 'user', content: `Hello ${i}` }] },
+    });
+    await upload(
+      'batch/in/part-1.jsonl',
+      Array.from({ length: 60 }, (_, i) => anthropic(i)),
+    );
+    await upload(
+      'batch/in/part-2.jsonl',
+      Array.from({ length: 40 }, (_, i) => anthropic(60 + i)),
+    );
+    const bedrock = bedrockClient();
+    const input = { s3InputDataConfig: { s3Uri: `s3://${DEFAULT_BUCKET}/batch/in/` } };
+    const { jobArn } = await bedrock.send(new CreateModelInvocationJobCommand(jobInput({ modelInvocationType: undefined, inputDataConfig: input })));
+    const job = fake.batch.advance(jobArn!, 4);
+    expect(job.status).toBe('Completed');
+    const jobId = jobArn!.split('/').pop()!;
+    const listed = await s3Client().send(new ListObjectsV2Command({ Bucket: DEFAULT_BUCKET, Prefix: `batch/output/${jobId}/` }));
+    expect(listed.Contents!.map((c) => c.Key!.split('/').pop())).toEqual(['manifest.json.out', 'part-1.jsonl.out', 'part-2.jsonl.out']);
+    const second = await readLines(`batch/output/${jobId}/part-2.jsonl.out`);
+    expect(second).toHaveLength(40);
+    expect(second[0]).toMatchObject({
+      recordId: 'A60',
+      modelOutput: { type: 'message', role: 'assistant', content: [{ type: 'text' }], stop_reason: 'end_turn', usage: { input_tokens: expect.any(Number) } },
+    });
+  });
+
+  it('fails validation below the record minimum, on a line that is not a record, and on missing input', async () => {
+    const bedrock = bedrockClient();
+    await upload('batch/input/records.jsonl', records(99));
+    const few = await bedrock.send(new CreateModelInvocationJobCommand(jobInput({ jobName: 'too-few' })));
+    expect(fake.batch.advance(few.jobArn!, 2)).toMatchObject({ status: 'Failed', message: expect.stringContaining('minimum number of records') });
+
+    fake.s3.putObject(DEFAULT_BUCKET, 'batch/broken.jsonl', `${jsonl(records(100))}{"recordId":"x"}\n`);
+    const broken = await bedrock.send(
+      new CreateModelInvocationJobCommand(
+        jobInput({ jobName: 'broken', inputDataConfig: { s3InputDataConfig: { s3Uri: `s3://${DEFAULT_BUCKET}/batch/broken.jsonl` } } }),
+      ),
+    );
+    expect(fake.batch.advance(broken.jobArn!, 2)).toMatchObject({ status: 'Failed', message: expect.stringContaining('line 101') });
+
+    const missing = await bedrock.send(
+      new CreateModelInvocationJobCommand(
+        jobInput({ jobName: 'missing', inputDataConfig: { s3InputDataConfig: { s3Uri: `s3://${DEFAULT_BUCKET}/nothing/` } } }),
+      ),
+    );
+    fake.batch.advance(missing.jobArn!);
+    const failed = await bedrock.send(new GetModelInvocationJobCommand({ jobIdentifier: missing.jobArn }));
+    expect(failed).toMatchObject({ status: 'Failed', message: expect.stringContaining('Unable to read the input data') });
+    // A job that failed validation writes nothing.
+    expect([...fake.s3.state.buckets.get(DEFAULT_BUCKET)!.keys()].filter((k) => k.startsWith('batch/output/'))).toEqual([]);
+  });
+
+  it('stops a running job with partial output and a manifest; a timeout expires a queued job and partially completes a running one', async () => {
+    await fake.close();
+    await start({ batchRecordsPerStep: 30 });
+    await upload('batch/input/records.jsonl', records(100));
+    const bedrock = bedrockClient();
+    const { jobArn } = await bedrock.send(new CreateModelInvocationJobCommand(jobInput()));
+    fake.batch.advance(jobArn!, 4);
+    await bedrock.send(new StopModelInvocationJobCommand({ jobIdentifier: jobArn }));
+    expect((await bedrock.send(new GetModelInvocationJobCommand({ jobIdentifier: jobArn }))).status).toBe('Stopped');
+    const jobId = jobArn!.split('/').pop()!;
+    expect(await readLines(`batch/output/${jobId}/records.jsonl.out`)).toHaveLength(30);
+    expect((await readLines(`batch/output/${jobId}/manifest.json.out`))[0]).toMatchObject({ totalRecordCount: 100, processedRecordCount: 30 });
+    expect((await failure(bedrock.send(new StopModelInvocationJobCommand({ jobIdentifier: jobArn })))).name).toBe('ValidationException');
+
+    const queued = await bedrock.send(new CreateModelInvocationJobCommand(jobInput({ jobName: 'queued' })));
+    expect(fake.batch.timeOut(queued.jobArn!).status).toBe('Expired');
+    const running = await bedrock.send(new CreateModelInvocationJobCommand(jobInput({ jobName: 'running' })));
+    fake.batch.advance(running.jobArn!, 5);
+    expect(fake.batch.timeOut(running.jobArn!)).toMatchObject({ status: 'PartiallyCompleted', processed: 60 });
+    expect((await readLines(`batch/output/${running.jobArn!.split('/').pop()}/manifest.json.out`))[0]).toMatchObject({ processedRecordCount: 60 });
+  });
+
+  it('lists jobs page by page with filters, and validates create as the API model does', async () => {
+    await upload('batch/input/records.jsonl', records(100));
+    const bedrock = bedrockClient();
+    for (const name of ['nightly-1', 'adhoc-1', 'nightly-2']) await bedrock.send(new CreateModelInvocationJobCommand(jobInput({ jobName: name })));
+    const names: string[] = [];
+    let nextToken: string | undefined;
+    do {
+      const page = await bedrock.send(new ListModelInvocationJobsCommand({ maxResults: 2, nextToken }));
+      names.push(...page.invocationJobSummaries!.map((s) => s.jobName!));
+      nextToken = page.nextToken;
+    } while (nextToken);
+    expect(names).toEqual(['nightly-2', 'adhoc-1', 'nightly-1']);
+    const nightly = await bedrock.send(new ListModelInvocationJobsCommand({ nameContains: 'nightly', sortOrder: 'Ascending', statusEquals: 'Submitted' }));
+    expect(nightly.invocationJobSummaries!.map((s) => [s.jobName, s.status])).toEqual([
+      ['nightly-1', 'Submitted'],
+      ['nightly-2', 'Submitted'],
+    ]);
+    expect((await failure(bedrock.send(new ListModelInvocationJobsCommand({ statusEquals: 'Running' as never })))).name).toBe('ValidationException');
+
+    const refused = async (overrides: Partial<CreateModelInvocationJobCommandInput>) =>
+      (await failure(bedrock.send(new CreateModelInvocationJobCommand(jobInput({ jobName: 'refused', ...overrides }))))).message;
+    expect(await refused({ timeoutDurationInHours: 12 })).toContain("at 'timeoutDurationInHours' failed to satisfy constraint");
+    expect(await refused({ roleArn: 'not-a-role' })).toContain("at 'roleArn'");
+    expect(await refused({ modelId: 'arn:aws:bedrock:us-east-1:123456789012:custom-model/amazon.nova-micro-v1:0:128k/abcdefabcdef' })).toContain(
+      "Batch inference isn't supported",
+    );
+    expect(await refused({ modelId: 'acme.unknown-v1' })).toContain('model identifier is invalid');
+    expect(await refused({ outputDataConfig: { s3OutputDataConfig: { s3Uri: 's3://no-such-bucket/out/' } } })).toContain('Unable to access the output');
+    // A cross-region inference profile id is accepted.
+    const profile = await bedrock.send(new CreateModelInvocationJobCommand(jobInput({ jobName: 'profile', modelId: `us.${BATCH_MODEL}` })));
+    expect(profile.jobArn).toBeDefined();
   });
 });
 

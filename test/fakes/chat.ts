@@ -103,6 +103,8 @@ export interface StreamOptions {
   includeUsage?: boolean;
   /** Called when the client goes away before the stream ended. */
   onAbandoned?: () => void;
+  /** Tool-call arguments streamed in pieces of this many characters (default: in thirds). */
+  argumentPieceChars?: number;
 }
 
 /**
@@ -111,7 +113,13 @@ export interface StreamOptions {
  * arguments in pieces), the finish reason; then (with `includeUsage`) a last chunk with `usage` and no
  * choices.
  */
-export function chatCompletionChunks(model: string, answer: FakeAnswer, includeUsage = false, shape: AnswerShape = {}): Record<string, unknown>[] {
+export function chatCompletionChunks(
+  model: string,
+  answer: FakeAnswer,
+  includeUsage = false,
+  shape: AnswerShape = {},
+  argumentPieceChars?: number,
+): Record<string, unknown>[] {
   const id = `chatcmpl-${randomBytes(12).toString('hex')}`;
   const created = unixNow();
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
@@ -128,7 +136,7 @@ export function chatCompletionChunks(model: string, answer: FakeAnswer, includeU
     const refusal = answer.refusal ? argumentPieces(answer.refusal).map((piece) => choice({ refusal: piece }, null)) : [];
     const calls = answer.toolCalls.flatMap((call, i) => [
       choice({ tool_calls: [{ index: i, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, null),
-      ...argumentPieces(call.arguments).map((piece) => choice({ tool_calls: [{ index: i, function: { arguments: piece } }] }, null)),
+      ...argumentPieces(call.arguments, argumentPieceChars).map((piece) => choice({ tool_calls: [{ index: i, function: { arguments: piece } }] }, null)),
     ]);
     return [choice({ role: 'assistant', content: '', refusal: null }, null), ...text, ...refusal, ...calls, choice({}, finishOf(answer))];
   };
@@ -146,7 +154,7 @@ export async function streamChatCompletion(
   options: StreamOptions = {},
   shape: AnswerShape = {},
 ): Promise<void> {
-  const chunks = chatCompletionChunks(model, answer, options.includeUsage, shape);
+  const chunks = chatCompletionChunks(model, answer, options.includeUsage, shape, options.argumentPieceChars);
   await writeEvents(res, [...chunks.map((c) => JSON.stringify(c)), '[DONE]'], options);
 }
 

@@ -100,8 +100,9 @@ export function fakeReply(model: string, conversation: FakeConversation): FakeAn
   return { ...base, text, pieces: splitPieces(text), completionTokens: countTokens(text) };
 }
 
-/** The pieces a streamed tool call's arguments come in. */
-export const argumentPieces = (args: string) => {
+/** The pieces a streamed tool call's arguments come in: thirds, or pieces of `size` characters (about a token each, as OpenAI streams them). */
+export const argumentPieces = (args: string, size?: number) => {
+  if (size) return args.match(new RegExp(`[\\s\\S]{1,${Math.max(1, Math.floor(size))}}`, 'g')) ?? [args];
   const third = Math.max(1, Math.ceil(args.length / 3));
   return [args.slice(0, third), args.slice(third, 2 * third), args.slice(2 * third)].filter(Boolean);
 };

@@ -12,11 +12,13 @@
  * (CREATING → VALIDATING → RUNNING with `jobProgress.percent` rising → WRITING_RESULTS → COMPLETED,
  * which creates the output model); `failJob` forces FAILED. As on the real REST API there is no cancel:
  * DELETE removes a job. A fine-tuned model answers chat only once deployed (`POST …/deployedModels` or
- * `deploy()`); base models `accounts/fireworks/models/<id>` answer directly.
+ * `deploy()`); base models `accounts/fireworks/models/<id>` answer directly. A dataset of
+ * `{custom_id, body}` lines is batch inference input, run by `batchInferenceJobs` (fireworks-batch.ts).
  */
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { answerChat } from './chat';
+import { BATCH_JOB_SCHEMA, createBatchInferenceJobs, parseBatchRows, type BatchRow } from './fireworks-batch';
 import { inspectJsonl, JsonlInspector, type JsonlReport } from './jsonl';
 import {
   bearerToken,
@@ -48,6 +50,8 @@ export interface FakeFireworksOptions {
    * validated as they stream in and only described, so a test can upload hundreds of MB at flat memory.
    */
   retainUploadBytes?: number;
+  /** Rows a RUNNING batch inference job answers per GET (default: all of them). */
+  batchRowsPerStep?: number;
 }
 
 export type DatasetState = 'STATE_UNSPECIFIED' | 'UPLOADING' | 'READY';
@@ -354,6 +358,9 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
   const streamedReports = new WeakMap<FireworksDatasetFile, JsonlReport>();
   const retainUploadBytes = opts.retainUploadBytes ?? 64 * 1024 * 1024;
 
+  /** Datasets of batch-request lines (`{custom_id, body}`), by id: their rows, for batch inference jobs. */
+  const batchDatasets = new Map<string, BatchRow[]>();
+
   const datasetName = (id: string) => `accounts/${account}/datasets/${id}`;
   const jobName = (id: string) => `accounts/${account}/supervisedFineTuningJobs/${id}`;
 
@@ -418,6 +425,7 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
   /** Validates the received bytes as Fireworks does and makes the dataset READY, or refuses them. */
   function validateDataset(id: string, dataset: FireworksDataset) {
     const files = [...state.datasetFiles.get(id)!.values()];
+    if (acceptBatchRequests(id, dataset, files)) return;
     const reports = files.map((f) => (f.content ? inspectJsonl(f.content) : streamedReports.get(f)));
     if (files.length === 0 || reports.some((r) => !r)) {
       throw controlError('FAILED_PRECONDITION', `dataset "${dataset.name}" has no uploaded data yet`);
@@ -443,6 +451,20 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
       averageTurnCount: examples ? turns / examples : 0,
       updateTime: isoNow(),
     });
+  }
+
+  /** A dataset of batch-request lines becomes READY as batch inference input (any number of rows); false for other datasets. */
+  function acceptBatchRequests(id: string, dataset: FireworksDataset, files: FireworksDatasetFile[]): boolean {
+    const parsed = files.map((f) => (f.content ? parseBatchRows(f.content) : undefined));
+    if (parsed.length === 0 || parsed.some((p) => p === undefined)) return false;
+    const rows: BatchRow[] = [];
+    for (const p of parsed) {
+      if ('error' in p!) throw controlError('INVALID_ARGUMENT', `invalid batch input dataset: ${p.error}`);
+      rows.push(...p!.rows);
+    }
+    batchDatasets.set(id, rows);
+    Object.assign(dataset, { state: 'READY', exampleCount: String(rows.length), updateTime: isoNow() });
+    return true;
   }
 
   function requireUploading(dataset: FireworksDataset) {
@@ -644,7 +666,29 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
     const dataset = id ? state.datasets.get(id) : undefined;
     if (!dataset) throw controlError('NOT_FOUND', `Dataset "${name}" not found`);
     if (dataset.state !== 'READY') throw controlError('FAILED_PRECONDITION', `dataset "${name}" is not ready (state ${dataset.state})`);
+    return id!;
   }
+
+  // ---- batch inference jobs ----
+
+  const batchJobs = createBatchInferenceJobs({
+    account,
+    resourceId: RESOURCE_ID,
+    controlError,
+    idIn,
+    batchRows(name) {
+      const rows = batchDatasets.get(requireReadyDataset(name));
+      if (!rows) throw controlError('INVALID_ARGUMENT', `dataset "${name}" is not batch inference input: its lines must be {"custom_id", "body"}`);
+      return rows;
+    },
+    createOutputDataset: (id, displayName) => createDataset({ datasetId: id, dataset: { displayName } }),
+    writeOutput(id, files, done, rows) {
+      state.datasetFiles.set(id, new Map(Object.entries(files).map(([name, content]) => [name, { content, via: 'upload' as const }])));
+      Object.assign(findDataset(id), { exampleCount: String(rows), updateTime: isoNow() }, done ? { state: 'READY' } : {});
+    },
+    servable,
+    rowsPerStep: () => opts.batchRowsPerStep ?? Infinity,
+  });
 
   /** `outputModel` may be an id or a full model name in this account. */
   function outputModelName(value: string): string {
@@ -794,6 +838,16 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
       case 'DELETE supervisedFineTuningJobs/{id}':
         Object.assign(findJob(id!), { state: 'JOB_STATE_DELETING', updateTime: isoNow() });
         return {};
+      case 'GET models':
+        return page(state.models.values(), query, 'models');
+      case 'POST batchInferenceJobs':
+        return batchJobs.create(await readProto(req, BATCH_JOB_SCHEMA), query);
+      case 'GET batchInferenceJobs':
+        return page(batchJobs.jobs.values(), query, 'batchInferenceJobs');
+      case 'GET batchInferenceJobs/{id}':
+        return batchJobs.poll(id!);
+      case 'DELETE batchInferenceJobs/{id}':
+        return batchJobs.remove(id!);
       case 'GET models/{id}': {
         const model = state.models.get(`accounts/${account}/models/${id}`);
         if (!model) throw controlError('NOT_FOUND', `Model "accounts/${account}/models/${id}" not found`);
@@ -872,6 +926,8 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
       findJob(id);
       failures.set(id, message);
     },
+    /** Batch inference jobs by id; `fail(id)` ends one FAILED at its next GET, `expire(id)` ends it EXPIRED now (rows written so far kept). */
+    batch: { jobs: batchJobs.jobs, fail: batchJobs.fail, expire: batchJobs.expire },
     /** Loads `model` onto a deployment without the HTTP call, so it answers chat. */
     deploy: (model: string, deployment = `accounts/${account}/deployments/fake-deployment`) => registerDeployment(model, deployment),
     /** The next `times` (default 1) requests matching method and path prefix fail (in that path's error dialect). */

@@ -342,6 +342,133 @@ describe('supervised fine-tuning jobs', () => {
   });
 });
 
+describe('batch inference jobs', () => {
+  const request = (i: number, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ custom_id: `req-${i}`, body: { messages: [{ role: 'user', content: `Question ${i}?` }], max_tokens: 30, ...extra } });
+  const batchInput = (lines: string[]) => Buffer.from(lines.join('\n') + '\n');
+  async function inputDataset(lines: string[], id = 'batch-in') {
+    await createDataset(id);
+    const upload = await uploadDirect(id, batchInput(lines), 'input.jsonl');
+    expect(upload.status).toBe(200);
+    return `accounts/${ACCOUNT}/datasets/${id}`;
+  }
+  const createJob = (body: Record<string, unknown>, id = 'nightly-eval') => api('POST', `batchInferenceJobs?batchInferenceJobId=${id}`, body);
+  /** The output dataset's files, fetched through its signed download URLs as a caller does. */
+  async function outputFiles(dataset: string) {
+    const { body } = await api('GET', `datasets/${dataset.split('/').pop()}:getDownloadEndpoint`);
+    const files: Record<string, Array<Record<string, any>>> = {};
+    for (const [name, url] of Object.entries(body.filenameToSignedUrls as Record<string, string>)) {
+      const text = await (await fetch(url)).text();
+      files[name] = text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, any>);
+    }
+    return files;
+  }
+
+  test('runs a job VALIDATING → PENDING → RUNNING → COMPLETED, counting in jobProgress, results and errors in the output dataset', async () => {
+    const input = await inputDataset([request(0), request(1), JSON.stringify({ custom_id: 'bad', body: { messages: [] } })]);
+    const output = `accounts/${ACCOUNT}/datasets/nightly-out`;
+    const created = await createJob({
+      displayName: 'Nightly eval',
+      model: BASE,
+      inputDatasetId: input,
+      outputDatasetId: output,
+      inferenceParameters: { maxTokens: 64 },
+    });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({
+      name: `accounts/${ACCOUNT}/batchInferenceJobs/nightly-eval`,
+      state: 'JOB_STATE_VALIDATING',
+      model: BASE,
+      inputDatasetId: input,
+      outputDatasetId: output,
+      inferenceParameters: { maxTokens: 64 },
+      jobProgress: { totalInputRequests: 3, totalProcessedRequests: 0 },
+    });
+    expect((await api('GET', 'datasets/nightly-out')).body.state).toBe('UPLOADING');
+
+    const states: string[] = [];
+    for (let i = 0; i < 4; i++) states.push((await api('GET', 'batchInferenceJobs/nightly-eval')).body.state);
+    expect(states).toEqual(['JOB_STATE_PENDING', 'JOB_STATE_RUNNING', 'JOB_STATE_COMPLETED', 'JOB_STATE_COMPLETED']);
+    const done = (await api('GET', 'batchInferenceJobs/nightly-eval')).body;
+    expect(done.jobProgress).toMatchObject({
+      percent: 100,
+      totalInputRequests: 3,
+      totalProcessedRequests: 3,
+      successfullyProcessedRequests: 2,
+      failedRequests: 1,
+      outputRows: 2,
+      inputTokens: expect.any(Number),
+      outputTokens: expect.any(Number),
+    });
+    expect((await api('GET', 'datasets/nightly-out')).body).toMatchObject({ state: 'READY', exampleCount: '3' });
+
+    const files = await outputFiles(output);
+    expect(files['results.jsonl'].map((l) => l.custom_id)).toEqual(['req-0', 'req-1']);
+    expect(files['results.jsonl'][0].response).toMatchObject({ object: 'chat.completion', model: BASE, usage: { total_tokens: expect.any(Number) } });
+    expect(files['errors.jsonl']).toEqual([{ custom_id: 'bad', error: { code: 400, message: expect.stringContaining('messages') } }]);
+    expect(done.jobProgress.inputTokens).toBe(files['results.jsonl'].reduce((sum, l) => sum + l.response.usage.prompt_tokens, 0));
+  });
+
+  test('a second create with the same id is ALREADY_EXISTS (the job is adopted by GET); lists page by page; DELETE removes it', async () => {
+    const input = await inputDataset([request(0)]);
+    expect((await createJob({ model: BASE, inputDatasetId: input })).status).toBe(200);
+    const again = await createJob({ model: BASE, inputDatasetId: input });
+    expect([again.status, again.body.code]).toEqual([409, 6]);
+    expect((await api('GET', 'batchInferenceJobs/nightly-eval')).body.outputDatasetId).toBe(`accounts/${ACCOUNT}/datasets/nightly-eval-output`);
+    await createJob({ model: BASE, inputDatasetId: input }, 'second-job');
+    const first = await api('GET', 'batchInferenceJobs?pageSize=1');
+    expect(first.body).toMatchObject({ totalSize: 2, nextPageToken: expect.any(String) });
+    const second = await api('GET', `batchInferenceJobs?pageSize=1&pageToken=${first.body.nextPageToken}`);
+    expect([...first.body.batchInferenceJobs, ...second.body.batchInferenceJobs].map((j: { name: string }) => j.name.split('/').pop())).toEqual([
+      'nightly-eval',
+      'second-job',
+    ]);
+    expect((await api('POST', 'batchInferenceJobs/nightly-eval:cancel', {})).status).toBe(404);
+    expect((await api('DELETE', 'batchInferenceJobs/nightly-eval')).status).toBe(200);
+    expect((await api('GET', 'batchInferenceJobs/nightly-eval')).body.state).toBe('JOB_STATE_DELETING');
+    expect((await api('GET', 'batchInferenceJobs/nightly-eval')).status).toBe(404);
+  });
+
+  test('expiry and failure keep the rows already answered', async () => {
+    await fake.close();
+    fake = await startFakeFireworks({ apiKey: KEY, accountId: ACCOUNT, batchRowsPerStep: 2 });
+    const input = await inputDataset([0, 1, 2, 3, 4].map((i) => request(i)));
+    await createJob({ model: BASE, inputDatasetId: input });
+    for (let i = 0; i < 3; i++) await api('GET', 'batchInferenceJobs/nightly-eval');
+    expect(fake.batch.expire('nightly-eval')).toMatchObject({ state: 'JOB_STATE_EXPIRED', jobProgress: { totalProcessedRequests: 2, percent: 40 } });
+    expect((await outputFiles(`accounts/${ACCOUNT}/datasets/nightly-eval-output`))['results.jsonl']).toHaveLength(2);
+
+    await createJob({ model: BASE, inputDatasetId: input }, 'doomed');
+    fake.batch.fail('doomed', 'out of capacity');
+    expect((await api('GET', 'batchInferenceJobs/doomed')).body).toMatchObject({
+      state: 'JOB_STATE_FAILED',
+      status: { code: 'INTERNAL', message: 'out of capacity' },
+    });
+  });
+
+  test('refuses what Fireworks refuses: a bad input dataset, a model in the lines, an unknown model, an undeployed LoRA, unknown fields', async () => {
+    const bad = await createDataset('bad-batch');
+    expect(bad.status).toBe(200);
+    const modelInLine = await uploadDirect('bad-batch', batchInput([request(0, { model: BASE })]));
+    expect([modelInLine.status, modelInLine.body.message]).toEqual([400, expect.stringContaining('"body.model" is not allowed')]);
+    const duplicate = await uploadDirect('bad-batch', batchInput([request(0), request(0)]));
+    expect(duplicate.body.message).toContain('line 2: duplicate custom_id');
+
+    const training = await readyDataset('sft-set');
+    const notBatch = await createJob({ model: BASE, inputDatasetId: training });
+    expect([notBatch.status, notBatch.body.message]).toEqual([400, expect.stringContaining('not batch inference input')]);
+    const input = await inputDataset([request(0)]);
+    expect((await createJob({ model: 'accounts/fireworks/models/no-such-model', inputDatasetId: input })).status).toBe(404);
+    expect((await createJob({ model: `accounts/${ACCOUNT}/models/my-lora`, inputDatasetId: input })).status).toBe(404);
+    const unknownField = await createJob({ model: BASE, inputDatasetId: input, priority: 'high' });
+    expect([unknownField.status, unknownField.body.message]).toEqual([400, expect.stringContaining('unknown field "priority"')]);
+    expect((await createJob({ model: BASE, inputDatasetId: `accounts/${ACCOUNT}/datasets/missing` })).status).toBe(404);
+  });
+});
+
 describe('inference through the official openai client', () => {
   const client = (apiKey = KEY) => new OpenAI({ apiKey, baseURL: fake.inferenceUrl, maxRetries: 0 });
   const messages = [{ role: 'user' as const, content: 'Say hi' }];

@@ -2,7 +2,7 @@
  * What every fake provider server shares: a loopback HTTP server, a log of the requests it saw (so a
  * test can prove a request never reached it, or check the exact headers and bytes it received), and
  * injected failures and slowness (`failNext`, `delayNext`) for retry, error-mapping and time-out
- * tests. Each fake supplies only its routes and how its provider words an error.
+ * tests, and doctored answers (`reshapeNext`) for a provider that changed its answer's shape. Each fake supplies only its routes and how its provider words an error.
  */
 import { randomInt } from 'node:crypto';
 import http from 'node:http';
@@ -88,12 +88,22 @@ export interface FakeServer {
   failNext(method: string, pathPrefix: string, status: number, options?: FailOptions): void;
   /** The next `times` (default 1) matching requests are answered only after `ms`. */
   delayNext(method: string, pathPrefix: string, ms: number, times?: number): void;
+  /** The JSON body of the next `times` (default 1) matching successful answers goes through `reshape` (a field dropped, retyped). */
+  reshapeNext(method: string, pathPrefix: string, reshape: (body: unknown) => unknown, times?: number): void;
   close(): Promise<void>;
+}
+
+interface Reshape {
+  method: string;
+  pathPrefix: string;
+  reshape: (body: unknown) => unknown;
+  times: number;
 }
 
 export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer> {
   const requests = spec.requests ?? [];
   const injections: Injection[] = [];
+  const reshapes: Reshape[] = [];
   const timers = new Set<NodeJS.Timeout>();
 
   function take(method: string, path: string, kind: 'fail' | 'delay'): Injection | undefined {
@@ -102,6 +112,15 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
     );
     if (found && --found.times <= 0) injections.splice(injections.indexOf(found), 1);
     return found;
+  }
+
+  /** A successful JSON answer a `reshapeNext` matches, doctored. */
+  function reshaped(method: string, path: string, reply: FakeReply): FakeReply {
+    const found = reshapes.find((r) => r.method === method && path.startsWith(r.pathPrefix));
+    const json = reply.status < 300 && typeof reply.body === 'object' && reply.body !== null && !Buffer.isBuffer(reply.body);
+    if (!found || !json) return reply;
+    if (--found.times <= 0) reshapes.splice(reshapes.indexOf(found), 1);
+    return { ...reply, body: found.reshape(structuredClone(reply.body)) };
   }
 
   const errorReply = (e: FakeHttpError): FakeReply => {
@@ -131,7 +150,7 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
 
     try {
       const reply = await spec.route(req, res, url);
-      if (reply) send(res, reply);
+      if (reply) send(res, reshaped(method, url.pathname, reply));
     } catch (e) {
       req.resume();
       if (res.headersSent) return void res.destroy();
@@ -153,6 +172,9 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
     },
     delayNext(method, pathPrefix, ms, times = 1) {
       injections.push({ method: method.toUpperCase(), pathPrefix, delayMs: ms, times });
+    },
+    reshapeNext(method, pathPrefix, reshape, times = 1) {
+      reshapes.push({ method: method.toUpperCase(), pathPrefix, reshape, times });
     },
     async close() {
       for (const t of timers) clearTimeout(t);

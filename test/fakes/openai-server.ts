@@ -85,6 +85,8 @@ export interface FakeOpenAIOptions {
   chatModels?: string[];
   /** Pause between streamed chunks (default 0), so a test can disconnect midway. */
   streamDelayMs?: number;
+  /** Streamed tool-call arguments in pieces of this many characters (default: in thirds); the benchmarks stream them as long as a text answer. */
+  argumentPieceChars?: number;
   /** Batch requests run per GET of an in-progress batch (default: all). */
   batchLinesPerPoll?: number;
 }
@@ -256,7 +258,12 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     const answer = fakeReply(model, request.conversation);
     if (!request.stream)
       return { status: 200, body: { ...chatCompletion(model, answer, request.shape), service_tier: 'default', system_fingerprint: 'fp_fake' } };
-    const options = { delayMs: streamDelayMs, includeUsage: request.includeUsage, onAbandoned: () => state.abandonedStreams++ };
+    const options = {
+      delayMs: streamDelayMs,
+      includeUsage: request.includeUsage,
+      onAbandoned: () => state.abandonedStreams++,
+      argumentPieceChars: opts.argumentPieceChars,
+    };
     const failure = streamFailure;
     streamFailure = null;
     if (!failure) return streamChatCompletion(res, model, answer, options, request.shape);
@@ -331,6 +338,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
       }
     }
     if (method === 'POST' && path === '/v1/chat/completions') return chat(req, res);
+    if (method === 'GET' && path === '/v1/models') return ok(listModels());
     if (path === '/v1/batches') {
       if (method === 'POST') return ok(batches.create(await readJson(req)));
       if (method === 'GET') return ok(batches.list(query));
@@ -369,6 +377,17 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     throw new HttpError(404, `Invalid URL (${method} ${path})`, null);
   }
 
+  /** `GET /v1/models`: the base models chat answers (owned by `system`), then the account's fine-tuned ones. */
+  function listModels() {
+    const base = [...chatModels].map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'system' }));
+    const tuned = [...state.jobs.values()].flatMap((j) =>
+      j.status === 'succeeded' && j.fine_tuned_model
+        ? [{ id: j.fine_tuned_model, object: 'model', created: j.finished_at ?? j.created_at, owned_by: j.organization_id }]
+        : [],
+    );
+    return { object: 'list', data: [...base, ...tuned] };
+  }
+
   async function receiveUpload(req: http.IncomingMessage): Promise<FakeFile> {
     const { fields, files } = await readMultipart(req, (message) => new HttpError(400, message, null));
     if (!files.file) throw new HttpError(400, "Missing required parameter: 'file'.", 'file');
@@ -404,6 +423,8 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     failNext: server.failNext,
     /** The next `times` (default 1) matching requests are answered only after `ms`. */
     delayNext: server.delayNext,
+    /** The next matching successful JSON answer goes through `reshape` (a field dropped or retyped). */
+    reshapeNext: server.reshapeNext,
     /** The Batch API (`/v1/batches`): its batches, and hooks to fail requests, expire or fail a batch. */
     batches,
     /** The job's next lifecycle step (its next GET) ends it `failed` with `error` instead. */

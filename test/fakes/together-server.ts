@@ -589,6 +589,12 @@ export async function startFakeTogether(opts: FakeTogetherOptions = {}) {
     error: (status, message, param) => apiError(status, message, param ?? null),
   });
 
+  /** `GET /v1/models`: a bare array, Together's shape (`type`, `organization`), with an embedding model that has no chat. */
+  function listModels() {
+    const model = (id: string, type: string) => ({ id, object: 'model', created: 1_710_000_000, type, display_name: id, organization: id.split('/')[0] });
+    return [...[...chatModels].map((id) => model(id, 'chat')), model('BAAI/bge-large-en-v1.5', 'embedding')];
+  }
+
   // ---- routing ----
 
   async function api(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<FakeReply | void> {
@@ -608,6 +614,7 @@ export async function startFakeTogether(opts: FakeTogetherOptions = {}) {
         onAbandoned: () => state.abandonedStreams++,
       });
     }
+    if (path === '/v1/models' && method === 'GET') return ok(listModels());
     if (path === '/v1/files') {
       if (method === 'POST') return startUpload(req, url.searchParams);
       if (method === 'GET') return ok({ data: [...state.files.values()] });
@@ -697,6 +704,8 @@ export async function startFakeTogether(opts: FakeTogetherOptions = {}) {
     failNext: server.failNext,
     /** The next `times` (default 1) matching requests are answered only after `ms`. */
     delayNext: server.delayNext,
+    /** The next matching successful JSON answer goes through `reshape` (a field dropped or retyped). */
+    reshapeNext: server.reshapeNext,
     close: server.close,
   };
 }

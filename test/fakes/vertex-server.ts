@@ -5,8 +5,9 @@
  * - token endpoint (`oauth2.googleapis.com`): `POST /token`, the service-account JWT-bearer exchange, with
  *   the assertion's RS256 signature verified against the fake's registered service account;
  * - Cloud Storage (`storage.googleapis.com`): the JSON API's uploads, metadata, download, list and delete;
- * - Vertex AI (`{location}-aiplatform.googleapis.com`): GenAI tuning jobs and `generateContent` /
- *   `streamGenerateContent` on base models and on tuned models' endpoints.
+ * - Vertex AI (`{location}-aiplatform.googleapis.com`): GenAI tuning jobs, `generateContent` /
+ *   `streamGenerateContent` on base models and on tuned models' endpoints, and batch prediction jobs
+ *   (vertex-batch.ts) on publisher and tuned models.
  *
  * Storage and Vertex accept only `Authorization: Bearer <unexpired token issued by the token endpoint>`.
  * A tuning job advances one state per GET of it (PENDING → RUNNING → SUCCEEDED), as the gateway's monitor
@@ -30,6 +31,24 @@ import {
   type GeminiContent,
   type GeminiPart,
 } from './gemini';
+import {
+  badRequest,
+  double,
+  enumValue,
+  failedPrecondition,
+  int64,
+  invalidValue,
+  isObject,
+  listPage,
+  protoFields,
+  renderVertexError,
+  snakeCase,
+  stringValue,
+  unauthenticated,
+  vertexInjectedError,
+  VertexError,
+} from './vertex-proto';
+import { createBatchPredictionJobs } from './vertex-batch';
 import { createGcsRoutes, createGcsState, gcsInjectedError, gcsUnauthenticated, putObject, renderGcsError, type GcsState } from './gcs';
 import {
   CLOUD_PLATFORM_SCOPE,
@@ -42,7 +61,7 @@ import {
   type ServiceAccountKey,
 } from './google-auth';
 import {
-  FakeHttpError,
+  type FakeHttpError,
   randomDigits,
   readBody,
   readJsonObject,
@@ -111,114 +130,17 @@ export interface FakeVertexOptions {
   stepsPerPoll?: number;
   /** Pause between streamed chunks (default 0). */
   streamDelayMs?: number;
+  /** Rows a RUNNING batch prediction job runs per step (default: all of them). */
+  batchRowsPerStep?: number;
 }
 
 const DEFAULT_MODELS = ['gemini-2.0-flash-001', 'gemini-2.0-flash-lite-001', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.5-pro'];
 /** Vertex picks the epoch count from the dataset size when none is given; the fake uses a fixed one. */
 const DEFAULT_EPOCHS = 3;
-const DEFAULT_PAGE_SIZE = 100;
 const TERMINAL: JobState[] = ['JOB_STATE_SUCCEEDED', 'JOB_STATE_FAILED', 'JOB_STATE_CANCELLED'];
 /** google.rpc.Code values used in a job's `error`. */
 const RPC_CANCELLED = 1;
 const RPC_INTERNAL = 13;
-
-const STATUS_BY_CODE: Record<number, string> = {
-  400: 'INVALID_ARGUMENT',
-  401: 'UNAUTHENTICATED',
-  403: 'PERMISSION_DENIED',
-  404: 'NOT_FOUND',
-  409: 'ABORTED',
-  429: 'RESOURCE_EXHAUSTED',
-  499: 'CANCELLED',
-  500: 'INTERNAL',
-  501: 'NOT_IMPLEMENTED',
-  503: 'UNAVAILABLE',
-  504: 'DEADLINE_EXCEEDED',
-};
-
-/** Google's `{error: {code, message, status, details}}`; `status` defaults from the HTTP code. */
-export class VertexError extends FakeHttpError {
-  constructor(status: number, message: string, details: { status?: string; details?: unknown[] } = {}, headers: Record<string, string> = {}) {
-    super(status, message, details, headers);
-  }
-}
-
-function renderVertexError(e: FakeHttpError): FakeReply {
-  const status = (e.details.status as string | undefined) ?? STATUS_BY_CODE[e.status] ?? 'UNKNOWN';
-  const details = e.details.details as unknown[] | undefined;
-  return { status: e.status, body: { error: { code: e.status, message: e.message, status, ...(details ? { details } : {}) } } };
-}
-
-const RESOURCE_EXHAUSTED_MESSAGE =
-  'Resource exhausted. Please try again later. Please refer to https://cloud.google.com/vertex-ai/generative-ai/docs/error-code-429 for more details.';
-
-function vertexInjectedError(status: number, options: FailOptions): VertexError {
-  if (status === 429) return new VertexError(429, options.message ?? RESOURCE_EXHAUSTED_MESSAGE);
-  return new VertexError(status, options.message ?? (status >= 500 ? 'Internal error encountered.' : 'The request failed.'));
-}
-
-/** INVALID_ARGUMENT naming the field at fault, with the BadRequest detail Google adds. */
-function badRequest(field: string, message: string): VertexError {
-  const details = [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field, description: message }] }];
-  return new VertexError(400, message, { details });
-}
-
-const failedPrecondition = (message: string) => new VertexError(400, message, { status: 'FAILED_PRECONDITION' });
-
-const AUTH_MESSAGE =
-  'Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.';
-
-/** Google's 401 for a request without a usable bearer token. */
-function unauthenticated(problem: BearerProblem, service: string): VertexError {
-  const reason = { missing: 'CREDENTIALS_MISSING', invalid: 'ACCESS_TOKEN_TYPE_UNSUPPORTED', expired: 'ACCESS_TOKEN_EXPIRED' }[problem];
-  const what = problem === 'missing' ? 'Request is missing required authentication credential' : 'Request had invalid authentication credentials';
-  const message = `${what}. ${AUTH_MESSAGE}`;
-  const details = [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'googleapis.com', metadata: { service } }];
-  return new VertexError(401, message, { details }, { 'www-authenticate': 'Bearer realm="https://accounts.google.com/"' });
-}
-
-const isObject = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
-const camelCase = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
-const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-
-/** Proto3 JSON as Google's front end reads a message: camelCase or snake_case names; an unknown name is a 400. */
-function protoFields(value: unknown, allowed: readonly string[], where: string): Record<string, unknown> {
-  if (!isObject(value)) throw badRequest(where, `Invalid value at '${where}' (TYPE_MESSAGE), ${JSON.stringify(value)}`);
-  const fields: Record<string, unknown> = {};
-  for (const [key, field] of Object.entries(value)) {
-    const name = camelCase(key);
-    const at = where ? ` at '${where}'` : '';
-    if (!allowed.includes(name)) throw badRequest(where, `Invalid JSON payload received. Unknown name "${key}"${at}: Cannot find field.`);
-    fields[name] = field;
-  }
-  return fields;
-}
-
-const invalidValue = (where: string, type: string, value: unknown) => badRequest(where, `Invalid value at '${where}' (${type}), ${JSON.stringify(value)}`);
-
-/** An int64 as proto3 JSON carries it (a number or a decimal string), returned the way Vertex echoes it: a string. */
-function int64(value: unknown, where: string): string {
-  if ((typeof value === 'number' && Number.isInteger(value)) || (typeof value === 'string' && /^-?\d+$/.test(value))) return String(value);
-  throw invalidValue(where, 'TYPE_INT64', value);
-}
-
-function double(value: unknown, where: string): number {
-  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  if (typeof number === 'number' && Number.isFinite(number)) return number;
-  throw invalidValue(where, 'TYPE_DOUBLE', value);
-}
-
-/** An enum by name, or by number as proto3 JSON also allows; echoed by name. */
-function enumValue(value: unknown, names: readonly string[], type: string, where: string): string {
-  if (typeof value === 'string' && names.includes(value)) return value;
-  if (typeof value === 'number' && Number.isInteger(value) && names[value] !== undefined) return names[value];
-  throw invalidValue(where, `type.googleapis.com/google.cloud.aiplatform.v1.${type}`, value);
-}
-
-function stringValue(value: unknown, where: string): string {
-  if (typeof value === 'string') return value;
-  throw invalidValue(where, 'TYPE_STRING', value);
-}
 
 /** AdapterSize in proto order (its numbers are not in size order: TWO was added last). */
 const ADAPTER_SIZES = [
@@ -405,22 +327,18 @@ function dataStats(plan: JobPlan) {
   };
 }
 
-/** A list filter: `field = "value"` / `!=` clauses joined by AND, over state, base model, display name and labels. */
-function parseFilter(filter: string): (job: TuningJob) => boolean {
-  const clauses = filter
-    .split(/\s+AND\s+/i)
-    .filter((clause) => clause.trim())
-    .map((clause) => {
-      const m = /^\s*([\w.]+)\s*(!=|=)\s*"?([^"]*)"?\s*$/.exec(clause);
-      if (!m) throw badRequest('filter', `Invalid filter: ${filter}`);
-      const [, field, op, expected] = m;
-      const label = field.startsWith('labels.') ? field.slice('labels.'.length) : undefined;
-      const name = camelCase(field);
-      const read = label ? (job: TuningJob) => job.labels?.[label] : Object.hasOwn(FILTER_FIELDS, name) ? FILTER_FIELDS[name] : undefined;
-      if (!read) throw badRequest('filter', `Unsupported filter field: ${field}`);
-      return (job: TuningJob) => (read(job) === expected) === (op === '=');
-    });
-  return (job) => clauses.every((matches) => matches(job));
+/** The model's answer to a GenerateContentRequest, checked as Vertex checks one (INVALID_ARGUMENT otherwise). */
+function generateAnswer(label: string, body: Record<string, unknown>) {
+  const request = protoFields(body, GENERATE_FIELDS, '');
+  const problem = contentsProblem(request.contents, false) ?? systemInstructionProblem(request.systemInstruction);
+  if (problem) throw badRequest('contents', problem);
+  let conversation: FakeConversation;
+  try {
+    conversation = geminiConversation(request);
+  } catch (err) {
+    throw badRequest('contents', (err as Error).message);
+  }
+  return { answer: fakeReply(label, conversation), shape: geminiShapeOf(request) };
 }
 
 /** Vertex's timestamps carry microseconds. */
@@ -474,6 +392,7 @@ export async function startFakeVertex(options: FakeVertexOptions = {}) {
   const settings = {
     stepsPerPoll: options.stepsPerPoll ?? 1,
     streamDelayMs: options.streamDelayMs ?? 0,
+    batchRowsPerStep: options.batchRowsPerStep ?? Infinity,
     /**
      * The next SSE stream sends its first event, then Vertex's error event with this message (given the
      * bearer token the request carried, so a test can have the provider echo it), and ends.
@@ -592,19 +511,7 @@ export async function startFakeVertex(options: FakeVertexOptions = {}) {
     return {};
   }
 
-  function listJobs(query: URLSearchParams) {
-    const pageSize = query.has('pageSize') ? Number(query.get('pageSize')) : DEFAULT_PAGE_SIZE;
-    if (!Number.isInteger(pageSize) || pageSize < 0) throw invalidValue('page_size', 'TYPE_INT32', query.get('pageSize'));
-    const offset = query.get('pageToken') ? Number(Buffer.from(query.get('pageToken')!, 'base64url').toString('utf8')) : 0;
-    if (!Number.isInteger(offset) || offset < 0) throw badRequest('page_token', 'Invalid page token.');
-    const newestFirst = [...state.tuningJobs.values()].reverse().filter(parseFilter(query.get('filter') ?? ''));
-    const size = pageSize === 0 ? DEFAULT_PAGE_SIZE : pageSize;
-    const page = newestFirst.slice(offset, offset + size);
-    const more = offset + size < newestFirst.length;
-    // Like Vertex, an empty list is `{}` and the last page has no token.
-    const nextPageToken = Buffer.from(String(offset + size)).toString('base64url');
-    return { ...(page.length ? { tuningJobs: page } : {}), ...(more ? { nextPageToken } : {}) };
-  }
+  const listJobs = (query: URLSearchParams) => listPage([...state.tuningJobs.values()], query, 'tuningJobs', FILTER_FIELDS);
 
   // ---- inference ----
 
@@ -622,21 +529,35 @@ export async function startFakeVertex(options: FakeVertexOptions = {}) {
     return { label: `${parent}/${target}`, modelVersion: findJob(jobName).baseModel };
   }
 
+  /** A batch job's `model`: a publisher model, or a tuned model by `projects/{p}/locations/{l}/models/{id}[@version]`. */
+  function resolveBatchModel(model: string): { label: string; modelVersion: string } {
+    if (model.startsWith('publishers/')) return resolveTarget(model);
+    const tuned = /^projects\/([^/]+)\/locations\/([^/]+)\/models\/(\d+)(@\d+)?$/.exec(model);
+    if (!tuned) throw badRequest('batch_prediction_job.model', `Invalid model resource name ${model}.`);
+    checkProjectAndLocation(tuned[1], tuned[2]);
+    const resource = `${parent}/models/${tuned[3]}`;
+    const job = [...state.tuningJobs.values()].find((j) => j.tunedModel?.model.split('@')[0] === resource);
+    if (!job) throw new VertexError(404, `Model \`${resource}\` not found.`);
+    return { label: resource, modelVersion: job.baseModel };
+  }
+
+  const batchJobs = createBatchPredictionJobs({
+    storage: state.storage,
+    parent,
+    resolveModel: resolveBatchModel,
+    answer(label, modelVersion, request) {
+      const { answer, shape } = generateAnswer(label, request);
+      return generateContentResponse(modelVersion, answer, shape);
+    },
+    settings,
+    timestamp,
+  });
+
   async function generate(req: http.IncomingMessage, res: http.ServerResponse, call: Omit<GenerateRequestRecord, 'body'>) {
     const body = await readJsonObject(req, () => badRequest('', 'Invalid JSON payload received. Unexpected token.'));
     state.generateRequests.push({ ...call, body });
     const { label, modelVersion } = resolveTarget(call.target);
-    const request = protoFields(body, GENERATE_FIELDS, '');
-    const problem = contentsProblem(request.contents, false) ?? systemInstructionProblem(request.systemInstruction);
-    if (problem) throw badRequest('contents', problem);
-    let conversation: FakeConversation;
-    try {
-      conversation = geminiConversation(request);
-    } catch (err) {
-      throw badRequest('contents', (err as Error).message);
-    }
-    const answer = fakeReply(label, conversation);
-    const shape = geminiShapeOf(request);
+    const { answer, shape } = generateAnswer(label, body);
     if (call.method === 'generateContent') return { status: 200, body: generateContentResponse(modelVersion, answer, shape) };
     const chunks = streamedResponses(modelVersion, answer, shape).map((chunk) => JSON.stringify(chunk));
     const stream = { delayMs: settings.streamDelayMs, onAbandoned: () => state.abortedStreams++ };
@@ -681,6 +602,8 @@ export async function startFakeVertex(options: FakeVertexOptions = {}) {
       return { status: 200, body: findJob(job[1]) };
     }
     if (job && method === 'POST' && job[2]) return { status: 200, body: cancel(findJob(job[1])) };
+    const batch = batchJobs.route(method, rest, url, () => readJsonObject(req, () => badRequest('', 'Invalid JSON payload received.')));
+    if (batch) return batch;
     const call = /^(endpoints\/[^/:]+|publishers\/google\/models\/[^/:]+):(generateContent|streamGenerateContent)$/.exec(rest);
     if (call && method === 'POST') {
       const generateMethod = call[2] as GenerateRequestRecord['method'];
@@ -728,6 +651,8 @@ export async function startFakeVertex(options: FakeVertexOptions = {}) {
       putObject(state.storage, bucket, name, Buffer.from(data), contentType),
     /** One lifecycle step of a job (by name or numeric id), as a GET of it takes. */
     advance,
+    /** Batch prediction jobs: `jobs`, and `advance` (steps without a GET), `fail` (FAILED next step), `expire` (EXPIRED now). */
+    batch: { jobs: batchJobs.jobs, advance: batchJobs.advance, fail: batchJobs.fail, expire: batchJobs.expire },
     /** The job's next step ends it FAILED with `error` (default: an internal error). */
     failJob(nameOrId: string, error = { code: RPC_INTERNAL, message: 'Internal error occurred. Please retry in a few minutes.' }) {
       plans.get(idOf(findJob(nameOrId).name))!.forcedError = error;

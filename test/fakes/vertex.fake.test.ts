@@ -158,15 +158,18 @@ describe('token endpoint', () => {
   });
 });
 
+/** @google-cloud/storage against the fake, its token requests sent to the fake token endpoint. */
+const storageClient = () =>
+  new Storage({
+    apiEndpoint: fake.storageUrl,
+    useAuthWithCustomEndpoint: true,
+    projectId: fake.projectId,
+    ...authOptions(fake),
+    retryOptions: { autoRetry: false },
+  });
+
 describe('Cloud Storage', () => {
-  const storage = () =>
-    new Storage({
-      apiEndpoint: fake.storageUrl,
-      useAuthWithCustomEndpoint: true,
-      projectId: fake.projectId,
-      ...authOptions(fake),
-      retryOptions: { autoRetry: false },
-    });
+  const storage = storageClient;
   const bucket = () => storage().bucket('fake-bucket');
   const stored = (name: string) => fake.state.storage.buckets.get('fake-bucket')!.get(name);
   const uploadRequests = () => fake.state.requests.filter((r) => r.path.startsWith('/upload/storage/v1/b/fake-bucket/o'));
@@ -552,6 +555,158 @@ describe('Vertex AI', () => {
         expect(fake.state.abortedStreams).toBe(before + 1);
       } finally {
         fake.settings.streamDelayMs = 0;
+      }
+    });
+  });
+});
+
+describe('batch prediction', () => {
+  let ai: GoogleGenAI;
+  beforeAll(() => {
+    ai = genai(fake);
+  });
+  const parent = () => `projects/${fake.projectNumber}/locations/${fake.location}`;
+  const requestLine = (i: number, extra: Record<string, unknown> = {}) => ({
+    request: { contents: [{ role: 'user', parts: [{ text: `Question ${i}?` }] }], generationConfig: { maxOutputTokens: 40 } },
+    ...extra,
+  });
+  const jsonl = (lines: unknown[]) => lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+  /** Uploads the input with @google-cloud/storage, as a caller does. */
+  const upload = (name: string, lines: unknown[]) => storageClient().bucket('fake-bucket').file(name).save(jsonl(lines), { resumable: false });
+  const download = async (uri: string) => {
+    const [, bucket, name] = /^gs:\/\/([^/]+)\/(.+)$/.exec(uri)!;
+    const [data] = await storageClient().bucket(bucket).file(name).download();
+    return data
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, any>);
+  };
+  const create = (src: string, model = 'gemini-2.5-flash', displayName = 'batch-1') =>
+    ai.batches.create({ model, src, config: { dest: 'gs://fake-bucket/batch/out', displayName } });
+
+  it('runs a job from what @google/genai sends: PENDING → RUNNING → SUCCEEDED, predictions.jsonl under prediction-model-…, completionStats as strings', async () => {
+    await upload('batch/in.jsonl', [requestLine(0, { requestId: 'a' }), requestLine(1, { requestId: 'b' }), { request: { contents: [] }, requestId: 'bad' }]);
+    const created = await create('gs://fake-bucket/batch/in.jsonl');
+    expect(created.name).toMatch(new RegExp(`^${parent()}/batchPredictionJobs/\\d{19}$`));
+    expect(created.state).toBe('JOB_STATE_PENDING');
+    const job = fake.batch.jobs.get(created.name!.split('/').at(-1)!)!;
+    expect(job).toMatchObject({
+      model: 'publishers/google/models/gemini-2.5-flash',
+      inputConfig: { instancesFormat: 'jsonl', gcsSource: { uris: ['gs://fake-bucket/batch/in.jsonl'] } },
+      outputConfig: { predictionsFormat: 'jsonl', gcsDestination: { outputUriPrefix: 'gs://fake-bucket/batch/out' } },
+    });
+
+    const running = await ai.batches.get({ name: created.name! });
+    expect(running.state).toBe('JOB_STATE_RUNNING');
+    expect(running.completionStats).toEqual({ successfulCount: '0', failedCount: '0', incompleteCount: '3' });
+    const done = await ai.batches.get({ name: created.name! });
+    expect(done).toMatchObject({ state: 'JOB_STATE_SUCCEEDED', endTime: expect.any(String) });
+    expect(done.completionStats).toEqual({ successfulCount: '2', failedCount: '1', incompleteCount: '0' });
+    const directory = done.outputInfo!.gcsOutputDirectory!;
+    expect(directory).toMatch(/^gs:\/\/fake-bucket\/batch\/out\/prediction-model-\d{4}-\d\d-\d\dT[\d:.]+Z$/);
+
+    const rows = await download(`${directory}/predictions.jsonl`);
+    expect(rows.map((r) => r.requestId)).toEqual(['a', 'b', 'bad']);
+    expect(rows[0]).toMatchObject({
+      request: requestLine(0).request,
+      status: '',
+      response: { candidates: [{ content: { role: 'model', parts: [{ text: expect.any(String) }] } }], usageMetadata: { totalTokenCount: expect.any(Number) } },
+    });
+    expect(rows[2].response).toBeUndefined();
+    expect(rows[2].status).toContain('400');
+  });
+
+  it('runs a tuned model by its projects/…/models/… name, and refuses an unknown model or another region', async () => {
+    fake.putObject('fake-bucket', 'tuning/train.jsonl', GEMINI_DATASET);
+    const tuning = await ai.tunings.tune({ baseModel: 'gemini-2.0-flash-001', trainingDataset: { gcsUri: 'gs://fake-bucket/tuning/train.jsonl' } });
+    fake.advance(tuning.name!);
+    const tunedModel = fake.advance(tuning.name!).tunedModel!.model;
+    await upload('batch/tuned.jsonl', [requestLine(0)]);
+    const byProjectId = tunedModel.replace(fake.projectNumber, fake.projectId).split('@')[0];
+    const created = await create('gs://fake-bucket/batch/tuned.jsonl', byProjectId, 'tuned');
+    const done = fake.batch.advance(created.name!, 2);
+    expect(done.completionStats).toMatchObject({ successfulCount: '1' });
+    const [row] = await download(`${done.outputInfo!.gcsOutputDirectory}/predictions.jsonl`);
+    expect(row.response.modelVersion).toBe('gemini-2.0-flash-001');
+
+    const unknown = await googleError(create('gs://fake-bucket/batch/tuned.jsonl', `${parent()}/models/1234567890123456789`));
+    expect(unknown).toMatchObject(refusal(404, 'NOT_FOUND', 'not found'));
+    const global = await googleError(create('gs://fake-bucket/batch/tuned.jsonl', byProjectId.replace(fake.location, 'global')));
+    expect(global).toMatchObject(refusal(400, 'INVALID_ARGUMENT', 'location'));
+  });
+
+  it('cancels a running job (CANCELLING, then CANCELLED with the rows already written), and refuses to cancel it again', async () => {
+    fake.settings.batchRowsPerStep = 2;
+    try {
+      await upload(
+        'batch/five.jsonl',
+        [0, 1, 2, 3, 4].map((i) => requestLine(i)),
+      );
+      const created = await create('gs://fake-bucket/batch/five.jsonl');
+      fake.batch.advance(created.name!, 2);
+      await ai.batches.cancel({ name: created.name! });
+      const cancelled = await ai.batches.get({ name: created.name! });
+      expect(cancelled).toMatchObject({ state: 'JOB_STATE_CANCELLED', error: { code: 1 } });
+      expect(cancelled.completionStats).toEqual({ successfulCount: '2', failedCount: '0', incompleteCount: '3' });
+      expect(await download(`${cancelled.outputInfo!.gcsOutputDirectory}/predictions.jsonl`)).toHaveLength(2);
+      expect(await googleError(ai.batches.cancel({ name: created.name! }))).toMatchObject(refusal(400, 'FAILED_PRECONDITION'));
+
+      const expiring = await create('gs://fake-bucket/batch/five.jsonl');
+      expect(fake.batch.expire(expiring.name!)).toMatchObject({ state: 'JOB_STATE_EXPIRED', completionStats: { incompleteCount: '5' } });
+      const failing = await create('gs://fake-bucket/batch/five.jsonl');
+      fake.batch.fail(failing.name!, { code: 3, message: 'Quota exceeded.' });
+      expect(await ai.batches.get({ name: failing.name! })).toMatchObject({ state: 'JOB_STATE_FAILED', error: { code: 3, message: 'Quota exceeded.' } });
+    } finally {
+      fake.settings.batchRowsPerStep = Infinity;
+    }
+  });
+
+  it('lists jobs newest first, page by page, and filters by state', async () => {
+    await upload('batch/one.jsonl', [requestLine(0)]);
+    const jobs = [await create('gs://fake-bucket/batch/one.jsonl'), await create('gs://fake-bucket/batch/one.jsonl')];
+    const pager = await ai.batches.list({ config: { pageSize: 1 } });
+    expect(pager.page.map((j) => j.name)).toEqual([jobs[1].name]);
+    const all: string[] = [];
+    for await (const job of pager) all.push(job.name!);
+    expect(all.length).toBe(fake.batch.jobs.size);
+    const pending = await ai.batches.list({ config: { filter: 'state="JOB_STATE_PENDING"' } });
+    expect(pending.page.map((j) => j.name)).toEqual(expect.arrayContaining(jobs.map((j) => j.name)));
+    expect(pending.page.every((j) => String(j.state) === 'JOB_STATE_PENDING')).toBe(true);
+  });
+
+  describe('over raw HTTP', () => {
+    const post = async (body: Record<string, unknown>) => {
+      const res = await fetch(`${fake.vertexUrl}/${parent()}/batchPredictionJobs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fake.issueToken()}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as { error?: { message: string; status: string } } };
+    };
+    const valid = {
+      displayName: 'raw',
+      model: 'publishers/google/models/gemini-2.5-flash',
+      inputConfig: { instancesFormat: 'jsonl', gcsSource: { uris: ['gs://fake-bucket/batch/raw.jsonl'] } },
+      outputConfig: { predictionsFormat: 'jsonl', gcsDestination: { outputUriPrefix: 'gs://fake-bucket/batch/out' } },
+    };
+    beforeAll(() => fake.putObject('fake-bucket', 'batch/raw.jsonl', jsonl([requestLine(0)])));
+
+    it('takes the REST body as the gateway sends it (snake_case too), and refuses what Vertex refuses', async () => {
+      expect((await post(valid)).status).toBe(200);
+      expect((await post({ ...valid, display_name: 'snake', displayName: undefined })).status).toBe(200);
+      const refusals = [
+        [{ ...valid, displayName: undefined }, 'display_name is required'],
+        [{ ...valid, model: 'publishers/google/models/gemini-0' }, 'was not found'],
+        [{ ...valid, inputConfig: { ...valid.inputConfig, gcsSource: { uris: ['gs://fake-bucket/batch/missing.jsonl'] } } }, 'does not exist'],
+        [{ ...valid, inputConfig: { instancesFormat: 'csv', gcsSource: valid.inputConfig.gcsSource } }, 'instances_format'],
+        [{ ...valid, outputConfig: { predictionsFormat: 'jsonl', gcsDestination: { outputUriPrefix: 'gs://no-bucket/out' } } }, 'not a bucket'],
+        [{ ...valid, dataflowConfig: {} }, 'Unknown name "dataflowConfig"'],
+      ] as const;
+      for (const [body, message] of refusals) {
+        const res = await post(body);
+        expect([res.status, res.body.error?.message]).toEqual([expect.any(Number), expect.stringContaining(message)]);
+        expect(res.status === 400 || res.status === 404).toBe(true);
       }
     });
   });

@@ -4,6 +4,7 @@ import { gatewayFetch } from '../support/answers';
 import { api, createOrganisation, startTestGateway, type TestGateway } from '../support/gateway';
 import { dataset, example, fieldPart, filePart, postMultipart, recordedKeys, sdk, storedNames, tempDataDir, waitFor, BOUNDARY } from './helpers';
 import { sha256 } from '../support/streams';
+import { expectError } from '../support/expect';
 
 let gw: TestGateway;
 let data: { dir: string; remove(): Promise<void> };
@@ -24,13 +25,6 @@ const fileCount = () => gw.gateway.services.db.prisma.file.count();
 /** Nothing on disk that the database does not know, and no temporary files. */
 async function expectNothingStray(): Promise<void> {
   expect(await storedNames(data.dir)).toEqual(await recordedKeys(gw));
-}
-
-function expectError(res: { status: number; body: any }, status: number, type: string, param?: string | null) {
-  expect(res.status).toBe(status);
-  expect(Object.keys(res.body.error)).toEqual(['message', 'type', 'param', 'code']);
-  expect(res.body.error.type).toBe(type);
-  if (param !== undefined) expect(res.body.error.param).toBe(param);
 }
 
 describe('files with the official OpenAI SDK', () => {
@@ -103,7 +97,7 @@ describe('files with the official OpenAI SDK', () => {
   it('refuses list parameters out of range', async () => {
     for (const query of ['limit=0', 'limit=10001', 'limit=abc', 'order=up', 'purpose=nonsense', 'after=3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10', 'sort=name']) {
       const res = await api(gw, 'GET', `/v1/files?${query}`);
-      expectError(res, 400, 'invalid_request_error', query.split('=')[0]);
+      expectError(res, 400, { type: 'invalid_request_error', param: query.split('=')[0] });
     }
   });
 });
@@ -136,18 +130,19 @@ describe('POST /v1/files multipart handling', () => {
 
   it('refuses a missing or unknown purpose, a missing file and unknown fields, keeping nothing', async () => {
     const before = await fileCount();
-    expectError(await postMultipart(gw, '/v1/files', [filePart(dataset())]), 400, 'invalid_request_error', 'purpose');
-    expectError(await postMultipart(gw, '/v1/files', [filePart(dataset()), fieldPart('purpose', 'fine_tune')]), 400, 'invalid_request_error', 'purpose');
-    expectError(await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'fine-tune')]), 400, 'invalid_request_error', 'file');
-    expectError(
-      await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'user_data'), fieldPart('colour', 'red'), filePart('x')]),
-      400,
-      'invalid_request_error',
-      'colour',
-    );
-    expectError(await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'user_data'), filePart('')]), 400, 'invalid_request_error', 'file');
+    expectError(await postMultipart(gw, '/v1/files', [filePart(dataset())]), 400, { type: 'invalid_request_error', param: 'purpose' });
+    expectError(await postMultipart(gw, '/v1/files', [filePart(dataset()), fieldPart('purpose', 'fine_tune')]), 400, {
+      type: 'invalid_request_error',
+      param: 'purpose',
+    });
+    expectError(await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'fine-tune')]), 400, { type: 'invalid_request_error', param: 'file' });
+    expectError(await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'user_data'), fieldPart('colour', 'red'), filePart('x')]), 400, {
+      type: 'invalid_request_error',
+      param: 'colour',
+    });
+    expectError(await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'user_data'), filePart('')]), 400, { type: 'invalid_request_error', param: 'file' });
     const json = await api(gw, 'POST', '/v1/files', { body: { purpose: 'user_data' } });
-    expectError(json, 415, 'invalid_request_error');
+    expectError(json, 415, { type: 'invalid_request_error' });
     expect(await fileCount()).toBe(before);
     await expectNothingStray();
   });
@@ -176,7 +171,7 @@ describe('POST /v1/files multipart handling', () => {
         [filePart(content), fieldPart('purpose', 'fine-tune')],
       ]) {
         const res = await postMultipart(gw, '/v1/files', parts);
-        expectError(res, 400, 'invalid_request_error', 'file');
+        expectError(res, 400, { type: 'invalid_request_error', param: 'file' });
         expect(res.body.error.code).toBe('invalid_dataset');
         expect(res.body.error.message).toMatch(reason);
       }
@@ -254,9 +249,9 @@ describe('POST /v1/files multipart handling', () => {
     const upload = await postMultipart(gw, '/v1/files', [fieldPart('purpose', 'fine-tune'), filePart(dataset())], {
       'x-gateway-provider': '@no-such-integration',
     });
-    expectError(upload, 404, 'not_found_error', 'x-gateway-provider');
+    expectError(upload, 404, { type: 'not_found_error', param: 'x-gateway-provider' });
     const list = await api(gw, 'GET', '/v1/files', { headers: { 'x-gateway-provider': 'not-a-provider' } });
-    expectError(list, 400, 'invalid_request_error', 'x-gateway-provider');
+    expectError(list, 400, { type: 'invalid_request_error', param: 'x-gateway-provider' });
     expect(await fileCount()).toBe(before);
     await expectNothingStray();
   });
@@ -281,7 +276,7 @@ describe('tenancy', () => {
     const workspace = await api(gw, 'POST', '/v1/admin/workspaces', { body: { name: 'Second', slug: 'second' } });
     expect(workspace.status).toBe(200);
     const elsewhere = await api(gw, 'GET', `/v1/files/${mine.id}?workspace_id=second`);
-    expectError(elsewhere, 404, 'not_found_error');
+    expectError(elsewhere, 404, { type: 'not_found_error' });
     expect((await api(gw, 'GET', '/v1/files?workspace_id=second')).body.data).toEqual([]);
 
     // An upload may name its workspace in the query or as a form field.
@@ -292,11 +287,11 @@ describe('tenancy', () => {
     ]);
     expect(inSecond.status).toBe(200);
     expect((await api(gw, 'GET', `/v1/files/${inSecond.body.id}?workspace_id=second`)).status).toBe(200);
-    expectError(await api(gw, 'GET', `/v1/files/${inSecond.body.id}`), 404, 'not_found_error');
+    expectError(await api(gw, 'GET', `/v1/files/${inSecond.body.id}`), 404, { type: 'not_found_error' });
     const unknown = await postMultipart(gw, '/v1/files?workspace_id=nowhere', [fieldPart('purpose', 'user_data'), filePart('{}\n')]);
-    expectError(unknown, 404, 'not_found_error');
+    expectError(unknown, 404, { type: 'not_found_error' });
 
-    expectError(await api(gw, 'GET', '/v1/files/not-a-uuid'), 404, 'not_found_error');
+    expectError(await api(gw, 'GET', '/v1/files/not-a-uuid'), 404, { type: 'not_found_error' });
     await expectNothingStray();
   });
 });
@@ -326,7 +321,7 @@ describe('upload size limit', () => {
         [filePart(Buffer.alloc(size, 'a')), fieldPart('purpose', 'user_data')],
       ]) {
         const res = await postMultipart(small, '/v1/files', parts);
-        expectError(res, 413, 'invalid_request_error', 'file');
+        expectError(res, 413, { type: 'invalid_request_error', param: 'file' });
         expect(res.body.error.code).toBe('file_too_large');
       }
     }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { gatewayFetch, gatewaySdk } from '../support/answers';
 import type OpenAI from 'openai';
 import type { TestGateway } from '../support/gateway';
+import { eventually } from '../support/expect';
 
 /** A fresh DATA_DIR for one test file (files, temporary files and the master key live there). */
 export async function tempDataDir(prefix = 'gw-files-'): Promise<{ dir: string; remove(): Promise<void> }> {
@@ -77,10 +78,5 @@ export async function postMultipart(gw: { url: string; key: string }, path: stri
   return { status: res.status, body };
 }
 
-export async function waitFor(condition: () => Promise<boolean>, what: string, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+/** `eventually` with the files tests' pace (10 ms, 5 s): `condition` holds before `ms`. */
+export const waitFor = (condition: () => Promise<boolean>, what: string, ms = 5000): Promise<true> => eventually<true>(condition, ms, 10, what);

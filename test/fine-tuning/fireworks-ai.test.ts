@@ -6,55 +6,37 @@
  * cancel ends the job `cancelled` with an event saying the Fireworks job keeps running, and the gateway
  * stops following it (nothing is deleted there).
  */
-import { toFile } from 'openai';
-import { startFakeFireworks, type FakeFireworks } from '../fakes/fireworks-server';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
-import { dataset, eventually, sdk } from './harness';
+import { startFakeFireworks } from '../fakes/fireworks-server';
+import { api } from '../support/gateway';
+import { eventually } from '../support/expect';
+import { hostedOnFake } from '../support/hosted-kit';
+import { dataset } from './harness';
+import { openAIWireSent, toolRequestCase } from '../chat/sdk-suite';
+import { gatewaySdk } from '../support/answers';
 
 const KEY = 'fw-hosted-key-0123456789abcdef';
 const ACCOUNT = 'acme-labs';
 const BASE = 'llama-v3p1-8b-instruct';
-const GATEWAY_OPTIONS = { 'x-gateway-provider': '@my-fireworks' };
 
-let fake: FakeFireworks;
-let gw: TestGateway;
-let client: ReturnType<typeof sdk>;
-let trainingFileId: string;
 /** The first test's succeeded job's output model, which the chat test then talks to. */
 let tunedModel: string | undefined;
 
-beforeAll(async () => {
-  fake = await startFakeFireworks({ apiKey: KEY, accountId: ACCOUNT, runningPolls: 3 });
-  gw = await startTestGateway({ GATEWAY_FIREWORKS_BASE_URL: fake.origin, GATEWAY_JOB_POLL_MS: '50' });
-  client = sdk(gw);
-  const integration = await api(gw, 'POST', '/v1/integrations', {
-    body: {
+const hosted = hostedOnFake({
+  start: () => startFakeFireworks({ apiKey: KEY, accountId: ACCOUNT, runningPolls: 3 }),
+  env: (fake) => ({ GATEWAY_FIREWORKS_BASE_URL: fake.origin }),
+  integrations: () => [
+    {
       slug: 'my-fireworks',
       provider: 'fireworks-ai',
       name: 'Fireworks',
       credentials: { api_key: KEY },
       options: { 'x-gateway-fireworks-account-id': ACCOUNT },
     },
-  });
-  expect(integration.status).toBe(200);
-  trainingFileId = (await client.files.create({ file: await toFile(Buffer.from(dataset()), 'train.jsonl'), purpose: 'fine-tune' })).id;
+  ],
+  model: BASE,
+  dataset: dataset(),
 });
-
-afterAll(async () => {
-  await gw.stop();
-  await fake.close();
-});
-
-const createJob = (extra: Record<string, unknown> = {}) =>
-  client.fineTuning.jobs.create({ model: BASE, training_file: trainingFileId, gateway_options: GATEWAY_OPTIONS, ...extra } as never);
-
-const waitForStatus = (id: string, statuses: string[]) =>
-  eventually(async () => {
-    const job = await client.fineTuning.jobs.retrieve(id);
-    return statuses.includes(job.status) ? job : undefined;
-  }, 60_000);
-
-const messagesOf = async (id: string) => (await client.fineTuning.jobs.listEvents(id, { limit: 100 })).data.map((e) => e.message);
+const { createJob, waitForStatus, messagesOf } = hosted;
 
 describe('hosted fine-tuning jobs on Fireworks AI', () => {
   it('uploads, submits and follows a job to succeeded with the output model, its events and checkpoint', async () => {
@@ -64,10 +46,10 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
       provider_options: { learning_rate: 0.0002 },
       metadata: { team: 'search' },
     });
-    expect(created).toMatchObject({ status: 'validating_files', model: BASE, training_file: trainingFileId, metadata: { team: 'search' } });
+    expect(created).toMatchObject({ status: 'validating_files', model: BASE, training_file: hosted.trainingFileId, metadata: { team: 'search' } });
 
     const done = await waitForStatus(created.id, ['succeeded', 'failed']);
-    const remote = fake.state.jobs.get(`gw-${created.id}`);
+    const remote = hosted.fake.state.jobs.get(`gw-${created.id}`);
     expect(remote).toMatchObject({
       baseModel: `accounts/fireworks/models/${BASE}`,
       displayName: 'hosted-run',
@@ -76,13 +58,18 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
       learningRate: 0.0002,
       state: 'JOB_STATE_COMPLETED',
     });
-    expect(done).toMatchObject({ status: 'succeeded', fine_tuned_model: remote?.outputModel, training_file: trainingFileId, finished_at: expect.any(Number) });
+    expect(done).toMatchObject({
+      status: 'succeeded',
+      fine_tuned_model: remote?.outputModel,
+      training_file: hosted.trainingFileId,
+      finished_at: expect.any(Number),
+    });
     expect(done.hyperparameters).toMatchObject({ n_epochs: 2 });
     tunedModel = done.fine_tuned_model!;
 
     // The dataset arrived byte for byte, in a dataset of the account.
     const datasetId = remote!.dataset.split('/').pop()!;
-    expect(fake.state.datasetFiles.get(datasetId)?.get('train.jsonl')?.content?.toString()).toBe(dataset());
+    expect(hosted.fake.state.datasetFiles.get(datasetId)?.get('train.jsonl')?.content?.toString()).toBe(dataset());
 
     const messages = await messagesOf(created.id);
     expect(messages[0]).toBe('Job status changed from running to succeeded');
@@ -98,7 +85,7 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
     expect(messages.filter((m) => m.startsWith('Fine-tuning job created:'))).toHaveLength(1);
     expect(messages.filter((m) => m.startsWith('Training 100% done'))).toHaveLength(1);
 
-    const checkpoints = await client.fineTuning.jobs.checkpoints.list(created.id);
+    const checkpoints = await hosted.client.fineTuning.jobs.checkpoints.list(created.id);
     expect(checkpoints.data).toEqual([
       expect.objectContaining({ fine_tuned_model_checkpoint: remote?.outputModel, step_number: 2, fine_tuning_job_id: created.id }),
     ]);
@@ -108,13 +95,13 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
     expect(tunedModel).toBeDefined();
     const model = tunedModel!;
     const ask = (headers: Record<string, string> = {}) =>
-      api(gw, 'POST', '/v1/chat/completions', { headers, body: { model, messages: [{ role: 'user', content: 'Hello Fireworks' }] } });
+      api(hosted.gw, 'POST', '/v1/chat/completions', { headers, body: { model, messages: [{ role: 'user', content: 'Hello Fireworks' }] } });
     // A model of an account answers only on a deployment: the gateway says which header names it, before calling Fireworks.
-    const calls = fake.state.chatRequests.length;
+    const calls = hosted.fake.state.chatRequests.length;
     expect(await ask()).toMatchObject({ status: 400, body: { error: { code: 'deployment_required', param: 'x-gateway-fireworks-deployment' } } });
-    expect(fake.state.chatRequests).toHaveLength(calls);
+    expect(hosted.fake.state.chatRequests).toHaveLength(calls);
 
-    fake.deploy(model, `accounts/${ACCOUNT}/deployments/chat-serving`);
+    hosted.fake.deploy(model, `accounts/${ACCOUNT}/deployments/chat-serving`);
     const answered = await ask({ 'x-gateway-fireworks-deployment': 'chat-serving' });
     expect(answered.status).toBe(200);
     expect(answered.body).toMatchObject({
@@ -122,10 +109,18 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
       model,
       choices: [{ message: { content: `Answer from ${model}#accounts/${ACCOUNT}/deployments/chat-serving: Hello Fireworks` } }],
     });
-    expect(fake.state.chatRequests.at(-1)).toMatchObject({ model: `${model}#accounts/${ACCOUNT}/deployments/chat-serving` });
+    expect(hosted.fake.state.chatRequests.at(-1)).toMatchObject({ model: `${model}#accounts/${ACCOUNT}/deployments/chat-serving` });
 
     // A hostile deployment name is refused before any call.
     expect((await ask({ 'x-gateway-fireworks-deployment': '../../evil' })).status).toBe(400);
+  });
+
+  describe('tools and structured outputs, as sent', () => {
+    const sent = () => openAIWireSent(hosted.fake.state.chatRequests.at(-1)!);
+    // The deployment the previous test made serves the tuned model.
+    const onDeployment = () => gatewaySdk(hosted.gw, { headers: { 'x-gateway-fireworks-deployment': 'chat-serving' } });
+    toolRequestCase('Fireworks fine-tuned model', () => ({ model: tunedModel!, client: onDeployment, sent }));
+    toolRequestCase('Fireworks @slug/model', () => ({ model: `@my-fireworks/${BASE}`, client: () => hosted.client, sent }));
   });
 
   it('fails a job asking for a learning-rate multiplier, naming the field', async () => {
@@ -133,18 +128,18 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
     const done = await waitForStatus(created.id, ['failed', 'succeeded']);
     expect(done.status).toBe('failed');
     expect(done.error).toMatchObject({ code: 'unsupported_parameter', param: 'method.supervised.hyperparameters.learning_rate_multiplier' });
-    expect(fake.state.jobs.has(`gw-${created.id}`)).toBe(false);
+    expect(hosted.fake.state.jobs.has(`gw-${created.id}`)).toBe(false);
   });
 
   it('cancels: the job ends cancelled with an event saying the Fireworks job keeps running, and is no longer followed', async () => {
     // Every read of a hosted job fails from now on, so the job stays where the submission left it.
-    fake.failNext('GET', `/v1/accounts/${ACCOUNT}/supervisedFineTuningJobs/gw-`, 503, { times: 1_000_000 });
+    hosted.fake.failNext('GET', `/v1/accounts/${ACCOUNT}/supervisedFineTuningJobs/gw-`, 503, { times: 1_000_000 });
     const created = await createJob();
     await eventually(async () => ((await messagesOf(created.id)).some((m) => m.startsWith('Submitted to')) ? true : undefined), 60_000);
 
-    const cancelled = await client.fineTuning.jobs.cancel(created.id);
+    const cancelled = await hosted.client.fineTuning.jobs.cancel(created.id);
     expect(cancelled).toMatchObject({ id: created.id, status: 'cancelled', finished_at: expect.any(Number) });
-    const events = (await client.fineTuning.jobs.listEvents(created.id, { limit: 100 })).data;
+    const events = (await hosted.client.fineTuning.jobs.listEvents(created.id, { limit: 100 })).data;
     expect(events).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
@@ -155,12 +150,12 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
       ]),
     );
     // Nothing was deleted at Fireworks, and the monitor leaves the job alone from now on.
-    expect(fake.state.jobs.has(`gw-${created.id}`)).toBe(true);
-    expect(fake.state.requests.some((r) => r.method === 'DELETE')).toBe(false);
-    const reads = () => fake.state.requests.filter((r) => r.path.endsWith(`/gw-${created.id}`)).length;
+    expect(hosted.fake.state.jobs.has(`gw-${created.id}`)).toBe(true);
+    expect(hosted.fake.state.requests.some((r) => r.method === 'DELETE')).toBe(false);
+    const reads = () => hosted.fake.state.requests.filter((r) => r.path.endsWith(`/gw-${created.id}`)).length;
     // A poll already in flight when the cancel landed may still finish (its retries included): it holds the
     // job's lease until then. Once the lease is free, no poll follows.
-    const prisma = gw.gateway.services.db.prisma;
+    const prisma = hosted.gw.gateway.services.db.prisma;
     await eventually(
       async () => ((await prisma.fineTuningJob.findUniqueOrThrow({ where: { id: created.id } })).leaseOwner === null ? true : undefined),
       10_000,
@@ -168,6 +163,6 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
     const before = reads();
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(reads()).toBe(before);
-    expect((await client.fineTuning.jobs.retrieve(created.id)).status).toBe('cancelled');
+    expect((await hosted.client.fineTuning.jobs.retrieve(created.id)).status).toBe('cancelled');
   });
 });

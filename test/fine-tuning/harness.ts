@@ -129,16 +129,8 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
-/** Polls until `check` returns a value (not undefined) or the time is up. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
+/** Kept here for the tests that import it from the harness; the one copy is test/support/expect.ts. */
+export { eventually } from '../support/expect';
 
 /** Every row of every table of the public schema, as text (to prove a secret is not stored in clear). */
 export async function databaseText(gw: HostedGateway): Promise<string> {

@@ -23,6 +23,7 @@ import {
   tempDir,
   type HostedGateway,
 } from './harness';
+import { expectError } from '../support/expect';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 const WRONG_SECRET = `sk-wrong-${randomBytes(12).toString('hex')}`;
@@ -84,13 +85,6 @@ const waitForStatus = (id: string, statuses: string[]) =>
 
 /** The fake's job carrying our id in its metadata (what the monitor submitted for it). */
 const providerJobOf = (id: string) => [...fake.state.jobs.values()].filter((j) => j.metadata?.gateway_job_id === id);
-
-function expectError(res: { status: number; body: any }, status: number, param?: string | null, code?: string) {
-  expect(res.status).toBe(status);
-  expect(Object.keys(res.body.error)).toEqual(['message', 'type', 'param', 'code']);
-  if (param !== undefined) expect(res.body.error.param).toBe(param);
-  if (code !== undefined) expect(res.body.error.code).toBe(code);
-}
 
 describe('hosted fine-tuning jobs with the OpenAI SDK', () => {
   it('creates a job that the monitor uploads, submits and follows to succeeded', async () => {
@@ -210,7 +204,7 @@ describe('hosted fine-tuning jobs with the OpenAI SDK', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect((await client.fineTuning.jobs.retrieve(created.id)).status).toBe('cancelled');
     const again = await api(gw, 'POST', `/v1/fine_tuning/jobs/${created.id}/cancel`);
-    expectError(again, 400, null, 'job_not_cancellable');
+    expectError(again, 400, { param: null, code: 'job_not_cancellable' });
     const messages = (await client.fineTuning.jobs.listEvents(created.id)).data.map((e) => e.message);
     expect(messages[0]).toBe('Job cancelled');
   });
@@ -420,7 +414,7 @@ describe('a provider that cannot be reached', () => {
 
     // The dataset has not reached the provider: deleting it now is refused on both faces.
     const refused = await api(gw, 'DELETE', `/v1/files/${fileId}`);
-    expectError(refused, 409, 'id', 'file_in_use');
+    expectError(refused, 409, { param: 'id', code: 'file_in_use' });
     expect(refused.body.error.message).toContain(id);
     const refusedGraphQL = await gql('mutation($id: ID!) { deleteFile(id: $id) }', { id: fileId });
     expect(refusedGraphQL.body.errors[0].extensions).toMatchObject({ code: 'CONFLICT', errorCode: 'file_in_use' });
@@ -517,37 +511,37 @@ describe('create validation', () => {
     ['a non-string training_file', { training_file: 42 }, 'training_file'],
   ])('refuses %s with 400 naming the field', async (_name, change, param) => {
     const res = await post({ ...base(), ...change });
-    expectError(res, 400, param);
+    expectError(res, 400, { param });
     expect(res.body.error.type).toBe('invalid_request_error');
   });
 
   it('answers 404 for an unknown training file or integration, 400 for a file of another purpose', async () => {
-    expectError(await post({ ...base(), training_file: '3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10' }), 404, 'training_file');
-    expectError(await post({ ...base(), training_file: 'file-abc' }), 404, 'training_file');
-    expectError(await post({ ...base(), validation_file: '3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10' }), 404, 'validation_file');
-    expectError(await post({ ...base(), gateway_options: { 'x-gateway-provider': '@nope' } }), 404, 'gateway_options.x-gateway-provider');
+    expectError(await post({ ...base(), training_file: '3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10' }), 404, { param: 'training_file' });
+    expectError(await post({ ...base(), training_file: 'file-abc' }), 404, { param: 'training_file' });
+    expectError(await post({ ...base(), validation_file: '3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10' }), 404, { param: 'validation_file' });
+    expectError(await post({ ...base(), gateway_options: { 'x-gateway-provider': '@nope' } }), 404, { param: 'gateway_options.x-gateway-provider' });
     const other = await client.files.create({ file: await toFile(Buffer.from('{"custom_id": "1"}\n'), 'notes.jsonl'), purpose: 'user_data' });
-    expectError(await post({ ...base(), training_file: other.id }), 400, 'training_file', 'invalid_file_purpose');
+    expectError(await post({ ...base(), training_file: other.id }), 400, { param: 'training_file', code: 'invalid_file_purpose' });
   });
 
   it('takes a request with an x-gateway-provider header as client mode, never as a hosted job', async () => {
     const headers = { 'x-gateway-provider': '@no-such-integration', authorization: `Bearer ${SECRET}` };
-    expectError(await post(base(), headers), 400, 'gateway_options');
+    expectError(await post(base(), headers), 400, { param: 'gateway_options' });
     const { gateway_options: _hosted, ...clientBody } = base();
-    expectError(await post(clientBody, headers), 404, 'x-gateway-provider');
-    expectError(await api(gw, 'GET', '/v1/fine_tuning/jobs', { headers }), 404, 'x-gateway-provider');
+    expectError(await post(clientBody, headers), 404, { param: 'x-gateway-provider' });
+    expectError(await api(gw, 'GET', '/v1/fine_tuning/jobs', { headers }), 404, { param: 'x-gateway-provider' });
   });
 
   it('validates paging parameters', async () => {
-    expectError(await api(gw, 'GET', '/v1/fine_tuning/jobs?limit=0'), 400, 'limit');
-    expectError(await api(gw, 'GET', '/v1/fine_tuning/jobs?limit=101'), 400, 'limit');
-    expectError(await api(gw, 'GET', '/v1/fine_tuning/jobs?limit=abc'), 400, 'limit');
-    expectError(await api(gw, 'GET', '/v1/fine_tuning/jobs?after=3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10'), 400, 'after', 'invalid_cursor');
-    expectError(await api(gw, 'GET', '/v1/fine_tuning/jobs?order=asc'), 400, 'order');
+    expectError(await api(gw, 'GET', '/v1/fine_tuning/jobs?limit=0'), 400, { param: 'limit' });
+    expectError(await api(gw, 'GET', '/v1/fine_tuning/jobs?limit=101'), 400, { param: 'limit' });
+    expectError(await api(gw, 'GET', '/v1/fine_tuning/jobs?limit=abc'), 400, { param: 'limit' });
+    expectError(await api(gw, 'GET', '/v1/fine_tuning/jobs?after=3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10'), 400, { param: 'after', code: 'invalid_cursor' });
+    expectError(await api(gw, 'GET', '/v1/fine_tuning/jobs?order=asc'), 400, { param: 'order' });
     const job = (await post(base())).body;
-    expectError(await api(gw, 'GET', `/v1/fine_tuning/jobs/${job.id}/events?limit=0`), 400, 'limit');
-    expectError(await api(gw, 'GET', `/v1/fine_tuning/jobs/${job.id}/checkpoints?after=nope`), 400, 'after');
-    expectError(await api(gw, 'POST', `/v1/fine_tuning/jobs/${job.id}/cancel`, { body: { reason: 'x' } }), 400, 'reason');
+    expectError(await api(gw, 'GET', `/v1/fine_tuning/jobs/${job.id}/events?limit=0`), 400, { param: 'limit' });
+    expectError(await api(gw, 'GET', `/v1/fine_tuning/jobs/${job.id}/checkpoints?after=nope`), 400, { param: 'after' });
+    expectError(await api(gw, 'POST', `/v1/fine_tuning/jobs/${job.id}/cancel`, { body: { reason: 'x' } }), 400, { param: 'reason' });
     await api(gw, 'POST', `/v1/fine_tuning/jobs/${job.id}/cancel`);
   });
 });
@@ -562,13 +556,13 @@ describe('tenancy', () => {
       ['GET', `/v1/fine_tuning/jobs/${job}/events`],
       ['GET', `/v1/fine_tuning/jobs/${job}/checkpoints`],
     ]) {
-      expectError(await api(other, method, path), 404, undefined, 'not_found');
+      expectError(await api(other, method, path), 404, { code: 'not_found' });
     }
     const list = await api(other, 'GET', '/v1/fine_tuning/jobs');
     expect(list.body).toEqual({ object: 'list', data: [], has_more: false });
     // Its own integrations and files only: ours are unknown there.
     const res = await api(other, 'POST', '/v1/fine_tuning/jobs', { body: { model: 'm', training_file: trainingFileId, gateway_options: GATEWAY_OPTIONS } });
-    expectError(res, 404, 'training_file');
+    expectError(res, 404, { param: 'training_file' });
     await waitForStatus(job, ['succeeded']);
   });
 });

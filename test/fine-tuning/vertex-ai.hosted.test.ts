@@ -5,55 +5,39 @@
  * model as `fine_tuned_model` (its endpoint kept for chat) and the job's checkpoints; cancel ending
  * `cancelled`; Vertex's 429 retried and its failure recorded; settings checked at creation.
  */
-import { toFile } from 'openai';
-import { startFakeVertex, type FakeVertex, type TuningJob } from '../fakes/vertex-server';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { startFakeVertex, type TuningJob } from '../fakes/vertex-server';
+import { api } from '../support/gateway';
+import { eventually } from '../support/expect';
+import { hostedOnFake } from '../support/hosted-kit';
 import { BUCKET, fakeEndpoints } from '../providers/vertex-ai.support';
-import { dataset, eventually, sdk } from './harness';
+import { propertiesOf, toolRequestCase, type SentTools } from '../chat/sdk-suite';
+import { dataset } from './harness';
 
-let fake: FakeVertex;
-let gw: TestGateway;
-let client: ReturnType<typeof sdk>;
-let trainingFileId: string;
+/** The first test's tuned model, which the tools test then talks to. */
+let tunedModel: string | undefined;
 
-beforeAll(async () => {
-  fake = await startFakeVertex();
-  gw = await startTestGateway({ ...fakeEndpoints(fake), GATEWAY_JOB_POLL_MS: '50' });
-  client = sdk(gw);
-  const options = { 'x-gateway-vertex-project-id': fake.projectId, 'x-gateway-vertex-region': fake.location };
-  const credentials = { service_account_json: JSON.stringify(fake.serviceAccount) };
-  for (const [slug, extra] of [
-    ['my-vertex', { 'x-gateway-vertex-storage-bucket-name': BUCKET }],
-    ['no-bucket', {}],
-  ] as const) {
-    const res = await api(gw, 'POST', '/v1/integrations', { body: { slug, provider: 'vertex-ai', credentials, options: { ...options, ...extra } } });
-    if (res.status !== 200) throw new Error(`integration not created: ${JSON.stringify(res.body)}`);
-  }
-  trainingFileId = (await client.files.create({ file: await toFile(Buffer.from(dataset(12)), 'train.jsonl'), purpose: 'fine-tune' })).id;
+const hosted = hostedOnFake({
+  start: () => startFakeVertex(),
+  env: fakeEndpoints,
+  integrations: (fake) => {
+    const options = { 'x-gateway-vertex-project-id': fake.projectId, 'x-gateway-vertex-region': fake.location };
+    const credentials = { service_account_json: JSON.stringify(fake.serviceAccount) };
+    return [
+      { slug: 'my-vertex', provider: 'vertex-ai', credentials, options: { ...options, 'x-gateway-vertex-storage-bucket-name': BUCKET } },
+      { slug: 'no-bucket', provider: 'vertex-ai', credentials, options },
+    ];
+  },
+  model: 'gemini-2.0-flash-001',
+  dataset: dataset(12),
 });
-
-afterAll(async () => {
-  await gw.stop();
-  await fake.close();
-});
-
-function createJob(extra: Record<string, unknown> = {}) {
-  const body = { model: 'gemini-2.0-flash-001', training_file: trainingFileId, gateway_options: { 'x-gateway-provider': '@my-vertex' }, ...extra };
-  return client.fineTuning.jobs.create(body);
-}
-
-const waitForStatus = (id: string, statuses: string[]) =>
-  eventually(async () => {
-    const job = await client.fineTuning.jobs.retrieve(id);
-    return statuses.includes(job.status) ? job : undefined;
-  });
+const { createJob, waitForStatus } = hosted;
 
 /** The fake's tuning job the monitor submitted for gateway job `id` (found by its label). */
 const providerJobOf = (id: string) =>
-  eventually(() => Promise.resolve([...fake.state.tuningJobs.values()].find((job: TuningJob) => job.labels?.gateway_job_id === id)));
+  eventually(() => Promise.resolve([...hosted.fake.state.tuningJobs.values()].find((job: TuningJob) => job.labels?.gateway_job_id === id)));
 
 async function servingModelOf(id: string): Promise<string | null> {
-  const rows = await gw.gateway.services.db.prisma.$queryRawUnsafe<{ serving_model: string | null }[]>(
+  const rows = await hosted.gw.gateway.services.db.prisma.$queryRawUnsafe<{ serving_model: string | null }[]>(
     'SELECT serving_model FROM fine_tuning_jobs WHERE id = $1',
     id,
   );
@@ -63,7 +47,7 @@ async function servingModelOf(id: string): Promise<string | null> {
 describe('hosted fine-tuning jobs on Vertex AI', () => {
   it('uploads the dataset in Gemini format, submits, and follows the job to succeeded with the tuned model and its checkpoints', async () => {
     const created = await createJob({ suffix: 'faq-bot', method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 2 } } } });
-    expect(created).toMatchObject({ status: 'validating_files', model: 'gemini-2.0-flash-001', training_file: trainingFileId });
+    expect(created).toMatchObject({ status: 'validating_files', model: 'gemini-2.0-flash-001', training_file: hosted.trainingFileId });
 
     const done = await waitForStatus(created.id, ['succeeded', 'failed', 'cancelled']);
     const remote = await providerJobOf(created.id);
@@ -72,10 +56,11 @@ describe('hosted fine-tuning jobs on Vertex AI', () => {
       fine_tuned_model: remote.tunedModel!.model,
       trained_tokens: expect.any(Number),
       finished_at: expect.any(Number),
-      training_file: trainingFileId,
+      training_file: hosted.trainingFileId,
       hyperparameters: { n_epochs: 2, batch_size: 'auto', learning_rate_multiplier: 'auto' },
     });
     expect(await servingModelOf(created.id)).toBe(remote.tunedModel!.endpoint);
+    tunedModel = done.fine_tuned_model!;
 
     // The job asked Vertex for what the caller asked, on the dataset the monitor converted and uploaded.
     expect(remote).toMatchObject({
@@ -84,7 +69,7 @@ describe('hosted fine-tuning jobs on Vertex AI', () => {
       supervisedTuningSpec: { hyperParameters: { epochCount: '2' } },
     });
     const uri = String(remote.supervisedTuningSpec.trainingDatasetUri);
-    const stored = fake.state.storage.buckets.get(BUCKET)!.get(uri.slice(`gs://${BUCKET}/`.length))!;
+    const stored = hosted.fake.state.storage.buckets.get(BUCKET)!.get(uri.slice(`gs://${BUCKET}/`.length))!;
     const lines = stored.data
       .toString('utf8')
       .trimEnd()
@@ -99,11 +84,11 @@ describe('hosted fine-tuning jobs on Vertex AI', () => {
       ],
     });
 
-    const checkpoints = await client.fineTuning.jobs.checkpoints.list(created.id);
+    const checkpoints = await hosted.client.fineTuning.jobs.checkpoints.list(created.id);
     expect(checkpoints.data.map((c) => [c.step_number, c.fine_tuned_model_checkpoint])).toEqual(
       [...remote.tunedModel!.checkpoints].reverse().map((c) => [Number(c.step), c.endpoint]),
     );
-    const events = (await client.fineTuning.jobs.listEvents(created.id, { limit: 50 })).data.map((e) => e.message);
+    const events = (await hosted.client.fineTuning.jobs.listEvents(created.id, { limit: 50 })).data.map((e) => e.message);
     expect(events).toEqual(
       expect.arrayContaining([`Uploaded training file to vertex-ai as ${uri}`, 'Tuning started', expect.stringMatching(/^Tuning succeeded: tuned model /)]),
     );
@@ -111,55 +96,70 @@ describe('hosted fine-tuning jobs on Vertex AI', () => {
     expect(events.filter((m) => m === 'Tuning started')).toHaveLength(1);
   });
 
+  describe('tools and structured outputs, translated to generateContent', () => {
+    const sent = (): SentTools => {
+      const body = hosted.fake.state.generateRequests.at(-1)!.body as Record<string, any>;
+      const declarations: any[] = body.tools?.[0]?.functionDeclarations ?? [];
+      const calling = body.toolConfig?.functionCallingConfig;
+      return {
+        tools: Object.fromEntries(declarations.map((d) => [d.name, propertiesOf(d.parameters)])),
+        forced: calling?.mode === 'ANY' ? calling.allowedFunctionNames?.[0] : undefined,
+        answerSchema: body.generationConfig?.responseSchema ? propertiesOf(body.generationConfig.responseSchema) : undefined,
+      };
+    };
+    toolRequestCase('Vertex AI fine-tuned model', () => ({ model: tunedModel!, client: () => hosted.client, sent }));
+    toolRequestCase('Vertex AI @slug/model', () => ({ model: '@my-vertex/gemini-2.5-flash', client: () => hosted.client, sent }));
+  });
+
   it('cancels a submitted job at Vertex; it ends cancelled', async () => {
-    fake.settings.stepsPerPoll = 0; // the job stays pending until cancelled
+    hosted.fake.settings.stepsPerPoll = 0; // the job stays pending until cancelled
     try {
       const created = await createJob();
       const remote = await providerJobOf(created.id);
-      await eventually(async () => ((await client.fineTuning.jobs.retrieve(created.id)).status === 'queued' ? true : undefined));
-      const cancelled = await client.fineTuning.jobs.cancel(created.id);
+      await eventually(async () => ((await hosted.client.fineTuning.jobs.retrieve(created.id)).status === 'queued' ? true : undefined));
+      const cancelled = await hosted.client.fineTuning.jobs.cancel(created.id);
       expect(['running', 'cancelled']).toContain(cancelled.status);
-      expect(fake.state.requests.some((r) => r.method === 'POST' && r.path.endsWith(`${remote.name}:cancel`))).toBe(true);
-      fake.advance(remote.name);
+      expect(hosted.fake.state.requests.some((r) => r.method === 'POST' && r.path.endsWith(`${remote.name}:cancel`))).toBe(true);
+      hosted.fake.advance(remote.name);
       expect(await waitForStatus(created.id, ['cancelled', 'succeeded', 'failed'])).toMatchObject({ status: 'cancelled', error: null });
     } finally {
-      fake.settings.stepsPerPoll = 1;
+      hosted.fake.settings.stepsPerPoll = 1;
     }
   });
 
   it("retries Vertex's 429 RESOURCE_EXHAUSTED and records a job Vertex failed, with its reason", async () => {
-    fake.failNext('GET', `/v1/projects/${fake.projectNumber}/locations/${fake.location}/tuningJobs/`, 429, { times: 5 });
+    hosted.fake.failNext('GET', `/v1/projects/${hosted.fake.projectNumber}/locations/${hosted.fake.location}/tuningJobs/`, 429, { times: 5 });
     const created = await createJob();
     const remote = await providerJobOf(created.id);
-    fake.failJob(remote.name, { code: 8, message: 'Quota exceeded for tuning.' });
+    hosted.fake.failJob(remote.name, { code: 8, message: 'Quota exceeded for tuning.' });
     const failed = await waitForStatus(created.id, ['failed', 'succeeded', 'cancelled']);
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'resource_exhausted', message: 'Quota exceeded for tuning.' } });
     // Five reads were refused (retried by the HTTP client, then by the monitor's back-off) before one got through.
-    expect(fake.state.requests.filter((r) => r.method === 'GET' && r.path === `/v1/${remote.name}`).length).toBeGreaterThanOrEqual(6);
+    expect(hosted.fake.state.requests.filter((r) => r.method === 'GET' && r.path === `/v1/${remote.name}`).length).toBeGreaterThanOrEqual(6);
   });
 
   it('checks the settings at creation: a missing bucket, or one gateway_options would choose, is a 400 naming it', async () => {
-    const missing = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
-      body: { model: 'gemini-2.0-flash-001', training_file: trainingFileId, gateway_options: { 'x-gateway-provider': '@no-bucket' } },
+    const missing = await api(hosted.gw, 'POST', '/v1/fine_tuning/jobs', {
+      body: { model: 'gemini-2.0-flash-001', training_file: hosted.trainingFileId, gateway_options: { 'x-gateway-provider': '@no-bucket' } },
     });
     expect(missing.status).toBe(400);
     expect(missing.body.error).toMatchObject({ code: 'missing_setting', message: expect.stringContaining('x-gateway-vertex-storage-bucket-name') });
 
     // The bucket chooses where the integration's credentials are used: it comes from the integration only.
-    const withBucket = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
+    const withBucket = await api(hosted.gw, 'POST', '/v1/fine_tuning/jobs', {
       body: {
         model: 'gemini-2.0-flash-001',
-        training_file: trainingFileId,
+        training_file: hosted.trainingFileId,
         gateway_options: { 'x-gateway-provider': '@no-bucket', 'x-gateway-vertex-storage-bucket-name': BUCKET },
       },
     });
     expect(withBucket.status).toBe(400);
     expect(withBucket.body.error).toMatchObject({ code: 'setting_not_overridable', param: 'gateway_options.x-gateway-vertex-storage-bucket-name' });
 
-    const hostile = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
+    const hostile = await api(hosted.gw, 'POST', '/v1/fine_tuning/jobs', {
       body: {
         model: 'gemini-2.0-flash-001',
-        training_file: trainingFileId,
+        training_file: hosted.trainingFileId,
         gateway_options: { 'x-gateway-provider': '@my-vertex', 'x-gateway-vertex-region': 'us-central1.evil.com' },
       },
     });

@@ -10,6 +10,7 @@ import { BOUNDARY, dataset, example, fieldPart, filePart, postMultipart, recorde
 import { gatewayFetch } from '../support/answers';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { sha256 } from '../support/streams';
+import { expectError } from '../support/expect';
 
 const MAX_FILE_BYTES = 64 * 1024;
 
@@ -37,18 +38,6 @@ async function expectNothingKept(refuse: () => Promise<void>): Promise<void> {
   expect(before.stored).toEqual(before.recorded);
   await refuse();
   expect(await storeAndDatabase()).toEqual(before);
-}
-
-function expectError(
-  res: { status: number; body: any },
-  status: number,
-  expected: { param?: string | null; code?: string | null; message?: string | RegExp } = {},
-) {
-  expect(res.status).toBe(status);
-  expect(Object.keys(res.body.error)).toEqual(['message', 'type', 'param', 'code']);
-  if (expected.param !== undefined) expect(res.body.error.param).toBe(expected.param);
-  if (expected.code !== undefined) expect(res.body.error.code).toBe(expected.code);
-  if (expected.message !== undefined) expect(res.body.error.message).toMatch(expected.message);
 }
 
 /** An upload built by fetch's own FormData encoder, as browsers and SDKs send it. */

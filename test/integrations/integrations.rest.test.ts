@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { api, createOrganisation, startTestGateway, type TestGateway } from '../support/gateway';
+import { expectError } from '../support/expect';
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -9,13 +10,6 @@ beforeAll(async () => {
 afterAll(() => gw.stop());
 
 const SECRET = 'sk-live-SECRET-4f1d8a2b9c7e6d5f';
-
-function expectError(res: { status: number; body: any }, status: number, type: string, param?: string | null) {
-  expect(res.status).toBe(status);
-  expect(Object.keys(res.body.error)).toEqual(['message', 'type', 'param', 'code']);
-  expect(res.body.error.type).toBe(type);
-  if (param !== undefined) expect(res.body.error.param).toBe(param);
-}
 
 /** Everything the database holds about integrations, as text. */
 async function integrationTableText(): Promise<string> {
@@ -51,8 +45,8 @@ describe('integrations over REST', () => {
 
     const deleted = await api(gw, 'DELETE', '/v1/integrations/my-openai');
     expect(deleted.body).toEqual({ id: created.body.id, object: 'integration', deleted: true });
-    expectError(await api(gw, 'GET', '/v1/integrations/my-openai'), 404, 'not_found_error');
-    expectError(await api(gw, 'DELETE', '/v1/integrations/my-openai'), 404, 'not_found_error');
+    expectError(await api(gw, 'GET', '/v1/integrations/my-openai'), 404, { type: 'not_found_error' });
+    expectError(await api(gw, 'DELETE', '/v1/integrations/my-openai'), 404, { type: 'not_found_error' });
   });
 
   it('stores credentials encrypted, and resolve() gives them back for the fine-tuning module', async () => {
@@ -94,36 +88,43 @@ describe('integrations over REST', () => {
     const base = { slug: 'checked', provider: 'openai' };
 
     const missing = await post({ ...base, credentials: {} });
-    expectError(missing, 400, 'invalid_request_error', 'credentials.api_key');
-    expectError(await post({ ...base }), 400, 'invalid_request_error', 'credentials.api_key');
-    expectError(await post({ ...base, credentials: SECRET }), 400, 'invalid_request_error', 'credentials');
+    expectError(missing, 400, { type: 'invalid_request_error', param: 'credentials.api_key' });
+    expectError(await post({ ...base }), 400, { type: 'invalid_request_error', param: 'credentials.api_key' });
+    expectError(await post({ ...base, credentials: SECRET }), 400, { type: 'invalid_request_error', param: 'credentials' });
     const unknown = await post({ ...base, credentials: { api_key: SECRET, password: SECRET } });
-    expectError(unknown, 400, 'invalid_request_error', 'credentials.password');
+    expectError(unknown, 400, { type: 'invalid_request_error', param: 'credentials.password' });
     const notString = await post({ ...base, credentials: { api_key: 12345 } });
-    expectError(notString, 400, 'invalid_request_error', 'credentials.api_key');
-    expectError(await post({ ...base, credentials: { api_key: SECRET }, options: { region: 'x' } }), 400, 'invalid_request_error', 'options.region');
-    expectError(await post({ ...base, credentials: { api_key: SECRET }, options: { organization: 5 } }), 400, 'invalid_request_error', 'options.organization');
-    expectError(await post({ ...base, provider: 'openrouter', credentials: { api_key: SECRET } }), 400, 'invalid_request_error', 'provider');
-    expectError(
-      await post({ ...base, provider: 'azure-openai', credentials: { api_key: SECRET } }),
-      400,
-      'invalid_request_error',
-      'options.x-gateway-azure-resource-name',
-    );
+    expectError(notString, 400, { type: 'invalid_request_error', param: 'credentials.api_key' });
+    expectError(await post({ ...base, credentials: { api_key: SECRET }, options: { region: 'x' } }), 400, {
+      type: 'invalid_request_error',
+      param: 'options.region',
+    });
+    expectError(await post({ ...base, credentials: { api_key: SECRET }, options: { organization: 5 } }), 400, {
+      type: 'invalid_request_error',
+      param: 'options.organization',
+    });
+    expectError(await post({ ...base, provider: 'openrouter', credentials: { api_key: SECRET } }), 400, { type: 'invalid_request_error', param: 'provider' });
+    expectError(await post({ ...base, provider: 'azure-openai', credentials: { api_key: SECRET } }), 400, {
+      type: 'invalid_request_error',
+      param: 'options.x-gateway-azure-resource-name',
+    });
     for (const hostile of ['evil.com/x', 'a@b', 'a:1', 'a.b', 'a%2fb', 'x'.repeat(300)]) {
       const res = await post({ ...base, provider: 'azure-openai', credentials: { api_key: SECRET }, options: { 'x-gateway-azure-resource-name': hostile } });
-      expectError(res, 400, 'invalid_request_error', 'options.x-gateway-azure-resource-name');
+      expectError(res, 400, { type: 'invalid_request_error', param: 'options.x-gateway-azure-resource-name' });
     }
-    expectError(await post({ slug: 'Not A Slug', provider: 'openai', credentials: { api_key: SECRET } }), 400, 'invalid_request_error', 'slug');
-    expectError(await post({ provider: 'openai', credentials: { api_key: SECRET } }), 400, 'invalid_request_error', 'slug');
-    expectError(await post({ ...base, credentials: { api_key: SECRET }, id: 'mine' }), 400, 'invalid_request_error', 'id');
-    expectError(await post({ ...base, credentials: { api_key: SECRET }, createdAt: 1 }), 400, 'invalid_request_error', 'createdAt');
+    expectError(await post({ slug: 'Not A Slug', provider: 'openai', credentials: { api_key: SECRET } }), 400, {
+      type: 'invalid_request_error',
+      param: 'slug',
+    });
+    expectError(await post({ provider: 'openai', credentials: { api_key: SECRET } }), 400, { type: 'invalid_request_error', param: 'slug' });
+    expectError(await post({ ...base, credentials: { api_key: SECRET }, id: 'mine' }), 400, { type: 'invalid_request_error', param: 'id' });
+    expectError(await post({ ...base, credentials: { api_key: SECRET }, createdAt: 1 }), 400, { type: 'invalid_request_error', param: 'createdAt' });
     // A body that is not valid JSON: the parser's message must not quote it.
     const malformed = await api(gw, 'POST', '/v1/integrations', {
       rawBody: `{"slug": "x", "credentials": {"api_key": ${SECRET}}}`,
       headers: { 'content-type': 'application/json' },
     });
-    expectError(malformed, 400, 'invalid_request_error');
+    expectError(malformed, 400, { type: 'invalid_request_error' });
 
     for (const res of [missing, unknown, notString, malformed]) expect(JSON.stringify(res.body)).not.toContain(SECRET.slice(3));
 
@@ -143,7 +144,7 @@ describe('integrations over REST', () => {
     const body = { slug: 'dup', provider: 'openai', credentials: { api_key: SECRET } };
     expect((await api(gw, 'POST', '/v1/integrations', { body })).status).toBe(200);
     const again = await api(gw, 'POST', '/v1/integrations', { body });
-    expectError(again, 409, 'conflict_error', 'slug');
+    expectError(again, 409, { type: 'conflict_error', param: 'slug' });
     expect(JSON.stringify(again.body)).not.toContain(SECRET);
 
     // Another workspace of the organisation may use the same slug.
@@ -156,8 +157,8 @@ describe('integrations over REST', () => {
   it("another organisation's integration answers 404 and cannot be resolved", async () => {
     await api(gw, 'POST', '/v1/integrations', { body: { slug: 'private', provider: 'openai', credentials: { api_key: SECRET } } });
     const other = await createOrganisation(gw);
-    expectError(await api(other, 'GET', '/v1/integrations/private'), 404, 'not_found_error');
-    expectError(await api(other, 'DELETE', '/v1/integrations/private'), 404, 'not_found_error');
+    expectError(await api(other, 'GET', '/v1/integrations/private'), 404, { type: 'not_found_error' });
+    expectError(await api(other, 'DELETE', '/v1/integrations/private'), 404, { type: 'not_found_error' });
     expect((await api(other, 'GET', '/v1/integrations')).body).toEqual({ object: 'list', data: [] });
     const otherScope = { organisationId: other.organisationId, workspaceId: other.workspaceId };
     await expect(gw.gateway.services.integrations.resolve(otherScope, '@private')).rejects.toMatchObject({ kind: 'not_found' });
@@ -192,21 +193,27 @@ describe('integrations over REST', () => {
     expect(JSON.stringify([rotated.body, renamed.body, replaced.body])).not.toContain('sk-');
 
     // Same validation as create, never echoing a value; slug and provider cannot change.
-    expectError(await api(gw, 'PUT', `/v1/integrations/${id}`, { body: { name: 'no credentials' } }), 400, 'invalid_request_error', 'credentials');
+    expectError(await api(gw, 'PUT', `/v1/integrations/${id}`, { body: { name: 'no credentials' } }), 400, {
+      type: 'invalid_request_error',
+      param: 'credentials',
+    });
     const bad = await api(gw, 'PATCH', `/v1/integrations/${id}`, { body: { credentials: { api_key: 'sk-bad', extra: 'sk-hidden-value' } } });
-    expectError(bad, 400, 'invalid_request_error', 'credentials.extra');
+    expectError(bad, 400, { type: 'invalid_request_error', param: 'credentials.extra' });
     expect(JSON.stringify(bad.body)).not.toContain('sk-hidden-value');
-    expectError(await api(gw, 'PATCH', `/v1/integrations/${id}`, { body: { slug: 'other' } }), 400, 'invalid_request_error', 'slug');
-    expectError(await api(gw, 'PATCH', `/v1/integrations/${id}`, { body: { provider: 'together-ai' } }), 400, 'invalid_request_error', 'provider');
-    expectError(await api(gw, 'PATCH', `/v1/integrations/${id}`, { body: { colour: 'red' } }), 400, 'invalid_request_error');
+    expectError(await api(gw, 'PATCH', `/v1/integrations/${id}`, { body: { slug: 'other' } }), 400, { type: 'invalid_request_error', param: 'slug' });
+    expectError(await api(gw, 'PATCH', `/v1/integrations/${id}`, { body: { provider: 'together-ai' } }), 400, {
+      type: 'invalid_request_error',
+      param: 'provider',
+    });
+    expectError(await api(gw, 'PATCH', `/v1/integrations/${id}`, { body: { colour: 'red' } }), 400, { type: 'invalid_request_error' });
     expect(await credentials()).toEqual({ api_key: SECRET });
 
     // Unknown and other organisations' integrations: 404 by id and by slug.
-    expectError(await api(gw, 'PATCH', '/v1/integrations/00000000-0000-4000-8000-000000000000', { body: { name: 'x' } }), 404, 'not_found_error');
+    expectError(await api(gw, 'PATCH', '/v1/integrations/00000000-0000-4000-8000-000000000000', { body: { name: 'x' } }), 404, { type: 'not_found_error' });
     const other = await createOrganisation(gw, 'Integration updater');
-    expectError(await api(other, 'GET', `/v1/integrations/${id}`), 404, 'not_found_error');
-    expectError(await api(other, 'PATCH', `/v1/integrations/${id}`, { body: { name: 'stolen' } }), 404, 'not_found_error');
-    expectError(await api(other, 'PUT', '/v1/integrations/rotating', { body: { credentials: { api_key: SECRET } } }), 404, 'not_found_error');
+    expectError(await api(other, 'GET', `/v1/integrations/${id}`), 404, { type: 'not_found_error' });
+    expectError(await api(other, 'PATCH', `/v1/integrations/${id}`, { body: { name: 'stolen' } }), 404, { type: 'not_found_error' });
+    expectError(await api(other, 'PUT', '/v1/integrations/rotating', { body: { credentials: { api_key: SECRET } } }), 404, { type: 'not_found_error' });
     expect((await api(gw, 'DELETE', `/v1/integrations/${id}`)).body).toEqual({ id, object: 'integration', deleted: true });
   });
 

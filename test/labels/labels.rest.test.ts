@@ -1,4 +1,5 @@
 import { api, createOrganisation, startTestGateway, type TestGateway } from '../support/gateway';
+import { expectError } from '../support/expect';
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -7,13 +8,6 @@ beforeAll(async () => {
 afterAll(() => gw.stop());
 
 const RANDOM_UUID = '3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10';
-
-function expectError(res: { status: number; body: any }, status: number, type: string, param?: string | null) {
-  expect(res.status).toBe(status);
-  expect(Object.keys(res.body.error)).toEqual(['message', 'type', 'param', 'code']);
-  expect(res.body.error).toMatchObject({ message: expect.any(String), type });
-  if (param !== undefined) expect(res.body.error.param).toBe(param);
-}
 
 describe('labels over REST', () => {
   it('every workspace starts with the three default labels', async () => {
@@ -54,8 +48,8 @@ describe('labels over REST', () => {
     expect(Date.parse(after.body.last_updated_at)).toBeGreaterThanOrEqual(Date.parse(got.body.last_updated_at));
 
     expect((await api(gw, 'DELETE', `/v1/labels/${id}`)).body).toEqual({});
-    expectError(await api(gw, 'GET', `/v1/labels/${id}`), 404, 'not_found_error', null);
-    expectError(await api(gw, 'DELETE', `/v1/labels/${id}`), 404, 'not_found_error', null);
+    expectError(await api(gw, 'GET', `/v1/labels/${id}`), 404, { type: 'not_found_error', param: null });
+    expectError(await api(gw, 'DELETE', `/v1/labels/${id}`), 404, { type: 'not_found_error', param: null });
   });
 
   it('an unset description and colour are empty strings, never null', async () => {
@@ -93,71 +87,86 @@ describe('labels over REST', () => {
   });
 
   it('refuses paging inputs out of range', async () => {
-    expectError(await api(gw, 'GET', '/v1/labels?page_size=0'), 400, 'invalid_request_error', 'page_size');
-    expectError(await api(gw, 'GET', '/v1/labels?page_size=101'), 400, 'invalid_request_error', 'page_size');
-    expectError(await api(gw, 'GET', '/v1/labels?page_size=abc'), 400, 'invalid_request_error', 'page_size');
-    expectError(await api(gw, 'GET', '/v1/labels?current_page=-1'), 400, 'invalid_request_error', 'current_page');
-    expectError(await api(gw, 'GET', '/v1/labels?sort=name'), 400, 'invalid_request_error', 'sort');
+    expectError(await api(gw, 'GET', '/v1/labels?page_size=0'), 400, { type: 'invalid_request_error', param: 'page_size' });
+    expectError(await api(gw, 'GET', '/v1/labels?page_size=101'), 400, { type: 'invalid_request_error', param: 'page_size' });
+    expectError(await api(gw, 'GET', '/v1/labels?page_size=abc'), 400, { type: 'invalid_request_error', param: 'page_size' });
+    expectError(await api(gw, 'GET', '/v1/labels?current_page=-1'), 400, { type: 'invalid_request_error', param: 'current_page' });
+    expectError(await api(gw, 'GET', '/v1/labels?sort=name'), 400, { type: 'invalid_request_error', param: 'sort' });
   });
 
   it('keeps names unique per workspace (409) and refuses reserved or malformed names', async () => {
     expect((await api(gw, 'POST', '/v1/labels', { body: { name: 'unique-one' } })).status).toBe(200);
-    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'unique-one' } }), 409, 'conflict_error', 'name');
-    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'production' } }), 409, 'conflict_error', 'name');
+    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'unique-one' } }), 409, { type: 'conflict_error', param: 'name' });
+    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'production' } }), 409, { type: 'conflict_error', param: 'name' });
     for (const name of ['latest', 'default', '12345', 'has space', 'a@b', '', 'x'.repeat(101)]) {
-      expectError(await api(gw, 'POST', '/v1/labels', { body: { name } }), 400, 'invalid_request_error', 'name');
+      expectError(await api(gw, 'POST', '/v1/labels', { body: { name } }), 400, { type: 'invalid_request_error', param: 'name' });
     }
-    expectError(await api(gw, 'POST', '/v1/labels', { body: {} }), 400, 'invalid_request_error', 'name');
-    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'ok-name', color_code: 'red' } }), 400, 'invalid_request_error', 'color_code');
-    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'ok-name', description: 'd'.repeat(2001) } }), 400, 'invalid_request_error', 'description');
+    expectError(await api(gw, 'POST', '/v1/labels', { body: {} }), 400, { type: 'invalid_request_error', param: 'name' });
+    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'ok-name', color_code: 'red' } }), 400, {
+      type: 'invalid_request_error',
+      param: 'color_code',
+    });
+    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'ok-name', description: 'd'.repeat(2001) } }), 400, {
+      type: 'invalid_request_error',
+      param: 'description',
+    });
   });
 
   it('renaming onto a taken name is a 409 and changes nothing', async () => {
     const a = (await api(gw, 'POST', '/v1/labels', { body: { name: 'rename-a' } })).body.id;
     await api(gw, 'POST', '/v1/labels', { body: { name: 'rename-b' } });
-    expectError(await api(gw, 'PUT', `/v1/labels/${a}`, { body: { name: 'rename-b', description: 'x' } }), 409, 'conflict_error', 'name');
+    expectError(await api(gw, 'PUT', `/v1/labels/${a}`, { body: { name: 'rename-b', description: 'x' } }), 409, { type: 'conflict_error', param: 'name' });
     const label = (await api(gw, 'GET', `/v1/labels/${a}`)).body;
     expect(label).toMatchObject({ name: 'rename-a', description: '' });
   });
 
   it('default labels cannot be deleted or renamed', async () => {
     const production = (await api(gw, 'GET', '/v1/labels?search=production')).body.data[0];
-    expectError(await api(gw, 'DELETE', `/v1/labels/${production.id}`), 400, 'invalid_request_error');
-    expectError(await api(gw, 'PUT', `/v1/labels/${production.id}`, { body: { name: 'prod' } }), 400, 'invalid_request_error', 'name');
+    expectError(await api(gw, 'DELETE', `/v1/labels/${production.id}`), 400, { type: 'invalid_request_error' });
+    expectError(await api(gw, 'PUT', `/v1/labels/${production.id}`, { body: { name: 'prod' } }), 400, { type: 'invalid_request_error', param: 'name' });
     expect((await api(gw, 'PUT', `/v1/labels/${production.id}`, { body: { color_code: '#000000' } })).status).toBe(200);
     expect((await api(gw, 'GET', `/v1/labels/${production.id}`)).body.color_code).toBe('#000000');
   });
 
   it('answers bad input with 400 in the error shape, never 500', async () => {
-    expectError(await api(gw, 'GET', '/v1/labels/not-a-uuid'), 400, 'invalid_request_error', 'id');
-    expectError(await api(gw, 'PUT', '/v1/labels/1234', { body: { description: 'x' } }), 400, 'invalid_request_error', 'id');
-    expectError(await api(gw, 'DELETE', `/v1/labels/${RANDOM_UUID}x`), 400, 'invalid_request_error', 'id');
-    expectError(
-      await api(gw, 'POST', '/v1/labels', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }),
-      400,
-      'invalid_request_error',
-      null,
-    );
-    expectError(await api(gw, 'POST', '/v1/labels', { rawBody: '["a"]', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request_error', null);
-    expectError(await api(gw, 'POST', '/v1/labels', { rawBody: 'name=x', headers: { 'content-type': 'text/plain' } }), 415, 'invalid_request_error', null);
-    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'mass', id: RANDOM_UUID } }), 400, 'invalid_request_error', 'id');
-    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'mass', status: 'archived' } }), 400, 'invalid_request_error', 'status');
-    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'mass', colorCode: '#000000' } }), 400, 'invalid_request_error', 'colorCode');
-    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'mass', is_universal: true } }), 400, 'invalid_request_error', 'is_universal');
-    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 123 } }), 400, 'invalid_request_error', 'name');
+    expectError(await api(gw, 'GET', '/v1/labels/not-a-uuid'), 400, { type: 'invalid_request_error', param: 'id' });
+    expectError(await api(gw, 'PUT', '/v1/labels/1234', { body: { description: 'x' } }), 400, { type: 'invalid_request_error', param: 'id' });
+    expectError(await api(gw, 'DELETE', `/v1/labels/${RANDOM_UUID}x`), 400, { type: 'invalid_request_error', param: 'id' });
+    expectError(await api(gw, 'POST', '/v1/labels', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }), 400, {
+      type: 'invalid_request_error',
+      param: null,
+    });
+    expectError(await api(gw, 'POST', '/v1/labels', { rawBody: '["a"]', headers: { 'content-type': 'application/json' } }), 400, {
+      type: 'invalid_request_error',
+      param: null,
+    });
+    expectError(await api(gw, 'POST', '/v1/labels', { rawBody: 'name=x', headers: { 'content-type': 'text/plain' } }), 415, {
+      type: 'invalid_request_error',
+      param: null,
+    });
+    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'mass', id: RANDOM_UUID } }), 400, { type: 'invalid_request_error', param: 'id' });
+    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'mass', status: 'archived' } }), 400, { type: 'invalid_request_error', param: 'status' });
+    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'mass', colorCode: '#000000' } }), 400, {
+      type: 'invalid_request_error',
+      param: 'colorCode',
+    });
+    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 'mass', is_universal: true } }), 400, {
+      type: 'invalid_request_error',
+      param: 'is_universal',
+    });
+    expectError(await api(gw, 'POST', '/v1/labels', { body: { name: 123 } }), 400, { type: 'invalid_request_error', param: 'name' });
     expectError(
       await api(gw, 'POST', '/v1/labels', { rawBody: JSON.stringify({ name: 'x'.repeat(2_000_000) }), headers: { 'content-type': 'application/json' } }),
       413,
-      'invalid_request_error',
-      null,
+      { type: 'invalid_request_error', param: null },
     );
     // None of the refused requests wrote a row.
     expect((await api(gw, 'GET', '/v1/labels?search=mass')).body.total).toBe(0);
   });
 
   it('answers unknown ids with 404', async () => {
-    expectError(await api(gw, 'GET', `/v1/labels/${RANDOM_UUID}`), 404, 'not_found_error', null);
-    expectError(await api(gw, 'PUT', `/v1/labels/${RANDOM_UUID}`, { body: { description: 'x' } }), 404, 'not_found_error', null);
+    expectError(await api(gw, 'GET', `/v1/labels/${RANDOM_UUID}`), 404, { type: 'not_found_error', param: null });
+    expectError(await api(gw, 'PUT', `/v1/labels/${RANDOM_UUID}`, { body: { description: 'x' } }), 404, { type: 'not_found_error', param: null });
   });
 
   it('accepts the organisation and workspace (id or slug) as query inputs', async () => {
@@ -165,8 +174,8 @@ describe('labels over REST', () => {
     const label = (await api(gw, 'GET', `/v1/labels/${id}`)).body;
     expect((await api(gw, 'GET', `/v1/labels/${id}?organisation_id=${label.organisation_id}&workspace_id=${label.workspace_id}`)).status).toBe(200);
     expect((await api(gw, 'GET', `/v1/labels/${id}?workspace_id=default`)).status).toBe(200);
-    expectError(await api(gw, 'GET', `/v1/labels/${id}?organisation_id=${RANDOM_UUID}`), 404, 'not_found_error', null);
-    expectError(await api(gw, 'GET', `/v1/labels/${id}?workspace_id=nowhere`), 404, 'not_found_error', null);
+    expectError(await api(gw, 'GET', `/v1/labels/${id}?organisation_id=${RANDOM_UUID}`), 404, { type: 'not_found_error', param: null });
+    expectError(await api(gw, 'GET', `/v1/labels/${id}?workspace_id=nowhere`), 404, { type: 'not_found_error', param: null });
   });
 
   it('labels of another workspace are invisible, and names may repeat across workspaces', async () => {
@@ -176,13 +185,13 @@ describe('labels over REST', () => {
     expect(teamB.body.total).toBe(3);
     const id = (await api(gw, 'POST', '/v1/labels', { body: { name: 'canary', workspace_id: 'team-b' } })).body.id;
     expect(id).toBeDefined();
-    expectError(await api(gw, 'GET', `/v1/labels/${id}`), 404, 'not_found_error', null);
+    expectError(await api(gw, 'GET', `/v1/labels/${id}`), 404, { type: 'not_found_error', param: null });
     expect((await api(gw, 'GET', `/v1/labels/${id}?workspace_id=${ws.body.id}`)).status).toBe(200);
 
     const wsKey = (await api(gw, 'POST', '/v1/api-keys', { body: { name: 'team b key', workspace_id: 'team-b' } })).body.key;
     const asTeamB = { url: gw.url, key: wsKey };
     expect((await api(asTeamB, 'GET', `/v1/labels/${id}`)).status).toBe(200);
-    expectError(await api(asTeamB, 'GET', '/v1/labels?workspace_id=default'), 403, 'permission_error', null);
+    expectError(await api(asTeamB, 'GET', '/v1/labels?workspace_id=default'), 403, { type: 'permission_error', param: null });
   });
 
   it("another organisation's label answers exactly like a missing one", async () => {

@@ -2,7 +2,9 @@
  * OpenTelemetry (issue 26 §4): with OTEL_EXPORTER_OTLP_ENDPOINT set, a gateway process exports its
  * traces over OTLP/HTTP to a receiver of this test: one chat call is a trace continuing the caller's
  * `traceparent`, with the server span → the provider call's client span (GenAI attributes) → the
- * HTTP request to the provider, which carries the trace on; no secret and no prompt text in any span.
+ * HTTP request to the provider, which carries the trace on; a hosted job's monitor steps are spans of
+ * their own traces linked to the job, parents of their provider calls; no secret, no prompt text and
+ * no dataset line in any span.
  * The gateway runs in a process of its own: instrumentation patches modules as Node loads them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,7 +16,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../src/db/migrations';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { eventually } from '../fine-tuning/harness';
+import { toFile } from 'openai';
+import { createIntegration, eventually } from '../fine-tuning/harness';
 import { gatewaySdk } from '../support/answers';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
@@ -25,8 +28,10 @@ interface ExportedSpan {
   name: string;
   kind: number;
   attributes: { key: string; value: Record<string, unknown> }[];
+  links?: { traceId: string; spanId: string }[];
 }
 
+const INTERNAL = 1;
 const SERVER = 2;
 const CLIENT = 3;
 const PROVIDER_KEY = `sk-fake-${randomBytes(12).toString('hex')}`;
@@ -104,6 +109,7 @@ beforeAll(async () => {
     OTEL_SERVICE_NAME: 'gateway-under-test',
     GATEWAY_OPENAI_BASE_URL: fake.url,
     GATEWAY_BOOTSTRAP_API_KEY: GATEWAY_KEY,
+    GATEWAY_JOB_POLL_MS: '100',
     TEMPLATE: database.pgliteLoadDataDir ?? '',
   });
 }, 180_000); // a child gateway compiled on the fly: slow on a loaded machine
@@ -151,4 +157,62 @@ it('exports a chat call as one trace: server span → provider client span with 
   const exported = bodies.join('\n');
   expect(exported).toContain('gateway-under-test');
   for (const secret of [PROVIDER_KEY, GATEWAY_KEY, PROMPT]) expect(exported).not.toContain(secret);
+}, 60_000);
+
+/** A dataset whose lines hold a marker no span may hold. */
+const DATASET_MARKER = 'A dataset line no span may hold';
+const trainingData = () =>
+  Array.from({ length: 10 }, (_, i) =>
+    JSON.stringify({
+      messages: [
+        { role: 'user', content: `${DATASET_MARKER} ${i}` },
+        { role: 'assistant', content: `Answer ${i}` },
+      ],
+    }),
+  ).join('\n') + '\n';
+
+const attributesOf = (span: ExportedSpan) => Object.fromEntries(span.attributes.map((a) => [a.key, Object.values(a.value)[0]]));
+
+it("exports each job-monitor step as a span linked to its job, parent of the step's provider calls", async () => {
+  const gw = { url: gatewayUrl, key: GATEWAY_KEY };
+  await createIntegration(gw, 'traced-openai', PROVIDER_KEY);
+  const client = gatewaySdk(gw);
+  const file = await client.files.create({ file: await toFile(Buffer.from(trainingData()), 'train.jsonl'), purpose: 'fine-tune' });
+  const job = await client.fineTuning.jobs.create({
+    model: 'gpt-4o-mini-2024-07-18',
+    training_file: file.id,
+    gateway_options: { 'x-gateway-provider': '@traced-openai' },
+  } as never);
+  await eventually(async () => ((await client.fineTuning.jobs.retrieve(job.id)).status === 'succeeded' ? true : undefined), 30_000);
+
+  const steps = () => spans().filter((s) => attribute(s, 'gateway.fine_tuning.job.id') === job.id);
+  const submit = await eventually(async () => steps().find((s) => s.name === 'fine_tuning.job submit'));
+  const polls = await eventually(async () => {
+    const found = steps().filter((s) => s.name === 'fine_tuning.job poll');
+    return found.length >= 2 ? found : undefined;
+  });
+  const jobTrace = job.id.replace(/-/g, '');
+  for (const step of [submit, ...polls]) {
+    // Its own trace (no request's), linked to the job's.
+    expect(step.kind).toBe(INTERNAL);
+    expect(step.parentSpanId ?? '').toBe('');
+    expect(step.links?.map((l) => l.traceId)).toEqual([jobTrace]);
+    expect(attributesOf(step)).toMatchObject({ 'gen_ai.system': 'openai', 'gateway.fine_tuning.failed_attempts': 0 });
+  }
+  expect(new Set([submit, ...polls].map((s) => s.traceId)).size).toBe(polls.length + 1);
+  expect(attributesOf(submit)['gateway.fine_tuning.job.status']).toBe('validating_files');
+
+  // The submit step's provider calls are its children, as are their HTTP requests to the provider.
+  const calls = await eventually(async () => {
+    const children = spans().filter((s) => s.parentSpanId === submit.spanId && s.kind === CLIENT && attribute(s, 'gen_ai.operation.name'));
+    return children.some((c) => attribute(c, 'gen_ai.operation.name') === 'createJob') ? children : undefined;
+  });
+  expect(calls.map((c) => attribute(c, 'gen_ai.operation.name'))).toEqual(expect.arrayContaining(['uploadFile', 'createJob']));
+  const createJob = calls.find((c) => attribute(c, 'gen_ai.operation.name') === 'createJob')!;
+  await eventually(async () => spans().find((s) => s.parentSpanId === createJob.spanId && s.kind === CLIENT));
+  const pollCall = await eventually(async () => spans().find((s) => s.parentSpanId === polls[0].spanId && s.kind === CLIENT));
+  expect(pollCall.traceId).toBe(polls[0].traceId);
+
+  const exported = bodies.join('\n');
+  for (const secret of [PROVIDER_KEY, GATEWAY_KEY, DATASET_MARKER]) expect(exported).not.toContain(secret);
 }, 60_000);

@@ -1,4 +1,5 @@
 import { api, createOrganisation, startTestGateway, type TestGateway } from '../support/gateway';
+import { expectError } from '../support/expect';
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -9,13 +10,6 @@ afterAll(() => gw.stop());
 const RANDOM_UUID = '3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
-function expectError(res: { status: number; body: any }, status: number, type: string, param?: string | null) {
-  expect(res.status).toBe(status);
-  expect(Object.keys(res.body.error)).toEqual(['message', 'type', 'param', 'code']);
-  expect(res.body.error).toMatchObject({ message: expect.any(String), type });
-  if (param !== undefined) expect(res.body.error.param).toBe(param);
-}
 
 async function createPartial(body: Record<string, unknown>, as: { url: string; key: string } = gw) {
   const res = await api(as, 'POST', '/v1/prompts/partials', { body });
@@ -78,14 +72,12 @@ describe('prompt partials over REST', () => {
     expect(filtered.body.map((p: any) => p.id)).toEqual(list.body.map((p: any) => p.id));
     expect((await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'In collection', string: 'x', collection_id: collectionId } })).status).toBe(200);
 
-    expectError(await api(gw, 'GET', `/v1/prompts/partials?collection_id=${RANDOM_UUID}`), 404, 'not_found_error', 'collection_id');
-    expectError(await api(gw, 'GET', '/v1/prompts/partials?collection_id=nope'), 400, 'invalid_request_error', 'collection_id');
-    expectError(
-      await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'x', string: 'x', collection_id: RANDOM_UUID } }),
-      404,
-      'not_found_error',
-      'collection_id',
-    );
+    expectError(await api(gw, 'GET', `/v1/prompts/partials?collection_id=${RANDOM_UUID}`), 404, { type: 'not_found_error', param: 'collection_id' });
+    expectError(await api(gw, 'GET', '/v1/prompts/partials?collection_id=nope'), 400, { type: 'invalid_request_error', param: 'collection_id' });
+    expectError(await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'x', string: 'x', collection_id: RANDOM_UUID } }), 404, {
+      type: 'not_found_error',
+      param: 'collection_id',
+    });
   });
 
   it('derives unique slugs from names and keeps them across renames', async () => {
@@ -190,12 +182,18 @@ describe('prompt partials over REST', () => {
     expect((await api(gw, 'GET', `/v1/prompts/partials/${p.id}`)).body).toMatchObject({ string: 'second', version: 2 });
     expect((await api(gw, 'PUT', `/v1/prompts/partials/${p.id}/makeDefault`, { body: { version: 1 } })).status).toBe(200);
 
-    expectError(await api(gw, 'PUT', `/v1/prompts/partials/${p.id}/makeDefault`, { body: { version: 3 } }), 404, 'not_found_error', 'version');
-    expectError(await api(gw, 'PUT', `/v1/prompts/partials/${RANDOM_UUID}/makeDefault`, { body: { version: 1 } }), 404, 'not_found_error', null);
+    expectError(await api(gw, 'PUT', `/v1/prompts/partials/${p.id}/makeDefault`, { body: { version: 3 } }), 404, { type: 'not_found_error', param: 'version' });
+    expectError(await api(gw, 'PUT', `/v1/prompts/partials/${RANDOM_UUID}/makeDefault`, { body: { version: 1 } }), 404, {
+      type: 'not_found_error',
+      param: null,
+    });
     for (const body of [{}, { version: 'two' }, { version: '1.5' }, { version: '' }, { version: 1.5 }, { version: 0 }, { version: -1 }, { version: null }]) {
-      expectError(await api(gw, 'PUT', `/v1/prompts/partials/${p.id}/makeDefault`, { body }), 400, 'invalid_request_error', 'version');
+      expectError(await api(gw, 'PUT', `/v1/prompts/partials/${p.id}/makeDefault`, { body }), 400, { type: 'invalid_request_error', param: 'version' });
     }
-    expectError(await api(gw, 'PUT', `/v1/prompts/partials/${p.id}/makeDefault`, { body: { version: 1, extra: true } }), 400, 'invalid_request_error', 'extra');
+    expectError(await api(gw, 'PUT', `/v1/prompts/partials/${p.id}/makeDefault`, { body: { version: 1, extra: true } }), 400, {
+      type: 'invalid_request_error',
+      param: 'extra',
+    });
     expect((await api(gw, 'GET', `/v1/prompts/partials/${p.id}`)).body.version).toBe(1);
   });
 
@@ -212,7 +210,7 @@ describe('prompt partials over REST', () => {
     const archived = (await api(gw, 'GET', '/v1/prompts/partials?status=archived')).body;
     expect(archived.map((s: any) => s.id)).toEqual([p.id]);
     expect(archived[0].status).toBe('archived');
-    expectError(await api(gw, 'GET', '/v1/prompts/partials?status=deleted'), 400, 'invalid_request_error', 'status');
+    expectError(await api(gw, 'GET', '/v1/prompts/partials?status=deleted'), 400, { type: 'invalid_request_error', param: 'status' });
 
     expect((await api(gw, 'PUT', `/v1/prompts/partials/${p.id}`, { body: { status: 'active' } })).status).toBe(200);
     expect((await api(gw, 'GET', '/v1/prompts/partials')).body.map((s: any) => s.id)).toContain(p.id);
@@ -225,10 +223,10 @@ describe('prompt partials over REST', () => {
     const res = await api(gw, 'DELETE', '/v1/prompts/partials/doomed');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({});
-    expectError(await api(gw, 'GET', `/v1/prompts/partials/${p.id}`), 404, 'not_found_error', null);
-    expectError(await api(gw, 'GET', `/v1/prompts/partials/${p.id}/versions`), 404, 'not_found_error', null);
-    expectError(await api(gw, 'DELETE', `/v1/prompts/partials/${p.id}`), 404, 'not_found_error', null);
-    expectError(await api(gw, 'PUT', `/v1/prompts/partials/${p.id}`, { body: { name: 'back' } }), 404, 'not_found_error', null);
+    expectError(await api(gw, 'GET', `/v1/prompts/partials/${p.id}`), 404, { type: 'not_found_error', param: null });
+    expectError(await api(gw, 'GET', `/v1/prompts/partials/${p.id}/versions`), 404, { type: 'not_found_error', param: null });
+    expectError(await api(gw, 'DELETE', `/v1/prompts/partials/${p.id}`), 404, { type: 'not_found_error', param: null });
+    expectError(await api(gw, 'PUT', `/v1/prompts/partials/${p.id}`, { body: { name: 'back' } }), 404, { type: 'not_found_error', param: null });
     expect((await api(gw, 'GET', '/v1/prompts/partials')).body.map((s: any) => s.id)).not.toContain(p.id);
     // The slug is free again.
     expect((await createPartial({ name: 'Doomed', string: 'again' })).slug).toBe('doomed');
@@ -256,18 +254,14 @@ describe('prompt partials over REST', () => {
     // Characters, not UTF-16 units: 100 000 emoji are accepted.
     expect((await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'Emoji', string: '🙂'.repeat(100_000) } })).status).toBe(200);
 
-    expectError(
-      await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'Too long', string: 'x'.repeat(100_001) } }),
-      400,
-      'invalid_request_error',
-      'string',
-    );
-    expectError(
-      await api(gw, 'PUT', `/v1/prompts/partials/${exact.body.id}`, { body: { string: 'y'.repeat(100_001) } }),
-      400,
-      'invalid_request_error',
-      'string',
-    );
+    expectError(await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'Too long', string: 'x'.repeat(100_001) } }), 400, {
+      type: 'invalid_request_error',
+      param: 'string',
+    });
+    expectError(await api(gw, 'PUT', `/v1/prompts/partials/${exact.body.id}`, { body: { string: 'y'.repeat(100_001) } }), 400, {
+      type: 'invalid_request_error',
+      param: 'string',
+    });
     expect((await api(gw, 'GET', `/v1/prompts/partials/${exact.body.id}/versions`)).body).toHaveLength(1);
     expect((await api(gw, 'GET', '/v1/prompts/partials')).body.map((p: any) => p.name)).not.toContain('Too long');
   });
@@ -275,46 +269,40 @@ describe('prompt partials over REST', () => {
   it('answers bad input with 400 in the error shape and writes nothing', async () => {
     const before = (await api(gw, 'GET', '/v1/prompts/partials?status=active')).body.length;
     const post = (body: unknown) => api(gw, 'POST', '/v1/prompts/partials', { body });
-    expectError(await post({ string: 'x' }), 400, 'invalid_request_error', 'name');
-    expectError(await post({ name: 'x' }), 400, 'invalid_request_error', 'string');
-    expectError(await post({ name: '   ', string: 'x' }), 400, 'invalid_request_error', 'name');
-    expectError(await post({ name: 'x', string: '' }), 400, 'invalid_request_error', 'string');
-    expectError(await post({ name: 7, string: 'x' }), 400, 'invalid_request_error', 'name');
-    expectError(await post({ name: 'x', string: ['x'] }), 400, 'invalid_request_error', 'string');
-    expectError(await post({ name: 'x', string: 'x', version_description: 5 }), 400, 'invalid_request_error', 'version_description');
-    expectError(await post({ name: 'x', string: 'x', id: RANDOM_UUID }), 400, 'invalid_request_error', 'id');
-    expectError(await post({ name: 'x', string: 'x', slug: 'chosen' }), 400, 'invalid_request_error', 'slug');
-    expectError(await post({ name: 'x', string: 'x', status: 'archived' }), 400, 'invalid_request_error', 'status');
-    expectError(await post({ name: 'x', string: 'x', versionDescription: 'camel' }), 400, 'invalid_request_error', 'versionDescription');
-    expectError(await post({ name: 'x', string: 'x', workspace_id: 42 }), 400, 'invalid_request_error', 'workspace_id');
-    expectError(
-      await api(gw, 'POST', '/v1/prompts/partials', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }),
-      400,
-      'invalid_request_error',
-      null,
-    );
-    expectError(
-      await api(gw, 'POST', '/v1/prompts/partials', { rawBody: '[]', headers: { 'content-type': 'application/json' } }),
-      400,
-      'invalid_request_error',
-      null,
-    );
-    expectError(
-      await api(gw, 'POST', '/v1/prompts/partials', { rawBody: 'name=x', headers: { 'content-type': 'text/plain' } }),
-      415,
-      'invalid_request_error',
-      null,
-    );
-    expectError(await api(gw, 'GET', '/v1/prompts/partials?sort=name'), 400, 'invalid_request_error', 'sort');
+    expectError(await post({ string: 'x' }), 400, { type: 'invalid_request_error', param: 'name' });
+    expectError(await post({ name: 'x' }), 400, { type: 'invalid_request_error', param: 'string' });
+    expectError(await post({ name: '   ', string: 'x' }), 400, { type: 'invalid_request_error', param: 'name' });
+    expectError(await post({ name: 'x', string: '' }), 400, { type: 'invalid_request_error', param: 'string' });
+    expectError(await post({ name: 7, string: 'x' }), 400, { type: 'invalid_request_error', param: 'name' });
+    expectError(await post({ name: 'x', string: ['x'] }), 400, { type: 'invalid_request_error', param: 'string' });
+    expectError(await post({ name: 'x', string: 'x', version_description: 5 }), 400, { type: 'invalid_request_error', param: 'version_description' });
+    expectError(await post({ name: 'x', string: 'x', id: RANDOM_UUID }), 400, { type: 'invalid_request_error', param: 'id' });
+    expectError(await post({ name: 'x', string: 'x', slug: 'chosen' }), 400, { type: 'invalid_request_error', param: 'slug' });
+    expectError(await post({ name: 'x', string: 'x', status: 'archived' }), 400, { type: 'invalid_request_error', param: 'status' });
+    expectError(await post({ name: 'x', string: 'x', versionDescription: 'camel' }), 400, { type: 'invalid_request_error', param: 'versionDescription' });
+    expectError(await post({ name: 'x', string: 'x', workspace_id: 42 }), 400, { type: 'invalid_request_error', param: 'workspace_id' });
+    expectError(await api(gw, 'POST', '/v1/prompts/partials', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }), 400, {
+      type: 'invalid_request_error',
+      param: null,
+    });
+    expectError(await api(gw, 'POST', '/v1/prompts/partials', { rawBody: '[]', headers: { 'content-type': 'application/json' } }), 400, {
+      type: 'invalid_request_error',
+      param: null,
+    });
+    expectError(await api(gw, 'POST', '/v1/prompts/partials', { rawBody: 'name=x', headers: { 'content-type': 'text/plain' } }), 415, {
+      type: 'invalid_request_error',
+      param: null,
+    });
+    expectError(await api(gw, 'GET', '/v1/prompts/partials?sort=name'), 400, { type: 'invalid_request_error', param: 'sort' });
 
     const p = await createPartial({ name: 'Strict update', string: 'x' });
     const put = (body: unknown) => api(gw, 'PUT', `/v1/prompts/partials/${p.id}`, { body });
-    expectError(await put({ status: 'deleted' }), 400, 'invalid_request_error', 'status');
-    expectError(await put({ name: '' }), 400, 'invalid_request_error', 'name');
-    expectError(await put({ slug: 'mine' }), 400, 'invalid_request_error', 'slug');
-    expectError(await put({ version: 3 }), 400, 'invalid_request_error', 'version');
+    expectError(await put({ status: 'deleted' }), 400, { type: 'invalid_request_error', param: 'status' });
+    expectError(await put({ name: '' }), 400, { type: 'invalid_request_error', param: 'name' });
+    expectError(await put({ slug: 'mine' }), 400, { type: 'invalid_request_error', param: 'slug' });
+    expectError(await put({ version: 3 }), 400, { type: 'invalid_request_error', param: 'version' });
     // A refused update changes nothing, not even with valid fields beside the bad one.
-    expectError(await put({ name: 'Renamed', string: 'new text', status: 'gone' }), 400, 'invalid_request_error', 'status');
+    expectError(await put({ name: 'Renamed', string: 'new text', status: 'gone' }), 400, { type: 'invalid_request_error', param: 'status' });
     expect((await api(gw, 'GET', `/v1/prompts/partials/${p.id}`)).body).toMatchObject({ name: 'Strict update', string: 'x', version: 1 });
     expect((await api(gw, 'GET', `/v1/prompts/partials/${p.id}/versions`)).body).toHaveLength(1);
     expect((await api(gw, 'GET', '/v1/prompts/partials?status=active')).body.length).toBe(before + 1);
@@ -322,10 +310,10 @@ describe('prompt partials over REST', () => {
 
   it('answers unknown ids and slugs with 404', async () => {
     for (const ref of [RANDOM_UUID, 'no-such-slug', 'Not%20A%20Slug']) {
-      expectError(await api(gw, 'GET', `/v1/prompts/partials/${ref}`), 404, 'not_found_error', null);
-      expectError(await api(gw, 'GET', `/v1/prompts/partials/${ref}/versions`), 404, 'not_found_error', null);
-      expectError(await api(gw, 'PUT', `/v1/prompts/partials/${ref}`, { body: { name: 'x' } }), 404, 'not_found_error', null);
-      expectError(await api(gw, 'DELETE', `/v1/prompts/partials/${ref}`), 404, 'not_found_error', null);
+      expectError(await api(gw, 'GET', `/v1/prompts/partials/${ref}`), 404, { type: 'not_found_error', param: null });
+      expectError(await api(gw, 'GET', `/v1/prompts/partials/${ref}/versions`), 404, { type: 'not_found_error', param: null });
+      expectError(await api(gw, 'PUT', `/v1/prompts/partials/${ref}`, { body: { name: 'x' } }), 404, { type: 'not_found_error', param: null });
+      expectError(await api(gw, 'DELETE', `/v1/prompts/partials/${ref}`), 404, { type: 'not_found_error', param: null });
     }
   });
 
@@ -336,20 +324,18 @@ describe('prompt partials over REST', () => {
     const foreign = await api(gw, 'GET', `/v1/prompts/partials/${theirs.id}`);
     expect(foreign.status).toBe(404);
     expect(foreign.body.error.message.replace(theirs.id, 'ID')).toBe(missing.body.error.message.replace(RANDOM_UUID, 'ID'));
-    expectError(await api(gw, 'GET', '/v1/prompts/partials/secret-sauce'), 404, 'not_found_error', null);
-    expectError(await api(gw, 'GET', `/v1/prompts/partials/${theirs.id}/versions`), 404, 'not_found_error', null);
-    expectError(await api(gw, 'PUT', `/v1/prompts/partials/${theirs.id}`, { body: { string: 'mine now' } }), 404, 'not_found_error', null);
-    expectError(await api(gw, 'PUT', `/v1/prompts/partials/${theirs.id}/makeDefault`, { body: { version: 1 } }), 404, 'not_found_error', null);
-    expectError(await api(gw, 'DELETE', `/v1/prompts/partials/${theirs.id}`), 404, 'not_found_error', null);
+    expectError(await api(gw, 'GET', '/v1/prompts/partials/secret-sauce'), 404, { type: 'not_found_error', param: null });
+    expectError(await api(gw, 'GET', `/v1/prompts/partials/${theirs.id}/versions`), 404, { type: 'not_found_error', param: null });
+    expectError(await api(gw, 'PUT', `/v1/prompts/partials/${theirs.id}`, { body: { string: 'mine now' } }), 404, { type: 'not_found_error', param: null });
+    expectError(await api(gw, 'PUT', `/v1/prompts/partials/${theirs.id}/makeDefault`, { body: { version: 1 } }), 404, { type: 'not_found_error', param: null });
+    expectError(await api(gw, 'DELETE', `/v1/prompts/partials/${theirs.id}`), 404, { type: 'not_found_error', param: null });
     expect((await api(gw, 'GET', '/v1/prompts/partials')).body.map((s: any) => s.id)).not.toContain(theirs.id);
     const theirCollection = (await api(other, 'GET', `/v1/prompts/partials/${theirs.id}`)).body.collection_id;
-    expectError(await api(gw, 'GET', `/v1/prompts/partials?collection_id=${theirCollection}`), 404, 'not_found_error', 'collection_id');
-    expectError(
-      await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'x', string: 'x', collection_id: theirCollection } }),
-      404,
-      'not_found_error',
-      'collection_id',
-    );
+    expectError(await api(gw, 'GET', `/v1/prompts/partials?collection_id=${theirCollection}`), 404, { type: 'not_found_error', param: 'collection_id' });
+    expectError(await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'x', string: 'x', collection_id: theirCollection } }), 404, {
+      type: 'not_found_error',
+      param: 'collection_id',
+    });
     expect((await api(other, 'GET', `/v1/prompts/partials/${theirs.id}`)).body).toMatchObject({ string: 'their text', version: 1 });
 
     // Another workspace of the same organisation: its own default collection, its own slugs.
@@ -357,7 +343,7 @@ describe('prompt partials over REST', () => {
     expect(ws.status).toBe(200);
     const inB = await createPartial({ name: 'Support Tone', string: 'B text', workspace_id: 'partials-b' });
     expect(inB.slug).toBe('support-tone');
-    expectError(await api(gw, 'GET', `/v1/prompts/partials/${inB.id}`), 404, 'not_found_error', null);
+    expectError(await api(gw, 'GET', `/v1/prompts/partials/${inB.id}`), 404, { type: 'not_found_error', param: null });
     const readInB = await api(gw, 'GET', `/v1/prompts/partials/support-tone?workspace_id=partials-b`);
     expect(readInB.body).toMatchObject({ id: inB.id, string: 'B text' });
     const defaultCollection = (await api(gw, 'GET', '/v1/prompts/partials/support-tone')).body.collection_id;
@@ -367,10 +353,10 @@ describe('prompt partials over REST', () => {
     const wsKey = (await api(gw, 'POST', '/v1/api-keys', { body: { name: 'partials b key', workspace_id: 'partials-b' } })).body.key;
     const asB = { url: gw.url, key: wsKey };
     expect((await api(asB, 'GET', '/v1/prompts/partials/support-tone')).body.id).toBe(inB.id);
-    expectError(await api(asB, 'GET', '/v1/prompts/partials?workspace_id=default'), 403, 'permission_error', null);
+    expectError(await api(asB, 'GET', '/v1/prompts/partials?workspace_id=default'), 403, { type: 'permission_error', param: null });
   });
 
   it('needs an API key', async () => {
-    expectError(await api(gw, 'GET', '/v1/prompts/partials', { key: null }), 401, 'authentication_error', null);
+    expectError(await api(gw, 'GET', '/v1/prompts/partials', { key: null }), 401, { type: 'authentication_error', param: null });
   });
 });

@@ -4,10 +4,11 @@
  * one example lacking a system message, and helpers to read what the fake S3 received.
  */
 import { Readable } from 'node:stream';
-import { GatewayError } from '../../src/errors';
+import type { GatewayError } from '../../src/errors';
 import type { HttpPolicy } from '../../src/providers/http';
 import { ProviderRegistry, type ProviderClient } from '../../src/providers/registry';
 import { DEFAULT_BUCKET, type FakeBedrock } from '../fakes/bedrock-server';
+import { failure } from '../support/expect';
 
 // The SDK warns once per process that its 2027 releases will need Node 22; irrelevant to these tests.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -75,18 +76,8 @@ export function storedLines(fake: FakeBedrock, uri: string): unknown[] {
     .map((line) => JSON.parse(line));
 }
 
-/** Expects the promise to fail with a GatewayError of this kind, and returns it. */
-export async function gatewayError(promise: Promise<unknown>, kind: GatewayError['kind'] = 'provider'): Promise<GatewayError> {
-  const err = await promise.then(
-    () => {
-      throw new Error(`expected a ${kind} error`);
-    },
-    (e: unknown) => e,
-  );
-  if (!(err instanceof GatewayError)) throw new Error(`expected a GatewayError, got ${String(err)}`);
-  expect(err.kind).toBe(kind);
-  return err;
-}
+/** Expects the promise to fail with a GatewayError of this kind (a provider's, unless told), and returns it. */
+export const gatewayError = (promise: Promise<unknown>, kind: GatewayError['kind'] = 'provider') => failure(promise, kind);
 
 /** How many requests each fake server saw (to prove none was made). */
 export const requestCount = (fake: FakeBedrock) => fake.s3.state.requests.length + fake.control.requests.length + fake.runtime.requests.length;

@@ -1,15 +1,16 @@
 /**
- * The Fireworks AI adapter, through the registry as the gateway calls it, against the fake Fireworks
- * over real HTTP: datasets (create + streamed `:upload`, spooled when the size is unknown, cleaned up
- * on failure), their listing and content, what a job create sends (and refuses), the lifecycle and
- * its statuses, findJob for hosted jobs, synthesised events and checkpoints, no cancel, errors, and
- * chat (base models, the deployment a fine-tuned model needs, streaming).
+ * The Fireworks AI adapter against the fake Fireworks: the adapter contract (test/support/provider-kit.ts)
+ * and what only Fireworks does: datasets (create + streamed `:upload`, spooled when the size is
+ * unknown, cleaned up on failure) and their signed-URL content, what a job create sends (and
+ * refuses), findJob for hosted jobs, synthesised events and checkpoints, and chat with base model
+ * short ids and the deployment a fine-tuned model needs.
  */
-import { Readable } from 'node:stream';
-import { GatewayError } from '../../src/errors';
+import type { HttpPolicy } from '../../src/providers/http';
 import { ProviderRegistry, type ProviderClient } from '../../src/providers/registry';
-import type { ChatChunk, CreateJobInput } from '../../src/providers/types';
+import type { CreateJobInput } from '../../src/providers/types';
 import { startFakeFireworks, type FakeFireworks } from '../fakes/fireworks-server';
+import { failure } from '../support/expect';
+import { adapterContract, chatDataset as dataset, pieces, readAll, runToEnd } from '../support/provider-kit';
 
 const API_KEY = 'fw-adapter-key-0123456789';
 const ACCOUNT = 'acme-labs';
@@ -25,26 +26,11 @@ beforeEach(async () => {
 
 afterEach(() => fake.close());
 
-function fireworks(headers: Record<string, string | undefined> = {}): ProviderClient {
-  const registry = new ProviderRegistry({ GATEWAY_FIREWORKS_BASE_URL: fake.origin }, { baseDelayMs: 1, timeoutMs: 5_000 });
+function fireworks(headers: Record<string, string | undefined> = {}, http: HttpPolicy = {}): ProviderClient {
+  const registry = new ProviderRegistry({ GATEWAY_FIREWORKS_BASE_URL: fake.origin }, { baseDelayMs: 1, timeoutMs: 5_000, ...http });
   const all = { authorization: `Bearer ${API_KEY}`, 'x-gateway-fireworks-account-id': ACCOUNT, ...headers };
   return registry.client('fireworks-ai', { kind: 'headers', headers: all });
 }
-
-const example = (n: number) =>
-  JSON.stringify({
-    messages: [
-      { role: 'user', content: `Q${n} — ünï` },
-      { role: 'assistant', content: `A${n}` },
-    ],
-  });
-const dataset = (n = 5) => Buffer.from(Array.from({ length: n }, (_, i) => example(i)).join('\n') + '\n');
-const pieces = (content: Buffer) =>
-  Readable.from(
-    (function* () {
-      for (let i = 0; i < content.length; i += 100) yield content.subarray(i, i + 100);
-    })(),
-  );
 
 const upload = (content = dataset(), filename = 'Träin Set.jsonl') =>
   fireworks().uploadFile({ filename, purpose: 'fine-tune', bytes: content.length, open: () => pieces(content) });
@@ -54,23 +40,33 @@ async function createJob(extra: Partial<CreateJobInput> = {}) {
   return fireworks().createJob({ model: BASE, trainingFile: file.id, options: {}, ...extra });
 }
 
-async function runToEnd(id: string) {
-  const statuses: string[] = [];
-  for (let i = 0; i < 20 && !['succeeded', 'failed', 'cancelled'].includes(statuses.at(-1) ?? ''); i++) statuses.push((await fireworks().getJob(id)).status);
-  return statuses;
-}
-
-async function failure(promise: Promise<unknown>): Promise<GatewayError> {
-  const err = await promise.then(
-    () => new Error('expected a failure'),
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(GatewayError);
-  return err as GatewayError;
-}
-
 const controlPath = (rest: string) => `/v1/accounts/${ACCOUNT}/${rest}`;
 const requestsTo = (method: string, path: string) => fake.state.requests.filter((r) => r.method === method && r.path === path);
+
+adapterContract('fireworks-ai', {
+  client: (options = {}) => fireworks(options.headers, options.http),
+  fake: () => fake,
+  files: {
+    upload: (n, filename) => upload(dataset(n), filename),
+    content: (_file, n) => dataset(n),
+    uploadPath: controlPath('datasets'),
+    lastPageCursor: 'none',
+  },
+  jobs: {
+    create: createJob,
+    statuses: ['validating_files', 'running', 'running', 'running', 'succeeded'],
+    createPath: controlPath('supervisedFineTuningJobs'),
+    listPath: controlPath('supervisedFineTuningJobs'),
+    unknown: { id: 'nope' },
+    cancelledAs: null,
+  },
+  settings: {
+    required: 'x-gateway-fireworks-account-id',
+    hostile: ['evil.com/x', 'a@b', 'a:1', 'a.b', 'a%2fb', 'Upper', '-dash', 'x'.repeat(64)].map((value) => ['x-gateway-fireworks-account-id', value]),
+  },
+  wrongCredentials: { headers: { authorization: 'Bearer fw-wrong-key-987654' }, secret: 'fw-wrong-key-987654', status: 401 },
+  chat: { model: BASE_NAME, abandonedStreams: () => fake.state.abandonedStreams },
+});
 
 describe('fireworks-ai datasets', () => {
   it('creates a dataset and streams a small file through :upload with the exact length; the dataset id is the file id', async () => {
@@ -115,33 +111,26 @@ describe('fireworks-ai datasets', () => {
     expect(fake.state.datasets.size).toBe(0);
   });
 
-  it('lists datasets newest first with the page token as cursor, serves content from the signed URL, deletes', async () => {
-    const ids: string[] = [];
-    for (const n of [3, 4, 5]) {
-      ids.push((await upload(dataset(n), `set-${n}.jsonl`)).id);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    const first = await fireworks().listFiles({ limit: 2 });
-    expect(first.data.map((f) => f.id)).toEqual([ids[2], ids[1]]);
-    expect(first).toMatchObject({ hasMore: true, nextAfter: expect.any(String) });
-    expect(first.data[0]).toMatchObject({ filename: 'set-5.jsonl', purpose: 'fine-tune', status: 'processed', bytes: 0 });
-    const second = await fireworks().listFiles({ limit: 2, after: first.nextAfter ?? undefined });
-    expect(second).toMatchObject({ hasMore: false, nextAfter: null, data: [{ id: ids[0] }] });
+  it('lists datasets newest first by createTime (no size in a listing), and in creation order when asked', async () => {
+    const ids = [(await upload(dataset(3), 'set-3.jsonl')).id];
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    ids.push((await upload(dataset(4), 'set-4.jsonl')).id);
+    expect((await fireworks().listFiles({})).data[0]).toMatchObject({
+      id: ids[1],
+      filename: 'set-4.jsonl',
+      purpose: 'fine-tune',
+      status: 'processed',
+      bytes: 0,
+    });
     expect((await fireworks().listFiles({ order: 'asc' })).data.map((f) => f.id)).toEqual(ids);
-    expect((await fireworks().listFiles({ purpose: 'batch' })).data).toEqual([]);
     expect(requestsTo('GET', controlPath('datasets'))[0].query.get('orderBy')).toBe('createTime desc');
+  });
 
-    expect(await fireworks().getFile(ids[1])).toMatchObject({ id: ids[1], filename: 'set-4.jsonl', status: 'processed' });
-    const content = await fireworks().fileContent(ids[1]);
-    const chunks: Buffer[] = [];
-    for await (const chunk of content.stream) chunks.push(chunk);
-    expect(Buffer.concat(chunks).equals(dataset(4))).toBe(true);
+  it('serves content from the signed URL, without the API key', async () => {
+    const { id } = await upload(dataset(4));
+    expect((await readAll((await fireworks().fileContent(id)).stream)).equals(dataset(4))).toBe(true);
     const bucketGet = fake.state.requests.find((r) => r.method === 'GET' && r.path.startsWith('/fireworks-fake-dataset-uploads/'));
     expect(bucketGet?.headers.authorization).toBeUndefined();
-
-    await fireworks().deleteFile(ids[1]);
-    expect(fake.state.datasets.has(ids[1])).toBe(false);
-    expect(await failure(fireworks().getFile(ids[1]))).toMatchObject({ kind: 'provider', status: 404 });
   });
 });
 
@@ -169,7 +158,7 @@ describe('fireworks-ai fine-tuning jobs', () => {
       organizationId: ACCOUNT,
       trainingFile: expect.stringMatching(/^tr-in-set-/),
     });
-    expect(await runToEnd(created.id)).toEqual(['validating_files', 'running', 'running', 'running', 'succeeded']);
+    await runToEnd(fireworks(), created.id);
     expect(await fireworks().getJob(created.id)).toMatchObject({ status: 'succeeded', fineTunedModel: sent.outputModel, finishedAt: expect.any(Number) });
   });
 
@@ -207,25 +196,6 @@ describe('fireworks-ai fine-tuning jobs', () => {
     });
   });
 
-  it('lists jobs newest first with the page token as cursor', async () => {
-    const ids: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      ids.push((await createJob()).id);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    const first = await fireworks().listJobs({ limit: 2 });
-    expect(first.data.map((j) => j.id)).toEqual([ids[2], ids[1]]);
-    const second = await fireworks().listJobs({ limit: 2, after: first.nextAfter ?? undefined });
-    expect(second).toMatchObject({ hasMore: false, data: [{ id: ids[0] }] });
-  });
-
-  it('has no cancel: Fireworks offers none (its DELETE destroys the job)', async () => {
-    const { id } = await createJob();
-    expect(fireworks().supports('cancelJob')).toBe(false);
-    expect(await failure(fireworks().cancelJob(id))).toMatchObject({ kind: 'unsupported', status: 400, code: 'unsupported_operation' });
-    expect(fake.state.requests.some((r) => r.method === 'DELETE')).toBe(false);
-  });
-
   it('synthesises events with stable ids (progress as metrics) and the output model as checkpoint', async () => {
     const { id } = await createJob({ method: { type: 'supervised', hyperparameters: { nEpochs: 3 } } });
     // The fake moves a job on at every read, the events' own read included.
@@ -240,7 +210,7 @@ describe('fireworks-ai fine-tuning jobs', () => {
     expect(running.data[0]).toMatchObject({ type: 'metrics', message: expect.stringMatching(/^Training 50% done/), data: { percent: 50, epoch: 1 } });
     expect((await fireworks().listCheckpoints(id, {})).data).toEqual([]);
 
-    await runToEnd(id);
+    await runToEnd(fireworks(), id);
     const done = await fireworks().listEvents(id, {});
     expect(done.data.map((e) => e.id)).toEqual([`${id}-state-job_state_completed`, `${id}-progress-100`, `${id}-created`]);
     const output = fake.state.jobs.get(id)!.outputModel;
@@ -265,22 +235,9 @@ describe('fireworks-ai fine-tuning jobs', () => {
     ]);
   });
 
-  it('maps errors: a wrong key (401, never echoed), another account (403), an unknown job (404)', async () => {
-    const wrong = await failure(fireworks({ authorization: 'Bearer fw-wrong-key-987654' }).listJobs({}));
-    expect(wrong).toMatchObject({ kind: 'provider', status: 401 });
-    expect(wrong.message).not.toContain('fw-wrong-key-987654');
-    expect(await failure(fireworks({ 'x-gateway-fireworks-account-id': 'someone-else' }).listJobs({}))).toMatchObject({ status: 403 });
-    expect(await failure(fireworks().getJob('nope'))).toMatchObject({ status: 404 });
+  it('maps a key of another account to 403', async () => {
+    expect(await failure(fireworks({ 'x-gateway-fireworks-account-id': 'someone-else' }).listJobs({}))).toMatchObject({ kind: 'provider', status: 403 });
   });
-
-  it.each(['evil.com/x', 'a@b', 'a:1', 'a.b', 'a%2fb', 'Upper', '-dash', 'x'.repeat(64)])(
-    'refuses the account id %j before any connection',
-    async (hostile) => {
-      const err = await failure(fireworks({ 'x-gateway-fireworks-account-id': hostile }).listJobs({}));
-      expect(err).toMatchObject({ kind: 'invalid_request', param: 'x-gateway-fireworks-account-id' });
-      expect(fake.state.requests).toHaveLength(0);
-    },
-  );
 });
 
 describe('fireworks-ai chat', () => {
@@ -299,7 +256,7 @@ describe('fireworks-ai chat', () => {
 
   it('needs a deployment for a fine-tuned model: 400 deployment_required, then answers through the named deployment', async () => {
     const { id } = await createJob({ suffix: 'chat' });
-    await runToEnd(id);
+    await runToEnd(fireworks(), id);
     const model = (await fireworks().getJob(id)).fineTunedModel!;
     const err = await failure(ask(fireworks(), model, false, true));
     expect(err).toMatchObject({ kind: 'invalid_request', status: 400, code: 'deployment_required', param: 'x-gateway-fireworks-deployment' });
@@ -319,26 +276,5 @@ describe('fireworks-ai chat', () => {
     // A caller naming the deployed model itself needs no setting.
     await ask(fireworks(), `${model}#accounts/${ACCOUNT}/deployments/my-deployment`);
     expect(fake.state.chatRequests).toHaveLength(3);
-  });
-
-  it('streams chunk by chunk', async () => {
-    const answer = await ask(fireworks(), BASE_NAME, true);
-    if (!answer.stream) throw new Error('expected a stream');
-    const chunks: ChatChunk[] = [];
-    for await (const chunk of answer.chunks) chunks.push(chunk);
-    expect(chunks.flatMap((c) => (c.type === 'delta' ? [c.content] : [])).join('')).toBe(`Answer from ${BASE_NAME}: Say hi`);
-    // The adapter asks for usage (stream_options.include_usage): it follows the finish reason.
-    expect(chunks.slice(-2)).toEqual([
-      { type: 'finish', index: 0, finishReason: 'stop' },
-      { type: 'usage', usage: expect.objectContaining({ totalTokens: expect.any(Number) }) },
-    ]);
-  });
-
-  it('closes the provider stream when the consumer stops reading', async () => {
-    const answer = await ask(fireworks(), BASE_NAME, true);
-    if (!answer.stream) throw new Error('expected a stream');
-    for await (const chunk of answer.chunks) if (chunk.type === 'delta') break;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(fake.state.abandonedStreams).toBe(1);
   });
 });

@@ -1,15 +1,14 @@
 /**
- * The Together AI adapter, through the registry as the gateway calls it, against the fake Together
- * over real HTTP: the streamed multipart upload, FileResponse mapping, the job lifecycle and its
- * statuses, pages the gateway cuts from Together's unpaged lists, events/metrics/checkpoints with
- * stable ids, what a create sends (and refuses), error mapping and chat (plain, streamed, aborted).
+ * The Together AI adapter against the fake Together: the adapter contract (test/support/provider-kit.ts)
+ * and what only Together does: FileResponse mapping and validation after upload, the late purpose
+ * sent chunked, job creates (what is sent and refused), cancel_requested, job_error, metrics events
+ * and checkpoints, the chat request as sent and an unknown model.
  */
-import { Readable } from 'node:stream';
-import { GatewayError } from '../../src/errors';
-import type { HttpPolicy } from '../../src/providers/http';
 import { ProviderRegistry, type ProviderClient } from '../../src/providers/registry';
-import type { ChatChunk, CreateJobInput } from '../../src/providers/types';
+import type { CreateJobInput } from '../../src/providers/types';
 import { startFakeTogether, type FakeTogether } from '../fakes/together-server';
+import { failure } from '../support/expect';
+import { adapterContract, chatDataset as dataset, pieces, runToEnd, type ClientOptions } from '../support/provider-kit';
 
 const API_KEY = 'tg-adapter-key-0123456789';
 const BASE = 'meta-llama/Meta-Llama-3.1-8B-Instruct-Reference';
@@ -22,30 +21,24 @@ beforeEach(async () => {
 
 afterEach(() => fake.close());
 
-function together(options: { http?: HttpPolicy; key?: string } = {}): ProviderClient {
+function together(options: ClientOptions = {}): ProviderClient {
   const registry = new ProviderRegistry({ GATEWAY_TOGETHER_BASE_URL: fake.url }, { baseDelayMs: 1, timeoutMs: 5_000, ...options.http });
-  return registry.client('together-ai', { kind: 'headers', headers: { authorization: `Bearer ${options.key ?? API_KEY}` } });
+  return registry.client('together-ai', { kind: 'headers', headers: { authorization: `Bearer ${API_KEY}`, ...options.headers } });
 }
 
 const example = (n: number) =>
-  JSON.stringify({
-    messages: [
-      { role: 'user', content: `Q${n} — ünï` },
-      { role: 'assistant', content: `A${n}` },
-    ],
-  });
-const dataset = (n = 5) => Buffer.from(Array.from({ length: n }, (_, i) => example(i)).join('\n') + '\n');
+  dataset(n + 1)
+    .toString()
+    .trimEnd()
+    .split('\n')[n];
 
-/** A stream that yields `content` in small pieces, as an upload arrives. */
-const pieces = (content: Buffer) =>
-  Readable.from(
-    (function* () {
-      for (let i = 0; i < content.length; i += 100) yield content.subarray(i, i + 100);
-    })(),
-  );
-
-async function upload(content = dataset(), purpose: string | Promise<string> = 'fine-tune', bytes: number | undefined = content.length) {
-  return together().uploadFile({ filename: 'träin.jsonl', purpose, bytes, open: () => pieces(content) });
+async function upload(
+  content = dataset(),
+  purpose: string | Promise<string> = 'fine-tune',
+  bytes: number | undefined = content.length,
+  filename = 'träin.jsonl',
+) {
+  return together().uploadFile({ filename, purpose, bytes, open: () => pieces(content) });
 }
 
 async function createJob(extra: Partial<CreateJobInput> = {}) {
@@ -53,22 +46,30 @@ async function createJob(extra: Partial<CreateJobInput> = {}) {
   return together().createJob({ model: BASE, trainingFile: file.id, options: {}, ...extra });
 }
 
-async function runToEnd(id: string) {
-  const statuses: string[] = [];
-  for (let i = 0; i < 30 && !['succeeded', 'failed', 'cancelled'].includes(statuses.at(-1) ?? ''); i++) statuses.push((await together().getJob(id)).status);
-  return statuses;
-}
-
-async function failure(promise: Promise<unknown>): Promise<GatewayError> {
-  const err = await promise.then(
-    () => new Error('expected a failure'),
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(GatewayError);
-  return err as GatewayError;
-}
-
 const requestsTo = (method: string, path: string) => fake.state.requests.filter((r) => r.method === method && r.path === path);
+
+adapterContract('together-ai', {
+  client: together,
+  fake: () => fake,
+  files: {
+    upload: (n, filename) => upload(dataset(n), 'fine-tune', undefined, filename),
+    content: (_file, n) => dataset(n),
+    uploadPath: '/v1/files/upload',
+    lastPageCursor: 'last id',
+  },
+  jobs: {
+    create: createJob,
+    statuses: ['queued', 'running', 'running', 'running', 'running', 'succeeded'],
+    createPath: '/v1/fine-tunes',
+    listPath: '/v1/fine-tunes',
+    unknown: { id: 'ft-missing', code: 'not_found' },
+    cancelledAs: 'running',
+    cancelRefusal: { message: /already finished/ },
+  },
+  settings: { required: 'authorization', hostile: [] },
+  wrongCredentials: { headers: { authorization: 'Bearer tg-wrong-key-987654' }, secret: 'tg-wrong-key-987654', status: 401, code: 'invalid_api_key' },
+  chat: { model: BASE, abandonedStreams: () => fake.state.abandonedStreams },
+});
 
 describe('together-ai files', () => {
   it('streams a multipart /files/upload with the exact Content-Length and maps the FileResponse', async () => {
@@ -117,27 +118,11 @@ describe('together-ai files', () => {
     expect(fake.state.files.size).toBe(0);
   });
 
-  it('lists files newest first (filtered by purpose, paged by id), serves content and deletes', async () => {
-    const files = [await upload(dataset(1)), await upload(dataset(2)), await upload(dataset(3))];
-    const ids = files.map((f) => f.id);
-    // Uploads within one second keep Together's order: newest first means last uploaded first.
-    const first = await together().listFiles({ limit: 2 });
-    expect(first).toMatchObject({ hasMore: true, nextAfter: ids[1] });
-    expect(first.data.map((f) => f.id)).toEqual([ids[2], ids[1]]);
-    const rest = await together().listFiles({ limit: 2, after: first.nextAfter ?? undefined });
-    expect(rest).toMatchObject({ hasMore: false, data: [{ id: ids[0] }] });
+  it('lists files in upload order when asked ascending, filters by purpose, refuses an unknown cursor', async () => {
+    const ids = [(await upload(dataset(1))).id, (await upload(dataset(2))).id];
     expect((await together().listFiles({ order: 'asc' })).data.map((f) => f.id)).toEqual(ids);
     expect((await together().listFiles({ purpose: 'batch-api' })).data).toEqual([]);
-    await expect(together().listFiles({ after: 'file-unknown' })).rejects.toMatchObject({ status: 400, code: 'invalid_cursor' });
-
-    const content = await together().fileContent(ids[1]);
-    const chunks: Buffer[] = [];
-    for await (const chunk of content.stream) chunks.push(chunk);
-    expect(Buffer.concat(chunks).equals(dataset(2))).toBe(true);
-
-    await together().deleteFile(ids[1]);
-    expect(fake.state.files.has(ids[1])).toBe(false);
-    expect(await failure(together().getFile(ids[1]))).toMatchObject({ kind: 'provider', status: 404, code: 'not_found' });
+    expect(await failure(together().listFiles({ after: 'file-unknown' }))).toMatchObject({ status: 400, code: 'invalid_cursor' });
   });
 });
 
@@ -165,7 +150,7 @@ describe('together-ai fine-tuning jobs', () => {
       method: { type: 'supervised', hyperparameters: { nEpochs: 2, batchSize: 8 } },
       finishedAt: null,
     });
-    expect(await runToEnd(created.id)).toEqual(['queued', 'running', 'running', 'running', 'running', 'running', 'succeeded']);
+    await runToEnd(together(), created.id);
     const done = await together().getJob(created.id);
     const output = fake.state.jobs.get(created.id)!.model_output_name;
     expect(output).toMatch(/^acme\/Meta-Llama-3\.1-8B-Instruct-Reference-my-run-/);
@@ -207,25 +192,6 @@ describe('together-ai fine-tuning jobs', () => {
     expect(fake.state.fineTuneRequests.at(-1)).not.toHaveProperty('metadata');
   });
 
-  it('pages the unpaged job list newest first with the last id as cursor', async () => {
-    const jobs = [await createJob(), await createJob(), await createJob()];
-    const newestFirst = jobs.map((j) => j.id).reverse();
-    const first = await together().listJobs({ limit: 2 });
-    expect(first.data.map((j) => j.id)).toEqual(newestFirst.slice(0, 2));
-    expect(first).toMatchObject({ hasMore: true, nextAfter: newestFirst[1] });
-    const second = await together().listJobs({ limit: 2, after: first.nextAfter ?? undefined });
-    expect(second).toMatchObject({ hasMore: false, data: [{ id: newestFirst[2] }] });
-  });
-
-  it('cancels: cancel_requested stays running until Together reports cancelled', async () => {
-    const { id } = await createJob();
-    const cancelling = await together().cancelJob(id);
-    expect(cancelling).toMatchObject({ id, status: 'running', finishedAt: null });
-    expect(await together().getJob(id)).toMatchObject({ status: 'cancelled', finishedAt: expect.any(Number) });
-    const refused = await failure(together().cancelJob(id));
-    expect(refused).toMatchObject({ kind: 'provider', status: 400, message: expect.stringContaining('already finished') });
-  });
-
   it('reports a failed job with the reason of its job_error event', async () => {
     const { id } = await createJob();
     fake.failJob(id, 'Training failed: CUDA out of memory');
@@ -246,7 +212,7 @@ describe('together-ai fine-tuning jobs', () => {
       options: {},
     });
     fake.state.jobs.get(id)!.n_checkpoints = 2;
-    await runToEnd(id);
+    await runToEnd(together(), id);
 
     const events = await together().listEvents(id, {});
     expect(events.hasMore).toBe(false);
@@ -262,8 +228,6 @@ describe('together-ai fine-tuning jobs', () => {
     const metrics = events.data.filter((e) => e.type === 'metrics');
     expect(metrics.map((e) => e.id)).toEqual(['ftevent-metrics-step-2', 'ftevent-metrics-step-1']);
     expect(metrics[0]).toMatchObject({ message: expect.stringMatching(/^Step 2: train\/loss=0\.5, /), data: { step: 2, 'train/loss': 0.5, 'train/epoch': 2 } });
-    // Ids are stable from one read to the next (the monitor stores each event once).
-    expect((await together().listEvents(id, {})).data.map((e) => e.id)).toEqual(events.data.map((e) => e.id));
     const page = await together().listEvents(id, { limit: 3 });
     expect(page).toMatchObject({ hasMore: true, nextAfter: events.data[2].id });
     expect((await together().listEvents(id, { after: page.nextAfter ?? undefined, limit: 3 })).data).toEqual(events.data.slice(3, 6));
@@ -288,23 +252,12 @@ describe('together-ai fine-tuning jobs', () => {
       },
     ]);
   });
-
-  it('maps errors: a wrong key (401, never echoed), an unknown job (404), a 500 (502, create not retried)', async () => {
-    const wrong = await failure(together({ key: 'tg-wrong-key-987654' }).listJobs({}));
-    expect(wrong).toMatchObject({ kind: 'provider', status: 401, code: 'invalid_api_key' });
-    expect(wrong.message).not.toContain('tg-wrong-key-987654');
-    expect(await failure(together().getJob('ft-missing'))).toMatchObject({ status: 404, code: 'not_found' });
-    const file = await upload();
-    fake.failNext('POST', '/v1/fine-tunes', 500);
-    expect(await failure(together().createJob({ model: BASE, trainingFile: file.id, options: {} }))).toMatchObject({ status: 502 });
-    expect(requestsTo('POST', '/v1/fine-tunes')).toHaveLength(1);
-  });
 });
 
 describe('together-ai chat', () => {
   const messages = [{ role: 'user' as const, content: 'Say hi' }];
 
-  it('answers a chat completion with its usage', async () => {
+  it('answers a chat completion, sending max_completion_tokens as max_tokens', async () => {
     const answer = await together().chat({
       model: BASE,
       body: { model: BASE, messages, stream: false, max_completion_tokens: 20, temperature: 0.5 },
@@ -322,34 +275,6 @@ describe('together-ai chat', () => {
       },
     });
     expect(fake.state.chatRequests.at(-1)).toEqual({ model: BASE, messages, stream: false, max_tokens: 20, temperature: 0.5 });
-  });
-
-  it('streams chunks as Together sends them', async () => {
-    const answer = await together().chat({ model: BASE, body: { model: BASE, messages, stream: true }, hosted: false, signal: new AbortController().signal });
-    if (!answer.stream) throw new Error('expected a stream');
-    const chunks: ChatChunk[] = [];
-    for await (const chunk of answer.chunks) chunks.push(chunk);
-    expect(answer.model).toBe(BASE);
-    const text = chunks.flatMap((c) => (c.type === 'delta' ? [c.content ?? ''] : [])).join('');
-    expect(text).toBe(`Answer from ${BASE}: Say hi`);
-    expect(chunks.filter((c) => c.type === 'delta').length).toBeGreaterThan(2);
-    // The adapter asks for usage (stream_options.include_usage): it follows the finish reason.
-    expect(chunks.slice(-2)).toEqual([
-      { type: 'finish', index: 0, finishReason: 'stop' },
-      { type: 'usage', usage: expect.objectContaining({ totalTokens: expect.any(Number) }) },
-    ]);
-  });
-
-  it('ends the provider stream when the caller aborts', async () => {
-    const controller = new AbortController();
-    const answer = await together().chat({ model: BASE, body: { model: BASE, messages, stream: true }, hosted: false, signal: controller.signal });
-    if (!answer.stream) throw new Error('expected a stream');
-    const iterator = answer.chunks[Symbol.asyncIterator]();
-    await iterator.next();
-    controller.abort();
-    await expect(iterator.next()).rejects.toBeDefined();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(fake.state.abandonedStreams).toBe(1);
   });
 
   it('answers an unknown model with the provider 404', async () => {

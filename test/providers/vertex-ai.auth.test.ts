@@ -107,17 +107,6 @@ describe('Vertex AI settings', () => {
     return err;
   };
 
-  it.each([
-    ['x-gateway-vertex-region', 'us-central1.evil.com'],
-    ['x-gateway-vertex-region', 'evil.com/x'],
-    ['x-gateway-vertex-region', 'a@b'],
-    ['x-gateway-vertex-project-id', 'my-project/../../evil'],
-    ['x-gateway-vertex-project-id', 'example.com:project'],
-    ['x-gateway-vertex-project-id', 'proj%2f1'],
-  ])('refuses %s %j before any connection', async (header, hostile) => {
-    expect(await refused({ [header]: hostile })).toMatchObject({ kind: 'invalid_request', status: 400, param: header, code: 'invalid_setting' });
-  });
-
   it('refuses a hostile bucket for files before any connection', async () => {
     const err = await gatewayError(vertexClient(fake, { headers: { 'x-gateway-vertex-storage-bucket-name': 'b/../../o' } }).listFiles({}));
     expect(err).toMatchObject({ status: 400, param: 'x-gateway-vertex-storage-bucket-name' });
@@ -138,11 +127,6 @@ describe('Vertex AI settings', () => {
     expect(err).toMatchObject({ kind: 'invalid_request', status: 400, param: 'x-gateway-vertex-service-account-json', code: 'invalid_setting' });
     expect(err.message).toContain(reason);
     expect(err.message).not.toContain(value);
-  });
-
-  it('refuses a call without any credential, naming the key-file header', async () => {
-    const err = await refused({ 'x-gateway-vertex-service-account-json': undefined });
-    expect(err).toMatchObject({ status: 400, param: 'x-gateway-vertex-service-account-json', code: 'missing_setting' });
   });
 
   it('requires the project and region everywhere, the bucket for files only', async () => {

@@ -1,7 +1,7 @@
 /**
  * Chat through the Vertex AI adapter against the fake: OpenAI's request translated into Gemini's
  * generateContent (system instruction, user/model turns, generation config), the answer and its
- * usage back; streamed answers yielded event by event over SSE and ended with the caller's signal;
+ * usage back; streamed answers over SSE (the rest of streaming is the adapter contract's);
  * a tuned model answering on its endpoint; models that are no Vertex reference refused.
  */
 import type { ChatBody } from '../../src/providers/chat-request';
@@ -101,34 +101,10 @@ describe('Vertex AI chat', () => {
     expect(fake.state.generateRequests.at(-1)?.target).toBe(`endpoints/${endpoint.split('/').at(-1)}`);
   });
 
-  it('streams the answer as server-sent events, piece by piece, then the finish reason and usage', async () => {
+  it('streams with streamGenerateContent over server-sent events', async () => {
     const chunks = await collect(await vertexClient(fake).chat(request({ stream: true })));
-    const deltas = chunks.filter((c) => c.type === 'delta');
-    expect(deltas.length).toBeGreaterThan(3);
-    expect(deltas.map((c) => c.content).join('')).toBe('Answer from gemini-2.5-flash: And 3+3?');
-    expect(chunks.slice(-2)).toEqual([
-      { type: 'finish', index: 0, finishReason: 'stop' },
-      { type: 'usage', usage: { promptTokens: expect.any(Number), completionTokens: expect.any(Number), totalTokens: expect.any(Number) } },
-    ]);
+    expect(chunks.filter((c) => c.type === 'delta').length).toBeGreaterThan(3);
     expect(fake.state.generateRequests.at(-1)).toMatchObject({ method: 'streamGenerateContent', alt: 'sse' });
-  });
-
-  it("ends the provider's stream when the caller goes away", async () => {
-    fake.settings.streamDelayMs = 50;
-    try {
-      const controller = new AbortController();
-      const before = fake.state.abortedStreams;
-      const answer = await vertexClient(fake).chat(request({ stream: true, signal: controller.signal }));
-      if (!answer.stream) throw new Error('expected a stream');
-      const iterator = answer.chunks[Symbol.asyncIterator]();
-      expect(await iterator.next()).toMatchObject({ value: { type: 'delta' } });
-      controller.abort();
-      await expect(iterator.next()).rejects.toThrow();
-      for (let i = 0; i < 50 && fake.state.abortedStreams === before; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(fake.state.abortedStreams).toBe(before + 1);
-    } finally {
-      fake.settings.streamDelayMs = 0;
-    }
   });
 
   it('ends a stream Vertex fails midway with its error, scrubbed of the access token it echoes', async () => {

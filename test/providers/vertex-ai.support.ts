@@ -3,7 +3,6 @@
  * registry, its endpoints pointed at the fake Google Cloud), the settings headers of the fake's
  * project, and OpenAI chat datasets with the Gemini lines they must become.
  */
-import { GatewayError } from '../../src/errors';
 import type { HttpPolicy } from '../../src/providers/http';
 import { ProviderRegistry, type ProviderClient } from '../../src/providers/registry';
 import type { FakeVertex } from '../fakes/vertex-server';
@@ -52,13 +51,4 @@ export function examplePair(n: number) {
 export const openaiDataset = (examples: number) => Array.from({ length: examples }, (_, i) => JSON.stringify(examplePair(i + 1).openai)).join('\n') + '\n';
 
 /** The rejection of `promise`, which must be a GatewayError. */
-export async function gatewayError(promise: Promise<unknown>): Promise<GatewayError> {
-  const err = await promise.then(
-    () => {
-      throw new Error('expected a GatewayError');
-    },
-    (e: unknown) => e,
-  );
-  if (!(err instanceof GatewayError)) throw new Error(`expected a GatewayError, got ${String(err)}`);
-  return err;
-}
+export { failure as gatewayError } from '../support/expect';

@@ -1,12 +1,20 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, rest, streamChat } from '../api';
+import { ApiError, rest, streamChat, type ChatDelta } from '../api';
+import {
+  NO_FORMAT,
+  answerToolCalls,
+  chatBody,
+  prettyJson,
+  withToolCallDeltas,
+  type FormatDraft,
+  type Message,
+  type ToolCall,
+  type ToolChoice,
+  type ToolDraft,
+} from '../chat-request';
 import { expandPartials, partialSlugs } from '../partial-refs';
 import { ErrorNote, Page, useLoad } from '../ui';
-
-interface Message {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
+import { FormatEditor, ToolsEditor } from './playground-options';
 
 type Source = 'hosted' | 'provider';
 
@@ -69,11 +77,26 @@ function resolveTarget(target: Target, choices: Choices | undefined): { model: s
   return { model: slug ? target.providerModel : '', headers: slug ? { 'x-gateway-provider': `@${slug}` } : {} };
 }
 
+interface Answer {
+  text: string;
+  toolCalls: ToolCall[];
+}
+
+const NO_ANSWER: Answer = { text: '', toolCalls: [] };
+
+const withDelta = (answer: Answer, delta: ChatDelta): Answer => ({
+  text: answer.text + (delta.content ?? ''),
+  toolCalls: delta.tool_calls ? withToolCallDeltas(answer.toolCalls, delta.tool_calls) : answer.toolCalls,
+});
+
 export function PlaygroundPage({ model: initialModel }: { model?: string }) {
   const choices = useLoad(loadChoices, []);
   const [target, setTarget] = useState<Target>({ source: 'hosted', model: initialModel ?? '', integration: '', providerModel: 'gpt-4o-mini' });
   const [messages, setMessages] = useState<Message[]>([{ role: 'user', content: '' }]);
-  const [answer, setAnswer] = useState('');
+  const [tools, setTools] = useState<ToolDraft[]>([]);
+  const [toolChoice, setToolChoice] = useState<ToolChoice>('auto');
+  const [format, setFormat] = useState<FormatDraft>(NO_FORMAT);
+  const [answer, setAnswer] = useState<Answer>(NO_ANSWER);
   const [error, setError] = useState<unknown>(null);
   const [streaming, setStreaming] = useState(false);
   const abort = useRef<AbortController | null>(null);
@@ -81,17 +104,23 @@ export function PlaygroundPage({ model: initialModel }: { model?: string }) {
 
   const send = async (event: Event) => {
     event.preventDefault();
-    setAnswer('');
+    setAnswer(NO_ANSWER);
     setError(null);
     setStreaming(true);
     abort.current = new AbortController();
     try {
-      await streamChat({ model: chosen.model, messages }, chosen.headers, (text) => setAnswer((a) => a + text), abort.current.signal);
+      const body = chatBody(chosen.model, messages, tools, toolChoice, format);
+      await streamChat(body, chosen.headers, (delta) => setAnswer((a) => withDelta(a, delta)), abort.current.signal);
     } catch (err) {
       if (!(err instanceof DOMException && err.name === 'AbortError')) setError(err);
     } finally {
       setStreaming(false);
     }
+  };
+  // The model's calls join the conversation with an empty result each, for the user to fill in and send.
+  const answerCalls = () => {
+    setMessages((all) => answerToolCalls(all, answer.text, answer.toolCalls));
+    setAnswer(NO_ANSWER);
   };
 
   return (
@@ -100,6 +129,8 @@ export function PlaygroundPage({ model: initialModel }: { model?: string }) {
       <form class="playground" onSubmit={send}>
         <ModelPicker target={target} onChange={(change) => setTarget((t) => ({ ...t, ...change }))} choices={choices.data} extraModel={initialModel} />
         <MessagesEditor messages={messages} setMessages={setMessages} />
+        <ToolsEditor tools={tools} setTools={setTools} choice={toolChoice} setChoice={setToolChoice} />
+        <FormatEditor format={format} setFormat={setFormat} />
         <div class="actions">
           <button type="submit" disabled={streaming || !chosen.model}>
             Send
@@ -114,9 +145,44 @@ export function PlaygroundPage({ model: initialModel }: { model?: string }) {
       <h2>Answer</h2>
       <ErrorNote error={error} />
       <output class="answer" aria-live="polite" aria-busy={streaming} data-testid="answer">
-        {answer}
+        {answer.text}
       </output>
+      {!streaming && format.type !== 'text' && answer.text && <JsonCheck text={answer.text} />}
+      {answer.toolCalls.length > 0 && <ToolCalls calls={answer.toolCalls} done={!streaming} onAnswer={answerCalls} />}
     </Page>
+  );
+}
+
+/** JSON mode: the answer parsed and shown indented, or said not to be JSON. */
+function JsonCheck({ text }: { text: string }) {
+  const pretty = prettyJson(text);
+  if (pretty === null) return <p class="error">The answer is not valid JSON.</p>;
+  return (
+    <div class="preview" data-testid="answer-json">
+      <span class="muted">Valid JSON</span>
+      <pre>{pretty}</pre>
+    </div>
+  );
+}
+
+function ToolCalls({ calls, done, onAnswer }: { calls: ToolCall[]; done: boolean; onAnswer: () => void }) {
+  return (
+    <>
+      <h3>Tool calls</h3>
+      <ol class="tool-calls" data-testid="tool-calls">
+        {calls.map((c) => (
+          <li key={c.id}>
+            <code>{c.name}</code> <span class="muted">{c.id}</span>
+            <pre>{prettyJson(c.arguments) ?? c.arguments}</pre>
+          </li>
+        ))}
+      </ol>
+      {done && (
+        <button type="button" onClick={onAnswer}>
+          Answer the tool calls
+        </button>
+      )}
+    </>
   );
 }
 
@@ -184,19 +250,10 @@ function MessagesEditor({ messages, setMessages }: { messages: Message[]; setMes
       </p>
       {messages.map((message, i) => (
         <div class="message" key={i}>
-          <label for={`role-${i}`}>Role of message {i + 1}</label>
-          <select id={`role-${i}`} value={message.role} onChange={(e) => update(i, { role: e.currentTarget.value as Message['role'] })}>
-            <option value="system">system</option>
-            <option value="user">user</option>
-            <option value="assistant">assistant</option>
-          </select>
-          <label for={`content-${i}`}>Text of message {i + 1}</label>
-          <textarea id={`content-${i}`} rows={3} required value={message.content} onInput={(e) => update(i, { content: e.currentTarget.value })} />
-          {partialSlugs(message.content).length > 0 && (
-            <div class="preview" aria-label={`Preview of message ${i + 1}`}>
-              <span class="muted">Preview</span>
-              <pre>{expandPartials(message.content, partials.texts)}</pre>
-            </div>
+          {message.role === 'tool' || message.toolCalls?.length ? (
+            <ToolTurn message={message} index={i} onInput={(content) => update(i, { content })} />
+          ) : (
+            <TextTurn message={message} index={i} onChange={(change) => update(i, change)} preview={partials.texts} />
           )}
           {messages.length > 1 && (
             <button type="button" class="secondary" onClick={() => setMessages((all) => all.filter((_, j) => j !== i))}>
@@ -214,5 +271,53 @@ function MessagesEditor({ messages, setMessages }: { messages: Message[]; setMes
         Add message
       </button>
     </fieldset>
+  );
+}
+
+interface TextTurnProps {
+  message: Message;
+  index: number;
+  onChange: (change: Partial<Message>) => void;
+  preview: Map<string, string>;
+}
+
+function TextTurn({ message, index: i, onChange, preview }: TextTurnProps) {
+  return (
+    <>
+      <label for={`role-${i}`}>Role of message {i + 1}</label>
+      <select id={`role-${i}`} value={message.role} onChange={(e) => onChange({ role: e.currentTarget.value as Message['role'] })}>
+        <option value="system">system</option>
+        <option value="user">user</option>
+        <option value="assistant">assistant</option>
+      </select>
+      <label for={`content-${i}`}>Text of message {i + 1}</label>
+      <textarea id={`content-${i}`} rows={3} required value={message.content} onInput={(e) => onChange({ content: e.currentTarget.value })} />
+      {partialSlugs(message.content).length > 0 && (
+        <div class="preview" aria-label={`Preview of message ${i + 1}`}>
+          <span class="muted">Preview</span>
+          <pre>{expandPartials(message.content, preview)}</pre>
+        </div>
+      )}
+    </>
+  );
+}
+
+/** The model's tool calls (read only), or a tool result the user types. */
+function ToolTurn({ message, index: i, onInput }: { message: Message; index: number; onInput: (content: string) => void }) {
+  if (message.role !== 'tool') {
+    return (
+      <div class="preview" aria-label={`Message ${i + 1}: the model's tool calls`}>
+        <span class="muted">Message {i + 1}: assistant, calling tools</span>
+        <pre>{message.toolCalls?.map((c) => `${c.name}(${c.arguments})  ${c.id}`).join('\n')}</pre>
+      </div>
+    );
+  }
+  return (
+    <>
+      <label for={`content-${i}`}>
+        Result of {message.toolName} ({message.toolCallId}), message {i + 1}
+      </label>
+      <textarea id={`content-${i}`} rows={2} required value={message.content} onInput={(e) => onInput(e.currentTarget.value)} />
+    </>
   );
 }

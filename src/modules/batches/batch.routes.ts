@@ -12,7 +12,7 @@ export function batchRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      const { scope, body } = await tenantRequest(services, req, res);
+      const { scope, body } = await tenantRequest(services.workspaces, req, res);
       return toBatchJson(await batches.create(scope, body, callerOf(res).keyId));
     }),
   );
@@ -20,7 +20,7 @@ export function batchRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const { scope, query } = await tenantRequest(services, req, res, ['after', 'limit']);
+      const { scope, query } = await tenantRequest(services.workspaces, req, res, ['after', 'limit']);
       return toBatchListJson(await batches.list(scope, query));
     }),
   );
@@ -28,7 +28,7 @@ export function batchRoutes(services: Services): Router {
   router.get(
     '/:batchId',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       return toBatchJson(await batches.get(scope, pathParam(req, 'batchId')));
     }),
   );
@@ -36,7 +36,7 @@ export function batchRoutes(services: Services): Router {
   router.post(
     '/:batchId/cancel',
     json(async (req, res) => {
-      const { scope, body } = await tenantRequest(services, req, res);
+      const { scope, body } = await tenantRequest(services.workspaces, req, res);
       const unknown = Object.keys(body)[0];
       if (unknown !== undefined) throw invalidField(unknown, 'is not a known field');
       return toBatchJson(await batches.cancel(scope, pathParam(req, 'batchId')));

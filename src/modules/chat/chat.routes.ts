@@ -21,7 +21,7 @@ export function chatRoutes(services: Services, logger: Logger): Router {
       if (!res.writableFinished) cancel.abort();
     });
     // OpenAI's request goes to the service as it came (snake_case): it is relayed, not converted.
-    const { scope, body } = await lazyTenantRequest(services, req, res, [], 'as-sent');
+    const { scope, body } = await lazyTenantRequest(services.workspaces, req, res, [], 'as-sent');
     const meter = services.usage.recorder.chatMeter(callerOf(res));
     const { answer, includeUsage, choices } = await services.chat.complete(scope, headersOf(req), body, cancel.signal, meter);
     if (!answer.stream) {

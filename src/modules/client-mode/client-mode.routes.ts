@@ -77,7 +77,7 @@ export function clientModeFileRoutes(services: Services): Router {
     json(async (req, res) => {
       const { scope } = await Promise.resolve()
         .then(() => refuseIdempotencyKey(req))
-        .then(() => lazyTenantRequest(services, req, res))
+        .then(() => lazyTenantRequest(services.workspaces, req, res))
         .catch((err: unknown) => {
           req.resume();
           throw err;
@@ -100,7 +100,7 @@ export function clientModeFileRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const { scope, query } = await lazyTenantRequest(services, req, res, ['purpose', 'limit', 'order', 'after']);
+      const { scope, query } = await lazyTenantRequest(services.workspaces, req, res, ['purpose', 'limit', 'order', 'after']);
       const page = await clientMode.listFiles(scope, headersOf(req), query);
       return providerListJson(page, providerFileJson);
     }),
@@ -109,13 +109,13 @@ export function clientModeFileRoutes(services: Services): Router {
   router.get(
     '/:fileId',
     json(async (req, res) => {
-      const { scope } = await lazyTenantRequest(services, req, res);
+      const { scope } = await lazyTenantRequest(services.workspaces, req, res);
       return providerFileJson(await clientMode.getFile(scope, headersOf(req), pathParam(req, 'fileId')));
     }),
   );
 
   router.get('/:fileId/content', async (req, res) => {
-    const { scope } = await lazyTenantRequest(services, req, res);
+    const { scope } = await lazyTenantRequest(services.workspaces, req, res);
     const content = await clientMode.fileContent(scope, headersOf(req), pathParam(req, 'fileId'));
     await streamContent(res, content.stream, content.contentType, content.bytes);
   });
@@ -123,7 +123,7 @@ export function clientModeFileRoutes(services: Services): Router {
   router.delete(
     '/:fileId',
     json(async (req, res) => {
-      const { scope } = await lazyTenantRequest(services, req, res);
+      const { scope } = await lazyTenantRequest(services.workspaces, req, res);
       const id = pathParam(req, 'fileId');
       await clientMode.deleteFile(scope, headersOf(req), id);
       return { id, object: 'file', deleted: true };
@@ -156,7 +156,7 @@ export function clientModeJobRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      const { scope, body } = await lazyTenantRequest(services, req, res);
+      const { scope, body } = await lazyTenantRequest(services.workspaces, req, res);
       return toJobJson(jobView(res)(await clientMode.createJob(scope, headersOf(req), body)));
     }),
   );
@@ -164,7 +164,7 @@ export function clientModeJobRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const { scope, query } = await lazyTenantRequest(services, req, res, PAGE_PARAMS);
+      const { scope, query } = await lazyTenantRequest(services.workspaces, req, res, PAGE_PARAMS);
       const page = await clientMode.listJobs(scope, headersOf(req), query);
       return { ...toJobListJson({ items: page.data.map(jobView(res)), hasMore: page.hasMore }), last_id: lastId(page) };
     }),
@@ -173,7 +173,7 @@ export function clientModeJobRoutes(services: Services): Router {
   router.get(
     '/:jobId',
     json(async (req, res) => {
-      const { scope } = await lazyTenantRequest(services, req, res);
+      const { scope } = await lazyTenantRequest(services.workspaces, req, res);
       return toJobJson(jobView(res)(await clientMode.getJob(scope, headersOf(req), pathParam(req, 'jobId'))));
     }),
   );
@@ -181,7 +181,7 @@ export function clientModeJobRoutes(services: Services): Router {
   router.post(
     '/:jobId/cancel',
     json(async (req, res) => {
-      const { scope } = await lazyTenantRequest(services, req, res);
+      const { scope } = await lazyTenantRequest(services.workspaces, req, res);
       return toJobJson(jobView(res)(await clientMode.cancelJob(scope, headersOf(req), pathParam(req, 'jobId'))));
     }),
   );
@@ -189,7 +189,7 @@ export function clientModeJobRoutes(services: Services): Router {
   router.get(
     '/:jobId/events',
     json(async (req, res) => {
-      const { scope, query } = await lazyTenantRequest(services, req, res, PAGE_PARAMS);
+      const { scope, query } = await lazyTenantRequest(services.workspaces, req, res, PAGE_PARAMS);
       const page = await clientMode.listEvents(scope, headersOf(req), pathParam(req, 'jobId'), query);
       return { ...toEventListJson(pageOf(page)), last_id: lastId(page) };
     }),
@@ -198,7 +198,7 @@ export function clientModeJobRoutes(services: Services): Router {
   router.get(
     '/:jobId/checkpoints',
     json(async (req, res) => {
-      const { scope, query } = await lazyTenantRequest(services, req, res, PAGE_PARAMS);
+      const { scope, query } = await lazyTenantRequest(services.workspaces, req, res, PAGE_PARAMS);
       return providerListJson(await clientMode.listCheckpoints(scope, headersOf(req), pathParam(req, 'jobId'), query), toCheckpointJson);
     }),
   );

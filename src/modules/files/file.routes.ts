@@ -1,14 +1,13 @@
 import { pipeline } from 'node:stream/promises';
-import { Router, type Request, type Response } from 'express';
+import { Router, type Response } from 'express';
+import type { Scope } from '../../auth/scope';
 import { GatewayError } from '../../errors';
 import { receiveMultipartUpload } from '../../http/multipart';
 import { callerOf, json, pathParam, queryParam, tenantRequest } from '../../http/rest';
 import type { Services } from '../../services';
 import { toDeletedFileJson, toFileJson, toFileListJson } from './file.mapper';
 import type { GatewayFile } from './file.repository';
-import type { StagedFile } from './file.service';
-import { claimFor, idempotencyKeyOf, requestIdentity, sendReplay, settleWithAnswer } from '../idempotency/idempotency.middleware';
-import { fingerprintOf, type IdempotentReplay } from '../idempotency/idempotency.service';
+import { claimRequest, idempotencyKeyOf, sendReplay } from '../idempotency/idempotency.middleware';
 
 /** Datasets are JSON Lines; anything else is opaque bytes. */
 function contentTypeOf(file: GatewayFile): string {
@@ -19,26 +18,6 @@ function contentTypeOf(file: GatewayFile): string {
 function contentDisposition(filename: string): string {
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
-}
-
-/**
- * An upload's Idempotency-Key, claimed once the file has streamed in: its identity is the file's
- * SHA-256 and purpose (and where it goes). Returns the first answer to replay, or null when this
- * request now holds the key (its answer settles it).
- */
-async function claimUpload(
-  services: Services,
-  req: Request,
-  res: Response,
-  key: string,
-  staged: StagedFile,
-  fields: Record<string, string>,
-): Promise<IdempotentReplay | null> {
-  const fingerprint = fingerprintOf([...requestIdentity(req), staged.sha256, fields.purpose ?? '', fields.workspace_id ?? '']);
-  const outcome = await claimFor(res, services.idempotency, key, fingerprint);
-  if (outcome.kind === 'replay') return outcome;
-  settleWithAnswer(res, outcome, services.idempotency);
-  return null;
 }
 
 /** Streams a file's content as a 200. */
@@ -58,46 +37,33 @@ export function fileRoutes(services: Services): Router {
   const { files } = services;
 
   router.post('/', async (req, res) => {
-    let scope;
-    let idempotencyKey;
+    let chosen: Scope;
+    let key: string | undefined;
     try {
       // Checked before the upload streams in, from the query (or the key's own workspace);
       // a `workspace_id` form field, known only at the end, may still name another.
-      ({ scope } = await tenantRequest(services, req, res));
-      idempotencyKey = idempotencyKeyOf(req);
+      ({ scope: chosen } = await tenantRequest(services.workspaces, req, res));
+      key = idempotencyKeyOf(req);
     } catch (err) {
       req.resume();
       throw err;
     }
-    const { fields, file: staged } = await receiveMultipartUpload(req, {
-      maxFileBytes: files.maxUploadBytes,
-      limits: files.multipartLimits,
-      allowedFields: ['purpose', 'workspace_id'],
-      onFile: ({ filename, stream }) => files.stage({ filename, stream }),
-      onDiscard: (staged) => files.discard(staged),
+    const outcome = await files.receive({
+      body: (options) => receiveMultipartUpload(req, options),
+      scope: async (field) =>
+        field !== undefined && queryParam(req, 'workspace_id') === undefined
+          ? services.workspaces.resolveScope(callerOf(res), field, queryParam(req, 'organisation_id'))
+          : chosen,
+      claim: key === undefined ? undefined : (identity) => claimRequest(services.idempotency, req, res, key, identity),
     });
-    try {
-      if (fields.workspace_id !== undefined && queryParam(req, 'workspace_id') === undefined) {
-        scope = await services.workspaces.resolveScope(callerOf(res), fields.workspace_id, queryParam(req, 'organisation_id'));
-      }
-      const replay = idempotencyKey === undefined ? null : await claimUpload(services, req, res, idempotencyKey, staged, fields);
-      if (replay) {
-        // This copy's bytes go before the answer does: once answered, nothing of it is left.
-        await files.discard(staged);
-        sendReplay(res, replay);
-        return;
-      }
-    } catch (err) {
-      await files.discard(staged);
-      throw err;
-    }
-    res.status(200).json(toFileJson(await files.commit(scope, staged, fields.purpose)));
+    if (outcome.kind === 'replay') sendReplay(res, outcome);
+    else res.status(200).json(toFileJson(outcome.file));
   });
 
   router.get(
     '/',
     json(async (req, res) => {
-      const { scope, query } = await tenantRequest(services, req, res, ['purpose', 'limit', 'order', 'after']);
+      const { scope, query } = await tenantRequest(services.workspaces, req, res, ['purpose', 'limit', 'order', 'after']);
       return toFileListJson(await files.list(scope, query));
     }),
   );
@@ -105,14 +71,14 @@ export function fileRoutes(services: Services): Router {
   router.get(
     '/:fileId',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       return toFileJson(await files.get(scope, pathParam(req, 'fileId')));
     }),
   );
 
   // A gateway file, or else a result file of one of the scope's hosted jobs (streamed from its provider).
   router.get('/:fileId/content', async (req, res) => {
-    const { scope } = await tenantRequest(services, req, res);
+    const { scope } = await tenantRequest(services.workspaces, req, res);
     const id = pathParam(req, 'fileId');
     const stored = await files.download(scope, id).catch((err: unknown) => {
       if (err instanceof GatewayError && err.kind === 'not_found') return null;
@@ -134,7 +100,7 @@ export function fileRoutes(services: Services): Router {
   router.delete(
     '/:fileId',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       return toDeletedFileJson(await files.delete(scope, pathParam(req, 'fileId')));
     }),
   );

@@ -1,3 +1,4 @@
+import type { MultipartUpload, MultipartUploadOptions } from '../../http/multipart';
 import type { MultipartLimits } from '../../http/multipart-guard';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -6,6 +7,7 @@ import { badRequest, conflict, GatewayError, notFound } from '../../errors';
 import type { Logger } from '../../logger';
 import type { FileStore } from '../../storage/file-store';
 import { isUuid, parseInput, type Input } from '../../validation/parse';
+import type { IdempotentReplay } from '../idempotency/idempotency.service';
 import { createDatasetCheck, JsonlScanner, type ContentCheck } from './dataset-validator';
 import type { DeletionGuard, FileRepository, GatewayFile } from './file.repository';
 import { filePurpose, listFilesSchema, MAX_FILENAME_LENGTH, type FilePurpose, type ListFilesInput } from './file.schemas';
@@ -41,6 +43,24 @@ export interface StageInput {
   /** When already known: only that purpose's content check runs (if it has one). */
   purpose?: FilePurpose;
 }
+
+/** What a face gives the multipart upload workflow (`receive`): the body, the workspace, the idempotency key. */
+export interface MultipartFileUpload {
+  /** Parses the request's multipart body with these options: the file part is staged through them as it streams in. */
+  body(options: MultipartUploadOptions<StagedFile>): Promise<MultipartUpload<StagedFile>>;
+  /** The workspace the file goes to; `workspaceField` is the form's `workspace_id`, known only once the body is read. */
+  scope(workspaceField: string | undefined): Promise<Scope>;
+  /**
+   * Claims the request's Idempotency-Key, when it sent one, for an upload identified by `identity`:
+   * the first request's answer to replay, or null once this request holds the key.
+   */
+  claim?(identity: readonly string[]): Promise<IdempotentReplay | null>;
+}
+
+export type UploadOutcome = { kind: 'created'; file: GatewayFile } | IdempotentReplay;
+
+/** The fields of an upload form besides the file. */
+const UPLOAD_FIELDS = ['purpose', 'workspace_id'];
 
 export interface FileServiceOptions {
   /** Largest accepted upload (config.uploadLimitBytes); beyond it `payload_too_large` (413). */
@@ -80,6 +100,37 @@ export class FileService {
     const purpose = checkPurpose(input.purpose);
     const staged = await this.stage({ filename: input.filename, stream: input.stream, purpose });
     return this.commit(scope, staged, purpose);
+  }
+
+  /**
+   * The multipart upload (REST `POST /v1/files`): the file is staged as it streams in (its purpose may
+   * come after it), the workspace and the idempotency key are settled once the whole body is read, then
+   * the file is recorded. A duplicate of an answered request gets that answer, and nothing of a
+   * refused or duplicate upload is kept.
+   */
+  async receive(upload: MultipartFileUpload): Promise<UploadOutcome> {
+    const { fields, file: staged } = await upload.body({
+      maxFileBytes: this.maxUploadBytes,
+      limits: this.multipartLimits,
+      allowedFields: UPLOAD_FIELDS,
+      onFile: ({ filename, stream }) => this.stage({ filename, stream }),
+      onDiscard: (file) => this.discard(file),
+    });
+    let scope: Scope;
+    try {
+      scope = await upload.scope(fields.workspace_id);
+      // The same upload again: the same bytes, purpose and workspace (and, the face adds, route and provider).
+      const replay = (await upload.claim?.([staged.sha256, fields.purpose ?? '', fields.workspace_id ?? ''])) ?? null;
+      if (replay) {
+        // This copy's bytes go before the answer does: once answered, nothing of it is left.
+        await this.discard(staged);
+        return replay;
+      }
+    } catch (err) {
+      await this.discard(staged);
+      throw err;
+    }
+    return { kind: 'created', file: await this.commit(scope, staged, fields.purpose) };
   }
 
   /**

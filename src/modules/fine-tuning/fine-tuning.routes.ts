@@ -14,7 +14,7 @@ export function fineTuningRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      const { scope, body } = await tenantRequest(services, req, res);
+      const { scope, body } = await tenantRequest(services.workspaces, req, res);
       return toHostedJobJson(await fineTuning.create(scope, body));
     }),
   );
@@ -22,7 +22,7 @@ export function fineTuningRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const { scope, query } = await tenantRequest(services, req, res, PAGE_PARAMS);
+      const { scope, query } = await tenantRequest(services.workspaces, req, res, PAGE_PARAMS);
       return toHostedJobListJson(await fineTuning.list(scope, query));
     }),
   );
@@ -30,7 +30,7 @@ export function fineTuningRoutes(services: Services): Router {
   router.get(
     '/:jobId',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       return toHostedJobJson(await fineTuning.get(scope, pathParam(req, 'jobId')));
     }),
   );
@@ -38,7 +38,7 @@ export function fineTuningRoutes(services: Services): Router {
   router.post(
     '/:jobId/cancel',
     json(async (req, res) => {
-      const { scope, body } = await tenantRequest(services, req, res);
+      const { scope, body } = await tenantRequest(services.workspaces, req, res);
       const unknown = Object.keys(body)[0];
       if (unknown !== undefined) throw invalidField(unknown, 'is not a known field');
       return toHostedJobJson(await fineTuning.cancel(scope, pathParam(req, 'jobId')));
@@ -48,7 +48,7 @@ export function fineTuningRoutes(services: Services): Router {
   router.get(
     '/:jobId/events',
     json(async (req, res) => {
-      const { scope, query } = await tenantRequest(services, req, res, PAGE_PARAMS);
+      const { scope, query } = await tenantRequest(services.workspaces, req, res, PAGE_PARAMS);
       const page = await fineTuning.events(scope, pathParam(req, 'jobId'), query);
       return toEventListJson({ items: page.items.map(storedEventView), hasMore: page.hasMore });
     }),
@@ -57,7 +57,7 @@ export function fineTuningRoutes(services: Services): Router {
   router.get(
     '/:jobId/checkpoints',
     json(async (req, res) => {
-      const { scope, query } = await tenantRequest(services, req, res, PAGE_PARAMS);
+      const { scope, query } = await tenantRequest(services.workspaces, req, res, PAGE_PARAMS);
       const page = await fineTuning.checkpoints(scope, pathParam(req, 'jobId'), query);
       return toCheckpointListJson({ items: page.items.map(storedCheckpointView), hasMore: page.hasMore });
     }),

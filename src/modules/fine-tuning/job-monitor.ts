@@ -27,6 +27,7 @@ import { isDatabaseUnavailable } from '../../db/outage';
 import { PROVIDER_UNREACHABLE } from '../../errors';
 import type { Logger } from '../../logger';
 import type { ProviderRegistry } from '../../providers/registry';
+import type { JobStep, JobStepTracer } from '../../telemetry/tracing';
 import { isTerminal, type HostedJob, type JobError, type RetryError } from './fine-tuning.model';
 import type { EventDraft, FineTuningRepository } from './fine-tuning.repository';
 import type { FineTuningService, TrainingFileSource } from './fine-tuning.service';
@@ -56,6 +57,15 @@ export interface JobMonitorParts {
   cancellation: JobCancellation;
   /** Names providers in a job's error. */
   providers: Pick<ProviderRegistry, 'module'>;
+  /** Each step in a span of its own when tracing is on. */
+  tracer?: JobStepTracer | null;
+}
+
+/** What a claimed job's step does: a cancel the provider has not confirmed first, nothing more for a finished job, then submit or poll. */
+function stepOf(job: HostedJob): JobStep['step'] {
+  if (job.providerCancelPending) return 'cancel';
+  if (isTerminal(job.status)) return 'settle';
+  return job.providerJobId ? 'poll' : 'submit';
 }
 
 /** After failures (provider 429/5xx, network), pollMs · 2^n up to this many poll intervals. */
@@ -191,19 +201,33 @@ export class JobMonitor {
   }
 
   private async step(scope: Scope, job: HostedJob): Promise<Release> {
-    const done: Release = { delayMs: this.options.pollMs, idlePolls: 0, failedAttempts: 0 };
+    const kind = stepOf(job);
+    const tracer = this.parts.tracer;
     try {
-      const provider = await this.parts.service.connect(scope, job);
-      if (job.providerCancelPending) {
-        await this.parts.cancellation.run(scope, job, provider, { transient: 'throw' });
-        return done;
-      }
-      if (isTerminal(job.status)) return done;
-      if (!job.providerJobId) return await this.submission.submit(scope, job, provider);
-      return await this.polling.poll(scope, job, job.providerJobId, provider);
+      if (!tracer) return await this.run(scope, job, kind);
+      const traced = { jobId: job.id, provider: job.provider, status: job.status, step: kind, failedAttempts: job.failedAttempts };
+      return await tracer.step(traced, () => this.run(scope, job, kind));
     } catch (err) {
       return this.onError(scope, job, err);
     }
+  }
+
+  private async run(scope: Scope, job: HostedJob, kind: JobStep['step']): Promise<Release> {
+    const provider = await this.parts.service.connect(scope, job);
+    switch (kind) {
+      case 'cancel':
+        await this.parts.cancellation.run(scope, job, provider, { transient: 'throw' });
+        return this.done();
+      case 'settle':
+        return this.done();
+      case 'submit':
+      case 'poll':
+        return job.providerJobId ? this.polling.poll(scope, job, job.providerJobId, provider) : this.submission.submit(scope, job, provider);
+    }
+  }
+
+  private done(): Release {
+    return { delayMs: this.options.pollMs, idlePolls: 0, failedAttempts: 0 };
   }
 
   private async onError(scope: Scope, job: HostedJob, err: unknown): Promise<Release> {

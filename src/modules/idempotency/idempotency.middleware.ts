@@ -13,12 +13,6 @@ import {
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
-/**
- * The REST routes that create something (chat completions and actions such as cancel are not among
- * them). Uploads (`/v1/files`) fingerprint the file itself and claim their key in the route.
- */
-const CREATING_POSTS = new Set(['/v1/labels', '/v1/integrations', '/v1/prompts/partials', '/v1/fine_tuning/jobs', '/v1/api-keys', '/v1/admin/workspaces']);
-
 /** The request's Idempotency-Key, if it sent one; an empty or overlong key is a 400. */
 export function idempotencyKeyOf(req: Request): string | undefined {
   const key = req.header(IDEMPOTENCY_KEY_HEADER);
@@ -40,7 +34,7 @@ export const ownerOf = (caller: Caller): IdempotencyOwner => ({ organisationId: 
  * What makes two creating requests the same, besides the body: where they go, and (client mode) for
  * which provider with which credentials and settings. Only its hash is stored, never these values.
  */
-export function requestIdentity(req: Request): string[] {
+function requestIdentity(req: Request): string[] {
   const query = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
   const providerHeaders = Object.keys(req.headers)
     .filter((name) => (name.startsWith('x-gateway-') && name !== API_KEY_HEADER) || name === 'authorization')
@@ -49,8 +43,26 @@ export function requestIdentity(req: Request): string[] {
   return [req.method, req.baseUrl + req.path, query, ...providerHeaders];
 }
 
+/**
+ * Claims `key` for this request, identified by where it goes (requestIdentity) and `identity` (its
+ * body, or an upload's file): returns the first answer to replay, or null once this request holds the
+ * key (its answer settles it).
+ */
+export async function claimRequest(
+  idempotency: IdempotencyService,
+  req: Request,
+  res: Response,
+  key: string,
+  identity: readonly string[],
+): Promise<IdempotentReplay | null> {
+  const outcome = await claimFor(res, idempotency, key, fingerprintOf([...requestIdentity(req), ...identity]));
+  if (outcome.kind === 'replay') return outcome;
+  settleWithAnswer(res, outcome, idempotency);
+  return null;
+}
+
 /** Claims the key for this request; a 409 (the first request still running) says when to retry. */
-export async function claimFor(res: Response, idempotency: IdempotencyService, key: string, fingerprint: string): Promise<IdempotencyClaim | IdempotentReplay> {
+async function claimFor(res: Response, idempotency: IdempotencyService, key: string, fingerprint: string): Promise<IdempotencyClaim | IdempotentReplay> {
   try {
     return await idempotency.claim(ownerOf(res.locals.caller), key, fingerprint);
   } catch (err) {
@@ -70,7 +82,7 @@ export function sendReplay(res: Response, replay: IdempotentReplay): void {
  * recorded (so a duplicate arriving just after the client has it is replayed, not refused), a
  * failure releases the key. A response that ends without a JSON answer releases it too.
  */
-export function settleWithAnswer(res: Response, claim: IdempotencyClaim, idempotency: IdempotencyService): void {
+function settleWithAnswer(res: Response, claim: IdempotencyClaim, idempotency: IdempotencyService): void {
   const send = res.json.bind(res);
   let settled = false;
   res.json = (body: unknown) => {
@@ -84,29 +96,18 @@ export function settleWithAnswer(res: Response, claim: IdempotencyClaim, idempot
 }
 
 /**
- * For the JSON creating POSTs: after authentication and body parsing, a request with an
- * Idempotency-Key claims it (fingerprinted by route, query, provider and body) or gets the first
- * answer replayed / 409 / 422.
+ * Declared where a router is mounted, after its JSON body is parsed: the POSTs to `paths` (below the
+ * mount point; default its root) create something, and a request with an Idempotency-Key claims it
+ * (fingerprinted by route, query, provider and body) or gets the first answer replayed / 409 / 422.
+ * Other requests (reads, actions such as cancel) pass. Uploads (`/v1/files`) fingerprint the file
+ * itself and claim their key once it has streamed in (FileService.receive).
  */
-export function idempotentCreates(idempotency: IdempotencyService): RequestHandler {
+export function idempotentCreates(idempotency: IdempotencyService, paths: readonly string[] = ['/']): RequestHandler {
   return async (req, res, next) => {
-    const route = (req.baseUrl + req.path).replace(/\/$/, '');
-    if (req.method !== 'POST' || !CREATING_POSTS.has(route)) {
-      next();
-      return;
-    }
-    const key = idempotencyKeyOf(req);
-    if (key === undefined) {
-      next();
-      return;
-    }
-    const fingerprint = fingerprintOf([...requestIdentity(req), JSON.stringify(req.body ?? null)]);
-    const outcome = await claimFor(res, idempotency, key, fingerprint);
-    if (outcome.kind === 'replay') {
-      sendReplay(res, outcome);
-      return;
-    }
-    settleWithAnswer(res, outcome, idempotency);
-    next();
+    const path = req.path.replace(/\/$/, '') || '/';
+    const key = req.method === 'POST' && paths.includes(path) ? idempotencyKeyOf(req) : undefined;
+    const replay = key === undefined ? null : await claimRequest(idempotency, req, res, key, [JSON.stringify(req.body ?? null)]);
+    if (replay) sendReplay(res, replay);
+    else next();
   };
 }

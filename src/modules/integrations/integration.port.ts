@@ -28,6 +28,16 @@ export interface HostedJobRef {
   gatewayOptions: Readonly<Record<string, string>>;
 }
 
+/** An integration with its provider's client, for calls the gateway makes of its own accord (listing models). */
+export interface IntegrationClient {
+  slug: string;
+  provider: string;
+  /** Changes when the integration does (credentials rotated, options changed): what a cache keys on. */
+  version: string;
+  /** Opens the credentials; throws when they cannot be (another master key) or the provider is unknown. */
+  client(): ProviderClient;
+}
+
 export interface IntegrationSource {
   /** The integration `ref` (`@slug`) names; errors are about the caller's field `path`. */
   resolve(scope: Scope, ref: string, path?: FieldPath | string | null): Promise<ResolvedIntegration>;
@@ -37,4 +47,6 @@ export interface IntegrationSource {
    * (integration gone or now for another provider, a setting refused) are about `path`.
    */
   hostedProvider(scope: Scope, job: HostedJobRef, path: FieldPath | string, settings?: RequestHeaders): Promise<ProviderClient>;
+  /** Every integration of the workspace, by slug, each with its provider's client. */
+  clients(scope: Scope): Promise<IntegrationClient[]>;
 }

@@ -10,7 +10,7 @@ export function integrationRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      const { scope, body } = await tenantRequest(services, req, res);
+      const { scope, body } = await tenantRequest(services.workspaces, req, res);
       return toIntegrationJson(await integrations.create(scope, body));
     }),
   );
@@ -18,7 +18,7 @@ export function integrationRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       return { object: 'list', data: (await integrations.list(scope)).map(toIntegrationJson) };
     }),
   );
@@ -27,7 +27,7 @@ export function integrationRoutes(services: Services): Router {
   router.get(
     '/:integration',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       return toIntegrationJson(await integrations.get(scope, pathParam(req, 'integration')));
     }),
   );
@@ -39,7 +39,7 @@ export function integrationRoutes(services: Services): Router {
     router[method](
       '/:integration',
       json(async (req, res) => {
-        const { scope, body } = await tenantRequest(services, req, res);
+        const { scope, body } = await tenantRequest(services.workspaces, req, res);
         return toIntegrationJson(await integrations.update(scope, pathParam(req, 'integration'), body, mode));
       }),
     );
@@ -48,7 +48,7 @@ export function integrationRoutes(services: Services): Router {
   router.delete(
     '/:integration',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       return toDeletedIntegrationJson(await integrations.delete(scope, pathParam(req, 'integration')));
     }),
   );

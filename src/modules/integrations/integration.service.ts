@@ -8,7 +8,7 @@ import type { RequestHeaders } from '../../http/provider-headers';
 import type { ProviderClient, ProviderRegistry } from '../../providers/registry';
 import { normaliseStored } from '../../providers/settings';
 import { isUuid, parseInput, type Input } from '../../validation/parse';
-import type { HostedJobRef, IntegrationSource, ResolvedIntegration } from './integration.port';
+import type { HostedJobRef, IntegrationClient, IntegrationSource, ResolvedIntegration } from './integration.port';
 import { optionsOf, type IntegrationRepository } from './integration.repository';
 import {
   createIntegrationSchema,
@@ -120,6 +120,16 @@ export class IntegrationService implements IntegrationSource {
       ? { field: 'headers' as const, values: { ...job.gatewayOptions, ...settings } }
       : { field: 'gatewayOptions' as const, values: job.gatewayOptions };
     return this.providers.client(job.provider, { kind: 'integration', ...integration, overrides });
+  }
+
+  async clients(scope: Scope): Promise<IntegrationClient[]> {
+    return (await this.integrations.list(scope)).map((row) => ({
+      slug: row.slug,
+      provider: row.provider,
+      version: `${row.id}:${row.updatedAt.getTime()}`,
+      client: () =>
+        this.providers.client(row.provider, { kind: 'integration', slug: row.slug, credentials: this.openCredentials(row), options: optionsOf(row) }),
+    }));
   }
 
   private openCredentials(row: Integration): Record<string, string> {

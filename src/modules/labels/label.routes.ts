@@ -10,7 +10,7 @@ export function labelRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      const { scope, body } = await tenantRequest(services, req, res);
+      const { scope, body } = await tenantRequest(services.workspaces, req, res);
       const label = await labels.create(scope, body);
       return { id: label.id };
     }),
@@ -19,7 +19,7 @@ export function labelRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const { scope, query } = await tenantRequest(services, req, res, ['search', 'current_page', 'page_size']);
+      const { scope, query } = await tenantRequest(services.workspaces, req, res, ['search', 'current_page', 'page_size']);
       const page = await labels.list(scope, query);
       return { total: page.total, data: page.items.map(toLabelJson) };
     }),
@@ -28,7 +28,7 @@ export function labelRoutes(services: Services): Router {
   router.get(
     '/:labelId',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       return toLabelJson(await labels.get(scope, pathParam(req, 'labelId')));
     }),
   );
@@ -36,7 +36,7 @@ export function labelRoutes(services: Services): Router {
   router.put(
     '/:labelId',
     json(async (req, res) => {
-      const { scope, body } = await tenantRequest(services, req, res);
+      const { scope, body } = await tenantRequest(services.workspaces, req, res);
       await labels.update(scope, pathParam(req, 'labelId'), body);
       return {};
     }),
@@ -45,7 +45,7 @@ export function labelRoutes(services: Services): Router {
   router.delete(
     '/:labelId',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       await labels.delete(scope, pathParam(req, 'labelId'));
       return {};
     }),

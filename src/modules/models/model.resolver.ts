@@ -4,7 +4,7 @@ import type { AppContext } from '../../context';
 import { listCost } from '../../graphql/cost';
 import { WorkspaceScope } from '../../graphql/scope';
 import { FineTuningJobType } from '../fine-tuning/fine-tuning.types';
-import { toModelType } from './model.mapper';
+import { toIntegrationModelType, toModelType } from './model.mapper';
 import { servedModelOf } from './model.model';
 import { ModelType } from './model.types';
 import { loadByIds, registerEntity } from '../../graphql/entity';
@@ -17,9 +17,13 @@ registerEntity(
 
 @Resolver(() => ModelType)
 export class ModelResolver {
-  @Query(() => [ModelType], { description: "The workspace's fine-tuned models, newest job first.", complexity: listCost(null, 50) })
+  @Query(() => [ModelType], {
+    description: 'The workspace\'s fine-tuned models, newest job first, then the models its integrations\' providers list, as "@slug/<provider model id>".',
+    complexity: listCost(null, 50),
+  })
   async models(@Ctx() ctx: AppContext, @WorkspaceScope() scope: Scope) {
-    return (await ctx.services.models.list(scope)).map(toModelType);
+    const { served, integrations } = await ctx.services.models.list(scope);
+    return [...served.map(toModelType), ...integrations.map(toIntegrationModelType)];
   }
 }
 

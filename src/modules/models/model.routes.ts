@@ -1,9 +1,9 @@
 import { Router } from 'express';
 import { json, pathParam, tenantRequest } from '../../http/rest';
 import type { Services } from '../../services';
-import { toModelJson } from './model.mapper';
+import { toAnyModelJson, toIntegrationModelJson, toModelJson } from './model.mapper';
 
-/** `/v1/models`: the workspace's fine-tuned models in OpenAI's shapes (`openai.models.list()`). */
+/** `/v1/models`: the workspace's fine-tuned models, then its integrations' models, in OpenAI's shapes (`openai.models.list()`). */
 export function modelRoutes(services: Services): Router {
   const router = Router();
   const { models } = services;
@@ -11,8 +11,9 @@ export function modelRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
-      return { object: 'list', data: (await models.list(scope)).map(toModelJson) };
+      const { scope } = await tenantRequest(services.workspaces, req, res);
+      const { served, integrations } = await models.list(scope);
+      return { object: 'list', data: [...served.map(toModelJson), ...integrations.map(toIntegrationModelJson)] };
     }),
   );
 
@@ -20,8 +21,8 @@ export function modelRoutes(services: Services): Router {
   router.get(
     '/*modelId',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
-      return toModelJson(await models.get(scope, pathParam(req, 'modelId')));
+      const { scope } = await tenantRequest(services.workspaces, req, res);
+      return toAnyModelJson(await models.find(scope, pathParam(req, 'modelId')));
     }),
   );
 

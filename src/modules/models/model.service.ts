@@ -1,6 +1,7 @@
 import type { Scope } from '../../auth/scope';
 import { GatewayError } from '../../errors';
 import type { HostedJob } from '../fine-tuning/fine-tuning.model';
+import type { IntegrationModel, IntegrationModels } from './integration-models';
 import { servedModelOf, type ServedModel } from './model.model';
 import type { ModelRepository } from './model.repository';
 
@@ -8,12 +9,33 @@ import type { ModelRepository } from './model.repository';
 export const modelNotFound = (ref: string) =>
   new GatewayError('not_found', `The model '${ref}' does not exist or you do not have access to it`, { path: 'model', code: 'model_not_found' });
 
-/** The workspace's fine-tuned models (`GET /v1/models`, GraphQL `models`), and the job that serves each. */
-export class ModelService {
-  constructor(private readonly models: ModelRepository) {}
+/** What `GET /v1/models` and GraphQL `models` list: fine-tuned models first, then each integration's. */
+export interface ModelCatalogue {
+  served: ServedModel[];
+  integrations: IntegrationModel[];
+}
 
-  async list(scope: Scope): Promise<ServedModel[]> {
-    return (await this.models.servingJobs(scope)).flatMap((job) => servedModelOf(job) ?? []);
+/**
+ * The workspace's fine-tuned models (`GET /v1/models`, GraphQL `models`) and the job that serves each;
+ * the list adds the models its integrations' providers list, as `@slug/<id>`.
+ */
+export class ModelService {
+  constructor(
+    private readonly models: ModelRepository,
+    private readonly integrationModels: Pick<IntegrationModels, 'list' | 'find'>,
+  ) {}
+
+  async list(scope: Scope): Promise<ModelCatalogue> {
+    const [jobs, integrations] = await Promise.all([this.models.servingJobs(scope), this.integrationModels.list(scope)]);
+    return { served: jobs.flatMap((job) => servedModelOf(job) ?? []), integrations };
+  }
+
+  /** A model by id: `@slug/<id>` when that integration lists it, else a fine-tuned model. */
+  async find(scope: Scope, ref: string): Promise<ServedModel | IntegrationModel> {
+    if (!ref.startsWith('@')) return this.get(scope, ref);
+    const model = await this.integrationModels.find(scope, ref);
+    if (!model) throw modelNotFound(ref);
+    return model;
   }
 
   /** The models with these ids (missing ones left out): GraphQL entity references, one statement. */

@@ -11,7 +11,7 @@ export function partialRoutes(services: Services): Router {
   router.post(
     '/',
     json(async (req, res) => {
-      const { scope, body } = await tenantRequest(services, req, res);
+      const { scope, body } = await tenantRequest(services.workspaces, req, res);
       const { partial, version } = await partials.create(scope, body);
       return { id: partial.id, slug: partial.slug, version_id: version.id };
     }),
@@ -20,7 +20,7 @@ export function partialRoutes(services: Services): Router {
   router.get(
     '/',
     json(async (req, res) => {
-      const { scope, query } = await tenantRequest(services, req, res, ['collection_id', 'status']);
+      const { scope, query } = await tenantRequest(services.workspaces, req, res, ['collection_id', 'status']);
       return (await partials.list(scope, query)).map(toPartialSummaryJson);
     }),
   );
@@ -28,7 +28,7 @@ export function partialRoutes(services: Services): Router {
   router.get(
     '/:idOrSlug',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       const { partial, version } = await partials.get(scope, pathParam(req, 'idOrSlug'));
       return toPartialJson(partial, version);
     }),
@@ -37,7 +37,7 @@ export function partialRoutes(services: Services): Router {
   router.put(
     '/:idOrSlug',
     json(async (req, res) => {
-      const { scope, body } = await tenantRequest(services, req, res);
+      const { scope, body } = await tenantRequest(services.workspaces, req, res);
       const { version } = await partials.update(scope, pathParam(req, 'idOrSlug'), body);
       return { prompt_partial_version_id: version.id };
     }),
@@ -46,7 +46,7 @@ export function partialRoutes(services: Services): Router {
   router.delete(
     '/:idOrSlug',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       await partials.delete(scope, pathParam(req, 'idOrSlug'));
       return {};
     }),
@@ -55,7 +55,7 @@ export function partialRoutes(services: Services): Router {
   router.get(
     '/:idOrSlug/versions',
     json(async (req, res) => {
-      const { scope } = await tenantRequest(services, req, res);
+      const { scope } = await tenantRequest(services.workspaces, req, res);
       const { partial, versions } = await partials.versions(scope, pathParam(req, 'idOrSlug'));
       return versions.map((version) => toPartialVersionJson(partial, version));
     }),
@@ -64,7 +64,7 @@ export function partialRoutes(services: Services): Router {
   router.put(
     '/:idOrSlug/makeDefault',
     json(async (req, res) => {
-      const { scope, body } = await tenantRequest(services, req, res);
+      const { scope, body } = await tenantRequest(services.workspaces, req, res);
       await partials.makeDefault(scope, pathParam(req, 'idOrSlug'), body);
       return {};
     }),

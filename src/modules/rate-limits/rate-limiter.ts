@@ -1,6 +1,7 @@
 import type * as IORedis from 'ioredis';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { lazyRequire } from '../../lazy';
 import type { Logger } from '../../logger';
 
 export interface RateLimitOptions {
@@ -23,6 +24,8 @@ export interface RateLimitState {
 
 const WINDOW_SECONDS = 60;
 
+const ioredis = lazyRequire<typeof IORedis>(require, 'ioredis');
+
 /**
  * Requests per API key per minute. With Redis the counters are shared; if Redis is unreachable the
  * limiter falls back to in-process counters (rate-limiter-flexible's insurance limiter) so requests
@@ -42,8 +45,7 @@ export class RateLimiter {
       return;
     }
     // Required here: a gateway counting in its own memory never loads the Redis client.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { Redis } = require('ioredis') as typeof IORedis;
+    const { Redis } = ioredis();
     this.redis = new Redis(options.redisUrl, {
       // A command for a Redis that is down must fail at once (the insurance limiter answers), never queue.
       enableOfflineQueue: false,

@@ -9,6 +9,7 @@ import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../
 import { CHAT_FIELDS } from '../chat-fields';
 import { chatCompletions } from '../openai-compatible/chat';
 import { openAIBatchSteps } from '../openai-compatible/batches';
+import { listModels } from '../openai-compatible/models';
 import { defineSettings, PATTERNS } from '../settings';
 import { type ChatAnswer, type ChatRequest } from '../types';
 import { fileStateOf, type ProviderModule } from '../module';
@@ -117,7 +118,8 @@ export const azureOpenAIProvider: ProviderModule<typeof settings, AzureConnectio
     deploymentId: s.deploymentId,
     batchDeployment: s.batchDeployment,
   }),
-  operations: { ...openAICompatibleOperations, chat },
+  // The resource's models (`GET /openai/models`); chat names a deployment, so `@slug/<id>` reaches one deployed under that name.
+  operations: { ...openAICompatibleOperations, chat, listModels: (conn) => listModels(conn, 'azure-openai') },
   // OpenAI's request on a deployment: the body goes as the caller sent it, unknown fields included.
   chatSupport: { fields: CHAT_FIELDS, unknownFields: true },
   hosting: {

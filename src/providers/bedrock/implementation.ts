@@ -13,10 +13,13 @@ import { getJob } from './get-job';
 import { listCheckpoints } from './list-checkpoints';
 import { listEvents } from './list-events';
 import { listJobs } from './list-jobs';
+import { listModels } from './list-models';
 import type { BedrockSettings } from './settings';
 import { uploadFile } from './upload-file';
 
 export const connect = connectBedrock;
+
+export { bedrockBatch as batch } from './batch';
 
 export const operations: ProviderImplementation<BedrockSettings, BedrockConnection>['operations'] = {
   uploadFile,
@@ -32,4 +35,5 @@ export const operations: ProviderImplementation<BedrockSettings, BedrockConnecti
   listCheckpoints,
   findJob,
   chat,
+  listModels,
 };

@@ -6,6 +6,7 @@
  * (SigV4, retries, time-outs), pointed at the endpoints of server configuration; they load with the
  * operations (./implementation.ts) on the first Bedrock call.
  */
+import { lazyRequire } from '../../lazy';
 import { deferredProvider } from '../deferred';
 import { OPERATIONS } from '../types';
 import type * as Implementation from './implementation';
@@ -26,7 +27,9 @@ export const bedrockProvider = deferredProvider(
     operations: [...OPERATIONS, 'findJob'],
     dataset: bedrockDataset,
     chatSupport: BEDROCK_CHAT_SUPPORT,
+    // Batch inference (model invocation jobs, ./batch.ts).
+    batch: true,
   },
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first Bedrock call (../deferred.ts)
-  () => require('./implementation') as typeof Implementation,
+  // Loaded on the first Bedrock call (../deferred.ts).
+  lazyRequire<typeof Implementation>(require, './implementation'),
 );

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { pipeline, Transform } from 'node:stream';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { withPurpose } from '../late-purpose';
 import type { ProviderFile, UploadInput } from '../types';
 import type { BedrockConnection } from './connection';
 import { bucketOf, GATEWAY_PREFIX, s3File } from './files';
@@ -45,23 +46,20 @@ function byteCounter(): Transform & { bytes: number } {
 
 export async function uploadFile(conn: BedrockConnection, input: UploadInput): Promise<ProviderFile> {
   const location: S3Location = { bucket: bucketOf(conn), key: conn.objectKey ?? generatedKey(input.filename) };
+  // S3 has no purpose to check: a late one (../late-purpose.ts) that never comes does not leave the object behind.
+  const { stored: bytes, purpose } = await withPurpose(input.purpose, {
+    store: () => store(conn, input, location),
+    undo: () => conn.s3().send(new DeleteObjectCommand({ Bucket: location.bucket, Key: location.key })),
+  });
+  return s3File(location, bytes, new Date(), purpose);
+}
+
+/** Streams the content into the object; the count of bytes sent. */
+async function store(conn: BedrockConnection, input: UploadInput, location: S3Location): Promise<number> {
   const counter = byteCounter();
   // pipeline: a failing source (a line that cannot be converted, a client gone) fails the upload.
   const body = pipeline(input.open(), counter, () => undefined);
   const params = { Bucket: location.bucket, Key: location.key, Body: body, ContentType: 'application/jsonl' };
   await conn.call('Amazon S3', () => new Upload({ client: conn.s3(), params, partSize: PART_SIZE, queueSize: PARTS_IN_FLIGHT }).done());
-  return s3File(location, counter.bytes, new Date(), await purposeOf(conn, input, location));
-}
-
-/** A pass-through upload learns its purpose after the file: without one, the object does not stay. */
-async function purposeOf(conn: BedrockConnection, input: UploadInput, location: S3Location): Promise<string> {
-  try {
-    return await input.purpose;
-  } catch (err) {
-    await conn
-      .s3()
-      .send(new DeleteObjectCommand({ Bucket: location.bucket, Key: location.key }))
-      .catch(() => undefined);
-    throw err;
-  }
+  return counter.bytes;
 }

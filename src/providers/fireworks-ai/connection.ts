@@ -23,7 +23,7 @@ export interface FireworksConnection extends ApiEndpoint {
 }
 
 /** A control-plane call under the caller's account (`path` below `/v1/accounts/{account}`). */
-export const controlRequest = <T>(conn: FireworksConnection, req: ApiRequest): Promise<T> =>
+export const controlRequest = <T = unknown>(conn: FireworksConnection, req: ApiRequest<T>): Promise<T> =>
   apiRequest<T>(conn, { ...req, path: urlPath`/v1/accounts/${conn.account}` + req.path });
 
 /** `accounts/{account}/{collection}/{id}` of the caller's account. */

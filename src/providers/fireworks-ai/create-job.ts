@@ -13,12 +13,13 @@ import { readJobOptions, refuseUnsupported } from '../job-input';
 import type { CreateJobInput, HyperparameterValue, ProviderJob } from '../types';
 import { controlRequest, fullName, RESOURCE_ID, slug, TITLE, type FireworksConnection } from './connection';
 import { fireworksJobOptions } from './job-options';
-import { toJob, type FireworksJob } from './mappers';
+import { toJob } from './mappers';
+import { jobSchema } from './schemas';
 
 export async function createJob(conn: FireworksConnection, input: CreateJobInput): Promise<ProviderJob> {
   const json = toCreateBody(conn, input);
   const query = { supervisedFineTuningJobId: input.gatewayJobId === undefined ? undefined : hostedJobId(input.gatewayJobId) };
-  return toJob(conn, await controlRequest<FireworksJob>(conn, { method: 'POST', path: '/supervisedFineTuningJobs', query, json }));
+  return toJob(conn, await controlRequest(conn, { answer: jobSchema, method: 'POST', path: '/supervisedFineTuningJobs', query, json }));
 }
 
 /** The Fireworks job id of a hosted job: `gw-` and the gateway job id, a valid resource id. */

@@ -9,7 +9,8 @@ import { providerDownload } from '../http';
 import { checkSignedUrl } from '../signed-urls';
 import type { FileListInput, ProviderContent, ProviderFile, ProviderPage } from '../types';
 import { controlRequest, resourcePath, TITLE, type FireworksConnection } from './connection';
-import { toFile, type FireworksDataset } from './mappers';
+import { toFile } from './mappers';
+import { datasetListSchema, datasetSchema, uploadEndpointSchema } from './schemas';
 
 /** Fireworks caps a page at 200. */
 const MAX_PAGE_SIZE = 200;
@@ -22,12 +23,12 @@ export async function listFiles(conn: FireworksConnection, page: FileListInput):
     pageToken: page.after,
     orderBy: `createTime ${page.order ?? 'desc'}`,
   };
-  const list = await controlRequest<{ datasets?: FireworksDataset[]; nextPageToken?: string }>(conn, { method: 'GET', path: '/datasets', query });
+  const list = await controlRequest(conn, { answer: datasetListSchema, method: 'GET', path: '/datasets', query });
   return { data: (list.datasets ?? []).map((d) => toFile(conn, d)), hasMore: !!list.nextPageToken, nextAfter: list.nextPageToken || null };
 }
 
 export async function getFile(conn: FireworksConnection, id: string): Promise<ProviderFile> {
-  return toFile(conn, await controlRequest<FireworksDataset>(conn, { method: 'GET', path: resourcePath(conn, 'datasets', id) }));
+  return toFile(conn, await controlRequest(conn, { answer: datasetSchema, method: 'GET', path: resourcePath(conn, 'datasets', id) }));
 }
 
 /** Idempotent: a repeat after a lost answer at worst gets a 404. */
@@ -36,7 +37,8 @@ export async function deleteFile(conn: FireworksConnection, id: string): Promise
 }
 
 export async function fileContent(conn: FireworksConnection, id: string): Promise<ProviderContent> {
-  const endpoint = await controlRequest<{ filenameToSignedUrls?: Record<string, string> }>(conn, {
+  const endpoint = await controlRequest(conn, {
+    answer: uploadEndpointSchema,
     method: 'GET',
     path: resourcePath(conn, 'datasets', id, ':getDownloadEndpoint'),
   });

@@ -10,7 +10,8 @@ import { pageOf } from '../paging';
 import type { PageInput, ProviderCheckpoint, ProviderEvent, ProviderPage } from '../types';
 import { shortId, type FireworksConnection } from './connection';
 import { readJob } from './jobs';
-import { isFinished, jobStatus, unixSeconds, type FireworksJob } from './mappers';
+import { isFinished, jobStatus, unixSeconds } from './mappers';
+import type { FireworksJob } from './schemas';
 
 export async function listEvents(conn: FireworksConnection, id: string, page: PageInput): Promise<ProviderPage<ProviderEvent>> {
   const job = await readJob(conn, id);

@@ -12,8 +12,10 @@ import { TITLE, type FireworksConnection } from './connection';
 import { createJob } from './create-job';
 import { deleteFile, fileContent, getFile, listFiles } from './datasets';
 import { listCheckpoints, listEvents } from './history';
+import { fireworksBatch } from './batch';
 import { fireworksJobOptions } from './job-options';
 import { findJob, getJob, listJobs } from './jobs';
+import { listModels } from './models';
 import { uploadFile } from './upload-file';
 
 /** Fireworks resource ids (accounts, deployments): 1-63 of `[a-z0-9-]`, no hyphen at either end. */
@@ -52,8 +54,9 @@ export const fireworksProvider: ProviderModule<typeof settings, FireworksConnect
     secrets: [s.apiKey],
     http: env.http,
   }),
-  operations: { uploadFile, listFiles, getFile, fileContent, deleteFile, createJob, getJob, listJobs, listEvents, listCheckpoints, findJob, chat },
+  operations: { uploadFile, listFiles, getFile, fileContent, deleteFile, createJob, getJob, listJobs, listEvents, listCheckpoints, findJob, chat, listModels },
   chatSupport: CHAT_SUPPORT,
+  batch: fireworksBatch,
   hosting: {
     fileState: fileStateOf,
   },

@@ -8,13 +8,14 @@ import { GatewayError } from '../../errors';
 import type { PageInput, ProviderJob, ProviderPage } from '../types';
 import { controlRequest, resourcePath, type FireworksConnection } from './connection';
 import { hostedJobId } from './create-job';
-import { toJob, type FireworksJob } from './mappers';
+import { toJob } from './mappers';
+import { jobListSchema, jobSchema } from './schemas';
 
 /** Fireworks caps a page at 200. */
 const MAX_PAGE_SIZE = 200;
 
 export const readJob = (conn: FireworksConnection, id: string) =>
-  controlRequest<FireworksJob>(conn, { method: 'GET', path: resourcePath(conn, 'supervisedFineTuningJobs', id) });
+  controlRequest(conn, { answer: jobSchema, method: 'GET', path: resourcePath(conn, 'supervisedFineTuningJobs', id) });
 
 export async function getJob(conn: FireworksConnection, id: string): Promise<ProviderJob> {
   return toJob(conn, await readJob(conn, id));
@@ -22,7 +23,8 @@ export async function getJob(conn: FireworksConnection, id: string): Promise<Pro
 
 export async function listJobs(conn: FireworksConnection, page: PageInput): Promise<ProviderPage<ProviderJob>> {
   const query = { pageSize: page.limit === undefined ? undefined : Math.min(page.limit, MAX_PAGE_SIZE), pageToken: page.after, orderBy: 'createTime desc' };
-  const list = await controlRequest<{ supervisedFineTuningJobs?: FireworksJob[]; nextPageToken?: string }>(conn, {
+  const list = await controlRequest(conn, {
+    answer: jobListSchema,
     method: 'GET',
     path: '/supervisedFineTuningJobs',
     query,

@@ -6,38 +6,7 @@
  */
 import type { FileStatus, Hyperparameters, JobStatus, ProviderFile, ProviderJob } from '../types';
 import { shortId, type FireworksConnection } from './connection';
-
-export interface FireworksStatus {
-  code?: string;
-  message?: string;
-}
-
-export interface FireworksDataset {
-  name: string;
-  displayName?: string;
-  createTime?: string;
-  state?: string;
-  status?: FireworksStatus | null;
-  exampleCount?: string;
-}
-
-export interface FireworksJob {
-  name: string;
-  displayName?: string;
-  createTime?: string;
-  updateTime?: string;
-  completedTime?: string | null;
-  dataset: string;
-  evaluationDataset?: string;
-  state?: string;
-  status?: FireworksStatus | null;
-  baseModel?: string;
-  warmStartFrom?: string;
-  outputModel?: string;
-  epochs?: number;
-  batchSizeSamples?: number;
-  jobProgress?: Record<string, number> | null;
-}
+import type { FireworksDataset, FireworksJob, FireworksStatus } from './schemas';
 
 /** An RFC 3339 time in Unix seconds (0 when absent or unreadable). */
 export const unixSeconds = (time: string | null | undefined): number => {

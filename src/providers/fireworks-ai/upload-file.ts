@@ -8,11 +8,14 @@
 import { randomBytes } from 'node:crypto';
 import { GatewayError, invalidField } from '../../errors';
 import { providerFetch } from '../http';
+import { withPurpose } from '../late-purpose';
 import { sendMultipart } from '../multipart';
 import { checkSignedUrl } from '../signed-urls';
 import type { ProviderFile, UploadInput } from '../types';
 import { controlRequest, RESOURCE_ID, resourcePath, slug, TITLE, type FireworksConnection } from './connection';
-import { toFile, type FireworksDataset } from './mappers';
+import { deleteFile } from './datasets';
+import { toFile } from './mappers';
+import { datasetSchema, uploadEndpointSchema } from './schemas';
 import { withExactSize, type SizedContent } from './spool';
 
 /** Fireworks' limit for the one-request `:upload` (documented as 150 MB); larger files take the signed URL. */
@@ -20,24 +23,38 @@ export const DIRECT_UPLOAD_LIMIT = 150 * 1000 * 1000;
 const MAX_DISPLAY_NAME = 63;
 
 export function uploadFile(conn: FireworksConnection, input: UploadInput): Promise<ProviderFile> {
+  // The spool has read a late purpose by the time it has the size: it is checked before any dataset is made.
   return withExactSize(input, async (content) => {
-    if (content.purpose !== 'fine-tune') throw invalidField('purpose', `must be 'fine-tune': ${TITLE} datasets hold fine-tuning data`);
-    const id = datasetId(input.filename);
-    const created = await controlRequest<FireworksDataset>(conn, {
-      method: 'POST',
-      path: '/datasets',
-      json: { datasetId: id, dataset: { displayName: input.filename.slice(0, MAX_DISPLAY_NAME), userUploaded: {} } },
-    });
-    try {
-      await (content.bytes < DIRECT_UPLOAD_LIMIT ? uploadDirect(conn, id, input.filename, content) : uploadSigned(conn, id, input.filename, content));
-      const dataset = await controlRequest<FireworksDataset>(conn, { method: 'GET', path: resourcePath(conn, 'datasets', created.name) });
-      return { ...toFile(conn, dataset), bytes: content.bytes, filename: input.filename };
-    } catch (err) {
-      await controlRequest(conn, { method: 'DELETE', path: resourcePath(conn, 'datasets', id), idempotent: true }).catch(() => undefined);
-      throw err;
-    }
+    const store = () => createDataset(conn, input.filename, content);
+    return (await withPurpose(content.purpose, { check: fineTuneOnly, store, undo: (file) => deleteFile(conn, file.id) })).stored;
   });
 }
+
+function fineTuneOnly(purpose: string): void {
+  if (purpose !== 'fine-tune') throw invalidField('purpose', `must be 'fine-tune': ${TITLE} datasets hold fine-tuning data`);
+}
+
+async function createDataset(conn: FireworksConnection, filename: string, content: SizedContent): Promise<ProviderFile> {
+  const id = datasetId(filename);
+  const created = await controlRequest(conn, {
+    answer: datasetSchema,
+    method: 'POST',
+    path: '/datasets',
+    json: { datasetId: id, dataset: { displayName: filename.slice(0, MAX_DISPLAY_NAME), userUploaded: {} } },
+  });
+  try {
+    await uploadDatasetContent(conn, id, filename, content);
+    const dataset = await controlRequest(conn, { answer: datasetSchema, method: 'GET', path: resourcePath(conn, 'datasets', created.name) });
+    return { ...toFile(conn, dataset), bytes: content.bytes, filename };
+  } catch (err) {
+    await deleteFile(conn, id).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** A dataset's bytes: the one-request `:upload` when small enough, else a signed URL and `:validateUpload`. */
+export const uploadDatasetContent = (conn: FireworksConnection, id: string, filename: string, content: SizedContent): Promise<unknown> =>
+  content.bytes < DIRECT_UPLOAD_LIMIT ? uploadDirect(conn, id, filename, content) : uploadSigned(conn, id, filename, content);
 
 /** A new dataset id: the file's name made an id, and a random tail so names never collide. */
 function datasetId(filename: string): string {
@@ -54,7 +71,8 @@ function uploadDirect(conn: FireworksConnection, id: string, filename: string, c
 }
 
 async function uploadSigned(conn: FireworksConnection, id: string, filename: string, content: SizedContent): Promise<void> {
-  const endpoint = await controlRequest<{ filenameToSignedUrls?: Record<string, string> }>(conn, {
+  const endpoint = await controlRequest(conn, {
+    answer: uploadEndpointSchema,
     method: 'POST',
     path: resourcePath(conn, 'datasets', id, ':getUploadEndpoint'),
     json: { filenameToSize: { [filename]: String(content.bytes) } },

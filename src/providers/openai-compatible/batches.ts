@@ -12,7 +12,7 @@ import { apiDownload, apiRequest } from '../api';
 import { urlPath } from '../url';
 import { filePath, type OpenAICompatibleConnection } from './connection';
 import { getFile } from './files';
-import type { OpenAIList } from './mappers';
+import type { OpenAIList } from './schemas';
 import { uploadFile } from './upload-file';
 
 /** The metadata key that carries the gateway's batch id (see find). */

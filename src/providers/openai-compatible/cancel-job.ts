@@ -5,8 +5,9 @@
 import type { ProviderJob } from '../types';
 import { apiRequest } from '../api';
 import { jobPath, type OpenAICompatibleConnection } from './connection';
-import { toJob, type OpenAIJob } from './mappers';
+import { toJob } from './mappers';
+import { openAIJobSchema } from './schemas';
 
 export async function cancelJob(conn: OpenAICompatibleConnection, id: string): Promise<ProviderJob> {
-  return toJob(await apiRequest<OpenAIJob>(conn, { method: 'POST', path: jobPath(id, '/cancel'), idempotent: true }), conn.account);
+  return toJob(await apiRequest(conn, { answer: openAIJobSchema, method: 'POST', path: jobPath(id, '/cancel'), idempotent: true }), conn.account);
 }

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { GatewayError } from '../../errors';
+import { parseAnswer } from '../answer';
 import { apiUrl, type ApiEndpoint } from '../api';
 import { providerDownload, providerFetch } from '../http';
 import { redactText } from '../redact';
@@ -61,13 +62,6 @@ type WireUsage = z.infer<typeof wireUsage>;
 type WireChoice = z.infer<typeof wireChoice>;
 type WireLogprobs = z.infer<typeof wireLogprobs>;
 
-/** The provider's answer in the shape read here, or a 502 naming the provider. */
-function parseCompletion(value: unknown, title: string): WireCompletion {
-  const parsed = wireCompletion.safeParse(value);
-  if (!parsed.success) throw new GatewayError('provider', `${title} sent a chat answer the gateway cannot read`, { status: 502 });
-  return parsed.data;
-}
-
 /** Bounds the bytes buffered while waiting for the end of one event. */
 const MAX_EVENT_BYTES = 1024 * 1024;
 
@@ -90,7 +84,7 @@ export async function chatCompletions(endpoint: ApiEndpoint, path: string, reque
     signal: request.signal,
   };
   if (!stream) {
-    const answer = parseCompletion(await providerFetch<unknown>({ ...call, headers: { ...endpoint.headers } }), endpoint.title);
+    const answer = await providerFetch({ ...call, headers: { ...endpoint.headers }, answer: wireCompletion });
     return { stream: false, completion: toCompletion(answer, request.model) };
   }
   const content = await providerDownload({ ...call, headers: { ...endpoint.headers, accept: 'text/event-stream' } });
@@ -238,12 +232,13 @@ async function* wireChunks(stream: Readable, { title, secrets }: ApiEndpoint): A
       done = true;
       continue;
     }
-    let chunk: WireCompletion;
+    let value: unknown;
     try {
-      chunk = parseCompletion(JSON.parse(data), title);
+      value = JSON.parse(data);
     } catch {
       throw new GatewayError('provider', `${title} sent a stream chunk that is not JSON`, { status: 502 });
     }
+    const chunk = parseAnswer(wireCompletion, value, title, 'stream chunk');
     if (chunk.error) {
       const message = typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? 'unknown error');
       throw new GatewayError('provider', `${title} failed while streaming: ${redactText(message, secrets)}`, { status: 502 });

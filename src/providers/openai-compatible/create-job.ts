@@ -2,8 +2,12 @@
 import type { CreateJobInput, ProviderJob } from '../types';
 import { apiRequest } from '../api';
 import { type OpenAICompatibleConnection } from './connection';
-import { toCreateJobBody, toJob, type OpenAIJob } from './mappers';
+import { toCreateJobBody, toJob } from './mappers';
+import { openAIJobSchema } from './schemas';
 
 export async function createJob(conn: OpenAICompatibleConnection, input: CreateJobInput): Promise<ProviderJob> {
-  return toJob(await apiRequest<OpenAIJob>(conn, { method: 'POST', path: '/fine_tuning/jobs', json: toCreateJobBody(input, conn) }), conn.account);
+  return toJob(
+    await apiRequest(conn, { answer: openAIJobSchema, method: 'POST', path: '/fine_tuning/jobs', json: toCreateJobBody(input, conn) }),
+    conn.account,
+  );
 }

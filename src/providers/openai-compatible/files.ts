@@ -2,15 +2,16 @@
 import type { FileListInput, ProviderContent, ProviderFile, ProviderPage } from '../types';
 import { apiRequest, apiDownload } from '../api';
 import { filePath, type OpenAICompatibleConnection } from './connection';
-import { toFile, toPage, type OpenAIFile, type OpenAIList } from './mappers';
+import { toFile, toPage } from './mappers';
+import { openAIFileListSchema, openAIFileSchema } from './schemas';
 
 export async function listFiles(conn: OpenAICompatibleConnection, page: FileListInput): Promise<ProviderPage<ProviderFile>> {
   const query = { purpose: page.purpose, order: page.order, after: page.after, limit: page.limit };
-  return toPage(await apiRequest<OpenAIList<OpenAIFile>>(conn, { method: 'GET', path: '/files', query }), toFile);
+  return toPage(await apiRequest(conn, { answer: openAIFileListSchema, method: 'GET', path: '/files', query }), toFile);
 }
 
 export async function getFile(conn: OpenAICompatibleConnection, id: string): Promise<ProviderFile> {
-  return toFile(await apiRequest<OpenAIFile>(conn, { method: 'GET', path: filePath(id) }));
+  return toFile(await apiRequest(conn, { answer: openAIFileSchema, method: 'GET', path: filePath(id) }));
 }
 
 export function fileContent(conn: OpenAICompatibleConnection, id: string): Promise<ProviderContent> {
@@ -19,5 +20,5 @@ export function fileContent(conn: OpenAICompatibleConnection, id: string): Promi
 
 /** Idempotent: a repeat after a lost answer at worst gets a 404. */
 export async function deleteFile(conn: OpenAICompatibleConnection, id: string): Promise<void> {
-  await apiRequest<unknown>(conn, { method: 'DELETE', path: filePath(id), idempotent: true });
+  await apiRequest(conn, { method: 'DELETE', path: filePath(id), idempotent: true });
 }

@@ -2,11 +2,12 @@
 import type { PageInput, ProviderCheckpoint, ProviderPage } from '../types';
 import { apiRequest } from '../api';
 import { jobPath, pageQuery, type OpenAICompatibleConnection } from './connection';
-import { toCheckpoint, toPage, type OpenAICheckpoint, type OpenAIList } from './mappers';
+import { toCheckpoint, toPage } from './mappers';
+import { openAICheckpointListSchema } from './schemas';
 
 export async function listCheckpoints(conn: OpenAICompatibleConnection, id: string, page: PageInput): Promise<ProviderPage<ProviderCheckpoint>> {
   return toPage(
-    await apiRequest<OpenAIList<OpenAICheckpoint>>(conn, { method: 'GET', path: jobPath(id, '/checkpoints'), query: pageQuery(page) }),
+    await apiRequest(conn, { answer: openAICheckpointListSchema, method: 'GET', path: jobPath(id, '/checkpoints'), query: pageQuery(page) }),
     toCheckpoint,
   );
 }

@@ -19,84 +19,20 @@ import type {
   ProviderPage,
 } from '../types';
 import type { OpenAICompatibleConnection } from './connection';
+import type { OpenAICheckpoint, OpenAIEvent, OpenAIFile, OpenAIJob, OpenAIList, WireHyperparameters } from './schemas';
 
-export interface OpenAIFile {
-  id: string;
-  object: 'file';
-  bytes: number | null;
-  created_at: number;
-  filename: string;
-  purpose: string;
-  status?: string;
-  status_details?: string | null;
-}
-
-/** OpenAI's hyperparameters object (also each method's). */
-export interface OpenAIHyperparameters {
+/** OpenAI's hyperparameters object (also each method's), as sent. */
+interface OpenAIHyperparameters {
   n_epochs?: HyperparameterValue;
   batch_size?: HyperparameterValue;
   learning_rate_multiplier?: HyperparameterValue;
   beta?: HyperparameterValue;
 }
 
-export interface OpenAIMethod {
+interface OpenAIMethod {
   type: string;
   supervised?: { hyperparameters?: OpenAIHyperparameters };
   dpo?: { hyperparameters?: OpenAIHyperparameters };
-}
-
-export interface OpenAIJob {
-  id: string;
-  object: 'fine_tuning.job';
-  /** OpenAI's statuses, or Azure's (`created`, `pending`). */
-  status: string;
-  model: string;
-  fine_tuned_model: string | null;
-  trained_tokens?: number | null;
-  error?: { code?: string | null; message?: string | null; param?: string | null } | null;
-  created_at: number;
-  finished_at?: number | null;
-  estimated_finish?: number | null;
-  hyperparameters?: OpenAIHyperparameters | null;
-  result_files?: string[] | null;
-  training_file: string;
-  validation_file?: string | null;
-  seed?: number | null;
-  method?: OpenAIMethod | null;
-  suffix?: string | null;
-  metadata?: Record<string, string> | null;
-  organization_id?: string;
-  /** Azure's spelling. */
-  organisation_id?: string;
-}
-
-export interface OpenAIEvent {
-  id: string;
-  object: 'fine_tuning.job.event';
-  created_at: number;
-  level: string;
-  message: string;
-  type?: string | null;
-  data?: unknown;
-}
-
-export interface OpenAICheckpoint {
-  id: string;
-  object: 'fine_tuning.job.checkpoint';
-  created_at: number;
-  fine_tuned_model_checkpoint: string;
-  step_number: number;
-  metrics?: Record<string, number> | null;
-  fine_tuning_job_id: string;
-}
-
-export interface OpenAIList<T> {
-  object: 'list';
-  data: T[];
-  /** Azure's file list (2024-10-21) has none: it is not paged. */
-  has_more?: boolean;
-  first_id?: string | null;
-  last_id?: string | null;
 }
 
 /**
@@ -140,7 +76,7 @@ const JOB_STATUS: Readonly<Record<string, JobStatus>> = {
 const chosenOrAuto = (v: HyperparameterValue | null | undefined): HyperparameterValue | undefined =>
   typeof v === 'number' && v <= 0 ? 'auto' : (v ?? undefined);
 
-export const toHyperparameters = (h: OpenAIHyperparameters | null | undefined): Hyperparameters =>
+export const toHyperparameters = (h: WireHyperparameters | null | undefined): Hyperparameters =>
   compact({
     nEpochs: chosenOrAuto(h?.n_epochs),
     batchSize: chosenOrAuto(h?.batch_size),
@@ -151,7 +87,7 @@ export const toHyperparameters = (h: OpenAIHyperparameters | null | undefined): 
 const fromHyperparameters = (h: Hyperparameters): OpenAIHyperparameters =>
   compact({ n_epochs: h.nEpochs, batch_size: h.batchSize, learning_rate_multiplier: h.learningRateMultiplier, beta: h.beta });
 
-function toMethod(m: OpenAIMethod | null | undefined): JobMethod | null {
+function toMethod(m: OpenAIJob['method']): JobMethod | null {
   if (m?.type === 'supervised') return { type: 'supervised', hyperparameters: toHyperparameters(m.supervised?.hyperparameters) };
   if (m?.type === 'dpo') return { type: 'dpo', hyperparameters: toHyperparameters(m.dpo?.hyperparameters) };
   return null;

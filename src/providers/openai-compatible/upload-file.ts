@@ -5,19 +5,21 @@
  * Azure answers an upload with no size (`bytes` 0 or absent) while it processes the file: the file's
  * size is then the count of bytes the gateway sent.
  */
-import type { Form } from '../multipart';
+import { purposeForm } from '../late-purpose';
 import { sendMultipart } from '../multipart';
 import type { ProviderFile, UploadInput } from '../types';
 import { apiRequest } from '../api';
 import { type OpenAICompatibleConnection } from './connection';
-import { toFile, type OpenAIFile } from './mappers';
+import { toFile } from './mappers';
+import { openAIFileSchema } from './schemas';
 
 export async function uploadFile(conn: OpenAICompatibleConnection, input: UploadInput): Promise<ProviderFile> {
   let sent = 0;
   const file = { field: 'file', filename: input.filename, bytes: input.bytes, open: input.open, sent: (bytes: number) => (sent = bytes) };
-  const purpose = input.purpose;
-  const form: Form = typeof purpose === 'string' ? { fields: { purpose }, file } : { fields: {}, file, after: purpose.then((p) => ({ purpose: p })) };
-  const uploaded = await sendMultipart(form, (body, headers) => apiRequest<OpenAIFile>(conn, { method: 'POST', path: '/files', body, headers, upload: true }));
+  const form = purposeForm(input.purpose, {}, file);
+  const uploaded = await sendMultipart(form, (body, headers) =>
+    apiRequest(conn, { answer: openAIFileSchema, method: 'POST', path: '/files', body, headers, upload: true }),
+  );
   const answered = toFile(uploaded);
   return answered.bytes > 0 ? answered : { ...answered, bytes: sent };
 }

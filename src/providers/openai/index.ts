@@ -2,6 +2,7 @@
 import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../openai-compatible';
 import { CHAT_FIELDS } from '../chat-fields';
 import { chatCompletions } from '../openai-compatible/chat';
+import { listModels } from '../openai-compatible/models';
 import { openAIBatchSteps } from '../openai-compatible/batches';
 import { defineSettings } from '../settings';
 import type { ProviderModule } from '../module';
@@ -45,7 +46,11 @@ export const openaiProvider: ProviderModule<typeof settings, OpenAICompatibleCon
     methodOnCreate: true,
     metadataOnCreate: true,
   }),
-  operations: { ...openAICompatibleOperations, chat: (conn, request) => chatCompletions(conn, '/chat/completions', request) },
+  operations: {
+    ...openAICompatibleOperations,
+    chat: (conn, request) => chatCompletions(conn, '/chat/completions', request),
+    listModels: (conn) => listModels(conn, 'openai'),
+  },
   // The body goes as the caller sent it (model replaced), fields the gateway does not know included.
   chatSupport: { fields: CHAT_FIELDS, unknownFields: true },
   // Any model, fine-tuned ones included (OpenAI's FAQ: "most of our models"; a model it refuses fails the batch with its reason).

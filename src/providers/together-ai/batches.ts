@@ -11,7 +11,8 @@ import type { BatchResultLine, ProviderBatchJob, ProviderBatchStatus, ProviderBa
 import { jsonLines, jsonLinesOf } from '../batch-jsonl';
 import { apiDownload, apiRequest } from '../api';
 import { urlPath } from '../url';
-import { filePath, type TogetherConnection, type TogetherList } from './connection';
+import { filePath, type TogetherConnection } from './connection';
+import { togetherFileListSchema } from './schemas';
 import { uploadFile } from './files';
 
 interface TogetherBatch {
@@ -50,7 +51,7 @@ export const togetherBatches: ProviderBatchSupport<TogetherConnection> = {
     return toJob(created.job);
   },
   async find(conn, gatewayBatchId) {
-    const files = await apiRequest<TogetherList<{ id: string; filename?: string; purpose?: string }>>(conn, { method: 'GET', path: '/files' });
+    const files = await apiRequest(conn, { answer: togetherFileListSchema, method: 'GET', path: '/files' });
     const inputs = new Set((files.data ?? []).filter((f) => f.filename === inputName(gatewayBatchId) && f.purpose === 'batch-api').map((f) => f.id));
     if (!inputs.size) return undefined;
     const batches = await apiRequest<TogetherBatch[]>(conn, { method: 'GET', path: '/batches' });

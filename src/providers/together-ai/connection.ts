@@ -15,8 +15,3 @@ export interface TogetherConnection extends ApiEndpoint {
 /** Ids go into paths as one segment each (url.ts keeps a hostile id from reaching another route). */
 export const jobPath = (id: string, suffix = '') => urlPath`/fine-tunes/${id}` + suffix;
 export const filePath = (id: string, suffix = '') => urlPath`/files/${id}` + suffix;
-
-/** Together's `{data: [...]}` lists (none of them paged by the API). */
-export interface TogetherList<T> {
-  data?: T[] | null;
-}

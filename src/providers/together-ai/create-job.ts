@@ -10,10 +10,11 @@ import type { CreateJobInput, ProviderJob } from '../types';
 import { apiRequest } from '../api';
 import { TITLE, type TogetherConnection } from './connection';
 import { togetherJobOptions } from './job-options';
-import { toJob, type TogetherJob } from './mappers';
+import { toJob } from './mappers';
+import { togetherJobSchema } from './schemas';
 
 export async function createJob(conn: TogetherConnection, input: CreateJobInput): Promise<ProviderJob> {
-  return toJob(await apiRequest<TogetherJob>(conn, { method: 'POST', path: '/fine-tunes', json: toCreateBody(input) }));
+  return toJob(await apiRequest(conn, { answer: togetherJobSchema, method: 'POST', path: '/fine-tunes', json: toCreateBody(input) }));
 }
 
 export function toCreateBody(input: CreateJobInput): Record<string, unknown> {

@@ -3,25 +3,22 @@
  * pass-through upload learns it last), and `GET /files` (not paged by Together: filtered, ordered
  * and paged here), `GET /files/{id}`, `GET /files/{id}/content`, `DELETE /files/{id}`.
  */
+import { purposeForm } from '../late-purpose';
 import { sendMultipart } from '../multipart';
 import { pageOf } from '../paging';
 import type { FileListInput, ProviderContent, ProviderFile, ProviderPage, UploadInput } from '../types';
 import { apiDownload, apiRequest } from '../api';
-import { filePath, type TogetherConnection, type TogetherList } from './connection';
-import { toFile, type TogetherFile } from './mappers';
+import { filePath, type TogetherConnection } from './connection';
+import { toFile } from './mappers';
+import { togetherFileListSchema, togetherFileSchema } from './schemas';
 
 const FILE_TYPES = ['jsonl', 'parquet', 'csv'];
 
 export async function uploadFile(conn: TogetherConnection, input: UploadInput): Promise<ProviderFile> {
-  const { purpose } = input;
   const named = { file_name: input.filename, file_type: fileType(input.filename) };
   const uploaded = await sendMultipart(
-    {
-      fields: typeof purpose === 'string' ? { purpose, ...named } : named,
-      file: { field: 'file', filename: input.filename, bytes: input.bytes, open: input.open },
-      after: typeof purpose === 'string' ? undefined : purpose.then((late) => ({ purpose: late })),
-    },
-    (body, headers) => apiRequest<TogetherFile>(conn, { method: 'POST', path: '/files/upload', body, headers, upload: true }),
+    purposeForm(input.purpose, named, { field: 'file', filename: input.filename, bytes: input.bytes, open: input.open }),
+    (body, headers) => apiRequest(conn, { answer: togetherFileSchema, method: 'POST', path: '/files/upload', body, headers, upload: true }),
   );
   return toFile(uploaded);
 }
@@ -33,7 +30,7 @@ function fileType(filename: string): string {
 }
 
 export async function listFiles(conn: TogetherConnection, page: FileListInput): Promise<ProviderPage<ProviderFile>> {
-  const list = await apiRequest<TogetherList<TogetherFile>>(conn, { method: 'GET', path: '/files' });
+  const list = await apiRequest(conn, { answer: togetherFileListSchema, method: 'GET', path: '/files' });
   const files = (list.data ?? []).filter((f) => page.purpose === undefined || f.purpose === page.purpose).map(toFile);
   // Newest first unless asked otherwise; files of the same second keep Together's (upload) order, reversed for newest first.
   const ordered = page.order === 'asc' ? files.sort((a, b) => a.createdAt - b.createdAt) : files.reverse().sort((a, b) => b.createdAt - a.createdAt);
@@ -41,7 +38,7 @@ export async function listFiles(conn: TogetherConnection, page: FileListInput): 
 }
 
 export async function getFile(conn: TogetherConnection, id: string): Promise<ProviderFile> {
-  return toFile(await apiRequest<TogetherFile>(conn, { method: 'GET', path: filePath(id) }));
+  return toFile(await apiRequest(conn, { answer: togetherFileSchema, method: 'GET', path: filePath(id) }));
 }
 
 export function fileContent(conn: TogetherConnection, id: string): Promise<ProviderContent> {
@@ -50,5 +47,5 @@ export function fileContent(conn: TogetherConnection, id: string): Promise<Provi
 
 /** Idempotent: a repeat after a lost answer at worst gets a 404. */
 export async function deleteFile(conn: TogetherConnection, id: string): Promise<void> {
-  await apiRequest<unknown>(conn, { method: 'DELETE', path: filePath(id), idempotent: true });
+  await apiRequest(conn, { method: 'DELETE', path: filePath(id), idempotent: true });
 }

@@ -9,22 +9,16 @@ import { GatewayError } from '../../errors';
 import { pageOf } from '../paging';
 import type { EventLevel, PageInput, ProviderCheckpoint, ProviderEvent, ProviderPage } from '../types';
 import { apiRequest } from '../api';
-import { jobPath, type TogetherConnection, type TogetherList } from './connection';
-import { unixSeconds, type TogetherEvent } from './mappers';
-
-interface TogetherCheckpoint {
-  step: number;
-  path?: string;
-  created_at: string;
-  checkpoint_type?: string;
-}
+import { jobPath, type TogetherConnection } from './connection';
+import { unixSeconds } from './mappers';
+import { togetherCheckpointListSchema, togetherEventListSchema, togetherMetricsSchema, type TogetherEvent } from './schemas';
 
 /** One record per logged step: `{"train/loss": 0.75, "train/global_step": 10, …}`. */
 type Metrics = Record<string, number>;
 
 export async function listEvents(conn: TogetherConnection, id: string, page: PageInput): Promise<ProviderPage<ProviderEvent>> {
   const [events, metrics] = await Promise.all([
-    apiRequest<TogetherList<TogetherEvent>>(conn, { method: 'GET', path: jobPath(id, '/events') }),
+    apiRequest(conn, { answer: togetherEventListSchema, method: 'GET', path: jobPath(id, '/events') }),
     stepMetrics(conn, id),
   ]);
   return pageOf(withMetrics(events.data ?? [], metrics).reverse(), page);
@@ -32,7 +26,7 @@ export async function listEvents(conn: TogetherConnection, id: string, page: Pag
 
 export async function listCheckpoints(conn: TogetherConnection, id: string, page: PageInput): Promise<ProviderPage<ProviderCheckpoint>> {
   const [checkpoints, metrics] = await Promise.all([
-    apiRequest<TogetherList<TogetherCheckpoint>>(conn, { method: 'GET', path: jobPath(id, '/checkpoints') }),
+    apiRequest(conn, { answer: togetherCheckpointListSchema, method: 'GET', path: jobPath(id, '/checkpoints') }),
     stepMetrics(conn, id),
   ]);
   const mapped = (checkpoints.data ?? []).map((c) => toCheckpoint(id, c, metrics.get(c.step) ?? {}));
@@ -44,7 +38,7 @@ export async function listCheckpoints(conn: TogetherConnection, id: string, page
 
 /** The training metrics by global step; a job that logged none (or predates the endpoint) has none. */
 async function stepMetrics(conn: TogetherConnection, id: string): Promise<Map<number, Metrics>> {
-  const answer = await apiRequest<{ metrics?: Metrics[] | null }>(conn, { method: 'GET', path: jobPath(id, '/metrics') }).catch((err: unknown) => {
+  const answer = await apiRequest(conn, { answer: togetherMetricsSchema, method: 'GET', path: jobPath(id, '/metrics') }).catch((err: unknown) => {
     if (err instanceof GatewayError && err.status === 404) return { metrics: [] };
     throw err;
   });
@@ -99,7 +93,7 @@ function metricsEvent(step: number, values: Metrics, createdAt: number): Provide
 }
 
 /** `<job id>:<step>` is how Together names a checkpoint to continue from (`from_checkpoint`). */
-function toCheckpoint(jobId: string, c: TogetherCheckpoint, metrics: Metrics): ProviderCheckpoint {
+function toCheckpoint(jobId: string, c: { step: number; created_at: string }, metrics: Metrics): ProviderCheckpoint {
   const name = `${jobId}:${c.step}`;
   return { id: name, createdAt: unixSeconds(c.created_at), fineTunedModelCheckpoint: name, stepNumber: c.step, metrics, fineTuningJobId: jobId };
 }

@@ -6,6 +6,7 @@
  */
 import { allChatFieldsBut } from '../chat-fields';
 import { chatCompletions, maxTokensOnly } from '../openai-compatible/chat';
+import { listModels } from '../openai-compatible/models';
 import { defineSettings } from '../settings';
 import { fileStateOf, type ProviderModule } from '../module';
 import { TITLE, type TogetherConnection } from './connection';
@@ -40,6 +41,7 @@ export const togetherProvider: ProviderModule<typeof settings, TogetherConnectio
     listEvents,
     listCheckpoints,
     chat: (conn, request) => chatCompletions(conn, '/chat/completions', request, maxTokensOnly),
+    listModels: (conn) => listModels(conn, 'together-ai'),
   },
   /**
    * Together's chat API is OpenAI's, but its `logprobs` is a count with answers in another shape, and

@@ -5,15 +5,16 @@
 import { pageOf } from '../paging';
 import type { PageInput, ProviderJob, ProviderPage } from '../types';
 import { apiRequest } from '../api';
-import { jobPath, type TogetherConnection, type TogetherList } from './connection';
-import { toJob, type TogetherJob } from './mappers';
+import { jobPath, type TogetherConnection } from './connection';
+import { toJob } from './mappers';
+import { togetherJobListSchema, togetherJobSchema } from './schemas';
 
 export async function getJob(conn: TogetherConnection, id: string): Promise<ProviderJob> {
-  return toJob(await apiRequest<TogetherJob>(conn, { method: 'GET', path: jobPath(id) }));
+  return toJob(await apiRequest(conn, { answer: togetherJobSchema, method: 'GET', path: jobPath(id) }));
 }
 
 export async function listJobs(conn: TogetherConnection, page: PageInput): Promise<ProviderPage<ProviderJob>> {
-  const list = await apiRequest<TogetherList<TogetherJob>>(conn, { method: 'GET', path: '/fine-tunes' });
+  const list = await apiRequest(conn, { answer: togetherJobListSchema, method: 'GET', path: '/fine-tunes' });
   // Together lists oldest first; reversed first, jobs created in the same millisecond stay newest first too.
   const newestFirst = [...(list.data ?? [])].reverse().sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at));
   return pageOf(newestFirst.map(toJob), page);
@@ -24,5 +25,5 @@ export async function listJobs(conn: TogetherConnection, page: PageInput): Promi
  * a repeat leaves the job cancelling (at worst a 400 once it has finished).
  */
 export async function cancelJob(conn: TogetherConnection, id: string): Promise<ProviderJob> {
-  return toJob(await apiRequest<TogetherJob>(conn, { method: 'POST', path: jobPath(id, '/cancel'), idempotent: true }));
+  return toJob(await apiRequest(conn, { answer: togetherJobSchema, method: 'POST', path: jobPath(id, '/cancel'), idempotent: true }));
 }

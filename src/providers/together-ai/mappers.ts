@@ -4,50 +4,7 @@
  * result model is `model_output_name`, reported here once the job has completed.
  */
 import type { FileStatus, Hyperparameters, JobStatus, ProviderFile, ProviderJob } from '../types';
-
-export interface TogetherFile {
-  id: string;
-  object?: string;
-  created_at: number;
-  filename: string;
-  bytes: number;
-  purpose: string;
-  FileType?: string;
-  Processed?: boolean;
-  /** Fine-tune files only: Together validates them after the upload. */
-  processing_status?: string;
-  validation_report?: { valid?: boolean; error?: string | null } | null;
-}
-
-export interface TogetherEvent {
-  created_at: string;
-  level?: string | null;
-  message?: string | null;
-  type?: string | null;
-  step?: number | null;
-  checkpoint_path?: string | null;
-  model_path?: string | null;
-}
-
-export interface TogetherJob {
-  id: string;
-  status: string;
-  created_at: string;
-  updated_at?: string | null;
-  model: string;
-  model_output_name?: string | null;
-  suffix?: string | null;
-  training_file: string;
-  validation_file?: string | null;
-  n_epochs?: number | null;
-  batch_size?: number | 'max' | null;
-  random_seed?: number | null;
-  training_method?: { method?: string; dpo_beta?: number | null } | null;
-  token_count?: number | null;
-  /** Only on GET of one job. */
-  events?: TogetherEvent[] | null;
-  progress?: { estimate_available?: boolean; seconds_remaining?: number } | null;
-}
+import type { TogetherEvent, TogetherFile, TogetherJob } from './schemas';
 
 /** An ISO time in Unix seconds (0 when absent or unreadable). */
 export const unixSeconds = (iso: string | null | undefined): number => {

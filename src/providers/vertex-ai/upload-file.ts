@@ -3,12 +3,13 @@
  * metadata, then the content as it is converted), so a large dataset never sits in memory. Object
  * names start with a reversed timestamp, so GCS's name order lists the newest upload first.
  *
- * A pass-through upload may learn its purpose only after the file (the OpenAI SDK sends it last):
- * it is checked once the content is stored, and the object removed again when it is not a dataset.
+ * A purpose that comes after the file (../late-purpose.ts) is checked once the content is stored, and
+ * the object removed again when it is not a dataset.
  */
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { GatewayError, invalidField } from '../../errors';
+import { withPurpose } from '../late-purpose';
 import type { ProviderFile, UploadInput } from '../types';
 import { urlPath } from '../url';
 import { googleUpload, STORAGE, storageUrl, type VertexConnection } from './connection';
@@ -21,8 +22,16 @@ const CONTENT_TYPE = 'application/jsonl';
 const TIME_CEILING = 10 ** 13;
 
 export async function uploadFile(conn: VertexConnection, input: UploadInput): Promise<ProviderFile> {
-  if (typeof input.purpose === 'string') checkPurpose(input.purpose);
   const location: GcsLocation = { bucket: bucketOf(conn), object: objectName(input.filename) };
+  const { stored } = await withPurpose(input.purpose, {
+    check: checkPurpose,
+    store: () => store(conn, input, location),
+    undo: () => deleteObject(conn, location),
+  });
+  return stored;
+}
+
+async function store(conn: VertexConnection, input: UploadInput, location: GcsLocation): Promise<ProviderFile> {
   const boundary = `gateway-${randomBytes(16).toString('hex')}`;
   const metadata = { name: location.object, contentType: CONTENT_TYPE, metadata: { filename: input.filename } };
   const url = storageUrl(conn, urlPath`upload/storage/v1/b/${location.bucket}/o`, { uploadType: 'multipart' });
@@ -36,23 +45,11 @@ export async function uploadFile(conn: VertexConnection, input: UploadInput): Pr
   } catch (err) {
     throw report.failure ?? err;
   }
-  const file = toFile(parseAnswer(gcsObjectSchema, answer, STORAGE, 'object'));
-  await checkLatePurpose(conn, input, location);
-  return file;
+  return toFile(parseAnswer(gcsObjectSchema, answer, STORAGE, 'object'));
 }
 
 function checkPurpose(purpose: string): void {
   if (purpose !== FILE_PURPOSE) throw invalidField('purpose', `must be '${FILE_PURPOSE}': Vertex AI files are tuning datasets`);
-}
-
-async function checkLatePurpose(conn: VertexConnection, input: UploadInput, location: GcsLocation): Promise<void> {
-  if (typeof input.purpose === 'string') return;
-  try {
-    checkPurpose(await input.purpose);
-  } catch (err) {
-    await deleteObject(conn, location).catch(() => undefined);
-    throw err;
-  }
 }
 
 /** `gateway-files/<reversed ms>-<random>-<filename>`: newest first in name order, readable in the console. */

@@ -5,7 +5,6 @@
  * (numbers are accepted too) and times as RFC 3339; fields the gateway does not read are ignored.
  */
 import { z } from 'zod';
-import { GatewayError } from '../../errors';
 
 const int64 = z.union([z.string().regex(/^-?\d+$/), z.number().int()]).transform(Number);
 const timestamp = z.string().refine((value) => !Number.isNaN(Date.parse(value)), 'an RFC 3339 time');
@@ -132,12 +131,8 @@ export const streamErrorSchema = z.object({
   error: z.object({ message: z.string().optional(), status: z.string().optional() }).optional(),
 });
 
-/** `value` read as `schema`; an answer that does not fit is the provider's failure (502). */
-export function parseAnswer<T>(schema: z.ZodType<T, z.ZodTypeDef, unknown>, value: unknown, provider: string, what: string): T {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  throw new GatewayError('provider', `${provider} answered with an unexpected ${what}`, { status: 502 });
-}
+/** An answer that does not fit is the provider's failure: a 502 naming the field (../answer.ts). */
+export { parseAnswer } from '../answer';
 
 /** RFC 3339 → Unix seconds. */
 export const unixSeconds = (time: string): number => Math.floor(Date.parse(time) / 1000);

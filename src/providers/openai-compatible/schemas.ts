@@ -1,0 +1,90 @@
+/**
+ * What the gateway reads of OpenAI's (and Azure OpenAI's) answers, as zod schemas: the answers are
+ * checked against them (../answer.ts), so a field a provider dropped or retyped is a 502 naming it.
+ * Fields a provider may omit (older API versions, preview features, Azure) are optional here and
+ * fall back to null in the mappers; fields the gateway does not read are left out (and dropped).
+ */
+import { z } from 'zod';
+
+export const openAIFileSchema = z.object({
+  id: z.string(),
+  /** Azure answers none (or 0) while it processes the file. */
+  bytes: z.number().nullish(),
+  created_at: z.number(),
+  filename: z.string(),
+  purpose: z.string(),
+  status: z.string().nullish(),
+  status_details: z.string().nullish(),
+});
+export type OpenAIFile = z.output<typeof openAIFileSchema>;
+
+/** A hyperparameter as answered: a number, or "auto" (Azure answers -1 for a value nobody chose). */
+const hyperparameter = z.union([z.number(), z.literal('auto')]).nullish();
+
+const hyperparametersSchema = z.object({
+  n_epochs: hyperparameter,
+  batch_size: hyperparameter,
+  learning_rate_multiplier: hyperparameter,
+  beta: hyperparameter,
+});
+export type WireHyperparameters = z.output<typeof hyperparametersSchema>;
+
+const methodSchema = z.object({
+  type: z.string(),
+  supervised: z.object({ hyperparameters: hyperparametersSchema.nullish() }).nullish(),
+  dpo: z.object({ hyperparameters: hyperparametersSchema.nullish() }).nullish(),
+});
+
+export const openAIJobSchema = z.object({
+  id: z.string(),
+  /** OpenAI's statuses, or Azure's (`created`, `pending`). */
+  status: z.string(),
+  model: z.string(),
+  fine_tuned_model: z.string().nullish(),
+  trained_tokens: z.number().nullish(),
+  error: z.object({ code: z.string().nullish(), message: z.string().nullish(), param: z.string().nullish() }).nullish(),
+  created_at: z.number(),
+  finished_at: z.number().nullish(),
+  estimated_finish: z.number().nullish(),
+  hyperparameters: hyperparametersSchema.nullish(),
+  result_files: z.array(z.string()).nullish(),
+  training_file: z.string(),
+  validation_file: z.string().nullish(),
+  seed: z.number().nullish(),
+  method: methodSchema.nullish(),
+  suffix: z.string().nullish(),
+  metadata: z.record(z.string()).nullish(),
+  organization_id: z.string().nullish(),
+  /** Azure's spelling. */
+  organisation_id: z.string().nullish(),
+});
+export type OpenAIJob = z.output<typeof openAIJobSchema>;
+
+export const openAIEventSchema = z.object({
+  id: z.string(),
+  created_at: z.number(),
+  level: z.string(),
+  message: z.string(),
+  type: z.string().nullish(),
+  data: z.unknown(),
+});
+export type OpenAIEvent = z.output<typeof openAIEventSchema>;
+
+export const openAICheckpointSchema = z.object({
+  id: z.string(),
+  created_at: z.number(),
+  fine_tuned_model_checkpoint: z.string(),
+  step_number: z.number(),
+  metrics: z.record(z.number()).nullish(),
+  fine_tuning_job_id: z.string(),
+});
+export type OpenAICheckpoint = z.output<typeof openAICheckpointSchema>;
+
+/** A list of `item`s; Azure's file list (2024-10-21) has no `has_more`: it is not paged. */
+const listOf = <T extends z.ZodTypeAny>(item: T) => z.object({ data: z.array(item), has_more: z.boolean().nullish() });
+export type OpenAIList<T> = { data: T[]; has_more?: boolean | null };
+
+export const openAIFileListSchema = listOf(openAIFileSchema);
+export const openAIJobListSchema = listOf(openAIJobSchema);
+export const openAIEventListSchema = listOf(openAIEventSchema);
+export const openAICheckpointListSchema = listOf(openAICheckpointSchema);
