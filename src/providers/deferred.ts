@@ -9,10 +9,11 @@
 import { lazy } from '../lazy';
 import type { SettingValues, SettingsSpec } from './settings';
 import type { ProviderOperationName } from './types';
+import type { ProviderBatchSupport } from './batch';
 import type { ProviderEnvironment, ProviderModule } from './module';
 
-/** What the deferred part exports: the module's `connect` and `operations`. */
-export type ProviderImplementation<T extends SettingsSpec, C> = Pick<ProviderModule<T, C>, 'connect' | 'operations'>;
+/** What the deferred part exports: the module's `connect` and `operations`, and its batch service when it has one. */
+export type ProviderImplementation<T extends SettingsSpec, C> = Pick<ProviderModule<T, C>, 'connect' | 'operations' | 'batch'>;
 
 /** The connection of a deferred provider until its code is loaded: the validated settings and the environment. */
 export interface DeferredConnection<T extends SettingsSpec> {
@@ -20,9 +21,11 @@ export interface DeferredConnection<T extends SettingsSpec> {
   env: ProviderEnvironment;
 }
 
-type Declaration<T extends SettingsSpec> = Omit<ProviderModule<T>, 'connect' | 'operations'> & {
+type Declaration<T extends SettingsSpec> = Omit<ProviderModule<T>, 'connect' | 'operations' | 'batch'> & {
   /** The operations the implementation has; checked when it loads. */
   operations: readonly ProviderOperationName[];
+  /** The implementation has a batch service (../batch.ts); checked when it loads. */
+  batch?: true;
 };
 
 type AnyOperation = (conn: unknown, ...args: unknown[]) => Promise<unknown>;
@@ -40,11 +43,31 @@ export function deferredProvider<T extends SettingsSpec, C>(
       // `checked` made sure the implementation has every declared operation.
       return (impl.operations[name] as AnyOperation)(impl.connect(settings, env), ...args);
     };
+  const { batch, ...declared } = declaration;
   return {
-    ...declaration,
+    ...declared,
     connect: (settings, env) => ({ settings, env }),
     operations: Object.fromEntries(declaration.operations.map((name) => [name, operation(name)])),
+    ...(batch ? { batch: deferredBatch(implementation) } : {}),
   };
+}
+
+type BatchStep = keyof ProviderBatchSupport<unknown>;
+const BATCH_STEPS: readonly BatchStep[] = ['accepts', 'upload', 'create', 'find', 'get', 'cancel', 'output'];
+
+/** The batch service's steps, each loading the implementation and connecting before it runs. */
+function deferredBatch<T extends SettingsSpec, C>(implementation: () => ProviderImplementation<T, C>): ProviderBatchSupport<DeferredConnection<T>> {
+  const step =
+    (name: BatchStep) =>
+    (conn: DeferredConnection<T>, ...args: unknown[]): unknown => {
+      const impl = implementation();
+      // `checked` made sure the implementation has a batch service with every step.
+      const steps = impl.batch as Record<BatchStep, ((conn: C, ...args: unknown[]) => unknown) | undefined> | undefined;
+      const run = steps?.[name];
+      if (!run) throw new Error(`The batch service has no step ${name}`);
+      return run(impl.connect(conn.settings, conn.env), ...args);
+    };
+  return Object.fromEntries(BATCH_STEPS.map((name) => [name, step(name)])) as unknown as ProviderBatchSupport<DeferredConnection<T>>;
 }
 
 /** The loaded implementation, refused when its operations are not exactly the declared ones. */
@@ -52,5 +75,7 @@ function checked<T extends SettingsSpec, C>(declaration: Declaration<T>, impl: P
   const implemented = Object.keys(impl.operations).sort().join(', ');
   const declared = [...declaration.operations].sort().join(', ');
   if (implemented !== declared) throw new Error(`${declaration.title} declares the operations ${declared} but implements ${implemented}`);
+  const steps = Object.keys(impl.batch ?? {}).length;
+  if (declaration.batch && steps !== BATCH_STEPS.length) throw new Error(`${declaration.title} declares a batch service but implements ${steps} of its steps`);
   return impl;
 }

@@ -91,7 +91,8 @@ describe('creating and reading batches', () => {
       model: 'gpt-4o-mini',
       request_counts: { total: 0, completed: 0, failed: 0 },
       metadata: { run: 'eval-1' },
-      gateway: { runner: 'gateway', provider: 'openai', integration: '@my-openai' },
+      // OpenAI's batch service runs the model: the provider runner by default.
+      gateway: { runner: 'provider', provider: 'openai', integration: '@my-openai' },
     });
     expect(batch.created_at).toBeGreaterThanOrEqual(before);
     expect(batch.expires_at).toBe(batch.created_at + 24 * 3600);
@@ -168,7 +169,7 @@ describe('creating and reading batches', () => {
     });
     expect(created.body.errors).toBeUndefined();
     const { id } = created.body.data.createBatch;
-    expect(created.body.data.createBatch).toMatchObject({ status: 'VALIDATING', runner: 'GATEWAY', integration: '@my-openai' });
+    expect(created.body.data.createBatch).toMatchObject({ status: 'VALIDATING', runner: 'PROVIDER', integration: '@my-openai' });
     const read = await gql(
       gw,
       `query($id: ID!) { batch(id: $id) { id model inputFile { id purpose } outputFile { id } errorFile { id } requestCounts { total } events { message data } } batches(limit: 100) { items { id } } }`,
@@ -176,7 +177,7 @@ describe('creating and reading batches', () => {
     );
     expect(read.body.errors).toBeUndefined();
     expect(read.body.data.batch).toMatchObject({ model: 'gpt-4o-mini', inputFile: { id: fileId, purpose: 'BATCH' }, outputFile: null, errorFile: null });
-    expect(read.body.data.batch.events[0]).toMatchObject({ data: { status: 'validating', runner: 'gateway', integration: '@my-openai' } });
+    expect(read.body.data.batch.events[0]).toMatchObject({ data: { status: 'validating', runner: 'provider', integration: '@my-openai' } });
     expect(read.body.data.batches.items.map((b: { id: string }) => b.id)).toContain(id);
     const cancelled = await gql(gw, `mutation($id: ID!) { cancelBatch(id: $id) { status } }`, { id });
     expect(cancelled.body.data.cancelBatch.status).toBe('CANCELLING');

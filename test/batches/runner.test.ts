@@ -30,7 +30,9 @@ beforeAll(async () => {
 
 afterAll(() => batchGateway.stop());
 
-const viaOpenAI = { 'x-gateway-provider': '@my-openai' };
+// OpenAI's own batch service would run these by default (provider-runner.test.ts): the gateway runner is asked for.
+const GATEWAY_RUNNER = { 'x-gateway-batch-runner': 'gateway' };
+const viaOpenAI = { 'x-gateway-provider': '@my-openai', ...GATEWAY_RUNNER };
 
 async function createBatch(content: string, gatewayOptions: Record<string, string> | undefined = viaOpenAI) {
   const file = await uploadBatchFile(client, content);
@@ -116,7 +118,7 @@ describe('a batch run by the gateway', () => {
   it('runs a fine-tuned model of the workspace on its job’s provider', async () => {
     const job = await succeededJob(client, '@my-openai');
     const tag = `tuned-${randomBytes(4).toString('hex')}`;
-    const created = await createBatch(uniqueFile(tag, job.model, 3), undefined);
+    const created = await createBatch(uniqueFile(tag, job.model, 3), GATEWAY_RUNNER);
     expect(created).toMatchObject({ model: job.model, gateway: { runner: 'gateway', provider: 'openai', integration: '@my-openai' } });
     const batch = await finished(client, created.id);
     expect(batch.request_counts).toEqual({ total: 3, completed: 3, failed: 0 });

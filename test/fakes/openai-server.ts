@@ -1,5 +1,5 @@
 /**
- * A fake OpenAI API for tests: files, fine-tuning and chat completions, on 127.0.0.1 over real HTTP,
+ * A fake OpenAI API for tests: files, fine-tuning, chat completions and batches (openai-batches.ts), on 127.0.0.1 over real HTTP,
  * speaking OpenAI's wire protocol (snake_case objects, `{object: "list", data, has_more}` lists,
  * `{error: {...}}` bodies).
  *
@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { chatCompletion, chatCompletionChunks, parseChatRequest, streamChatCompletion, writeEvents } from './chat';
 import { fakeReply } from './fake-model';
+import { fakeBatches } from './openai-batches';
 import { cursorPage, FakeHttpError, readJsonObject, readMultipart, startFakeServer, type FakeReply, type RecordedRequest } from './kit';
 
 export interface FakeFile {
@@ -86,6 +87,8 @@ export interface FakeOpenAIOptions {
   streamDelayMs?: number;
   /** Streamed tool-call arguments in pieces of this many characters (default: in thirds); the benchmarks stream them as long as a text answer. */
   argumentPieceChars?: number;
+  /** Batch requests run per GET of an in-progress batch (default: all). */
+  batchLinesPerPoll?: number;
 }
 
 export const OPENAI_CHAT_MODELS = ['gpt-4o-mini', 'gpt-4o-mini-2024-07-18', 'gpt-4o', 'gpt-4.1-mini'];
@@ -208,6 +211,14 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
 
   const fileObject = ({ content: _content, ...wire }: FakeFile) => wire;
 
+  const batches = fakeBatches({
+    files: { content: (id) => state.files.get(id), store: storeFile },
+    servable: (model) => servable(model),
+    endpoints: ['/v1/chat/completions'],
+    error: (status, message, param, code) => new HttpError(status, message, param ?? null, code ?? null),
+    linesPerPoll: opts.batchLinesPerPoll,
+  });
+
   function findJob(id: string): FakeJob {
     const job = state.jobs.get(id);
     if (!job) throw new HttpError(404, `Could not find fine-tuning job: ${id}`, 'id', 'fine_tune_not_found');
@@ -328,6 +339,16 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     }
     if (method === 'POST' && path === '/v1/chat/completions') return chat(req, res);
     if (method === 'GET' && path === '/v1/models') return ok(listModels());
+    if (path === '/v1/batches') {
+      if (method === 'POST') return ok(batches.create(await readJson(req)));
+      if (method === 'GET') return ok(batches.list(query));
+    }
+    m = /^\/v1\/batches\/([^/]+)(\/cancel)?$/.exec(path);
+    if (m) {
+      const id = decodeURIComponent(m[1]);
+      if (method === 'GET' && !m[2]) return ok(batches.get(id));
+      if (method === 'POST' && m[2]) return ok(batches.cancel(id));
+    }
     if (path === '/v1/fine_tuning/jobs') {
       if (method === 'POST') return ok(createJob(await readJson(req)));
       if (method === 'GET') return ok(page([...state.jobs.values()].reverse(), query, 20));
@@ -404,6 +425,8 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     delayNext: server.delayNext,
     /** The next matching successful JSON answer goes through `reshape` (a field dropped or retyped). */
     reshapeNext: server.reshapeNext,
+    /** The Batch API (`/v1/batches`): its batches, and hooks to fail requests, expire or fail a batch. */
+    batches,
     /** The job's next lifecycle step (its next GET) ends it `failed` with `error` instead. */
     failJob(id: string, error: NonNullable<FakeJob['error']> = DEFAULT_JOB_FAILURE) {
       failures.set(findJob(id).id, error);

@@ -164,3 +164,74 @@ describe('fake OpenAI, chat completions', () => {
     expect(fake.state.chatRequests).toEqual([]);
   });
 });
+
+describe('the fake OpenAI’s Batch API, driven by the openai SDK', () => {
+  const line = (id: string, model = 'gpt-4o-mini') =>
+    JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model, messages: [{ role: 'user', content: `Q ${id}` }] } });
+  const batchFile = (lines: string[]) => toFile(Buffer.from(lines.join('\n') + '\n'), 'batch.jsonl');
+  const create = async (lines: string[]) => {
+    const file = await client.files.create({ file: await batchFile(lines), purpose: 'batch' });
+    return client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { run: 'a' } });
+  };
+  const poll = async (id: string) => {
+    for (let i = 0; i < 20; i++) {
+      const batch = await client.batches.retrieve(id);
+      if (['completed', 'failed', 'expired', 'cancelled'].includes(batch.status)) return batch;
+    }
+    throw new Error('batch did not finish');
+  };
+  const contentLines = async (id: string) =>
+    (await (await client.files.content(id)).text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+
+  it('runs a batch through validating, in_progress and finalizing to completed, with output and error files', async () => {
+    fake.batches.failRequests(['r2'], 429);
+    const created = await create([line('r1'), line('r2'), line('r3')]);
+    expect(created).toMatchObject({ object: 'batch', status: 'validating', metadata: { run: 'a' }, request_counts: { total: 0 } });
+    expect((await client.batches.retrieve(created.id)).status).toBe('in_progress');
+    const batch = await poll(created.id);
+    expect(batch).toMatchObject({ status: 'completed', model: 'gpt-4o-mini', request_counts: { total: 3, completed: 2, failed: 1 } });
+    expect(batch.usage!.total_tokens).toBeGreaterThan(0);
+    expect((await client.files.retrieve(batch.output_file_id!)).purpose).toBe('batch_output');
+    const output = await contentLines(batch.output_file_id!);
+    expect(output.map((l) => l.custom_id)).toEqual(['r1', 'r3']);
+    expect(output[0]).toMatchObject({ response: { status_code: 200, body: { object: 'chat.completion', usage: expect.any(Object) } }, error: null });
+    expect(await contentLines(batch.error_file_id!)).toEqual([
+      expect.objectContaining({ custom_id: 'r2', response: expect.objectContaining({ status_code: 429 }) }),
+    ]);
+    const list = await client.batches.list({ limit: 10 });
+    expect(list.data.map((b) => b.id)).toEqual([created.id]);
+  });
+
+  it('fails a file that mixes models or repeats a custom_id, naming the lines', async () => {
+    const batch = await poll((await create([line('a'), line('a'), line('b', 'gpt-4o')])).id);
+    expect(batch.status).toBe('failed');
+    expect(batch.errors!.data!.map((e) => [e.code, e.line])).toEqual([
+      ['duplicate_custom_id', 2],
+      ['model_mismatch', 3],
+    ]);
+  });
+
+  it('cancels: cancelling, then cancelled with the requests done so far; expires with the rest as batch_expired', async () => {
+    fake.batches.setLinesPerPoll(1);
+    const created = await create([line('c1'), line('c2'), line('c3')]);
+    await client.batches.retrieve(created.id); // in_progress
+    await client.batches.retrieve(created.id); // one request done
+    expect((await client.batches.cancel(created.id)).status).toBe('cancelling');
+    const cancelled = await client.batches.retrieve(created.id);
+    expect(cancelled).toMatchObject({ status: 'cancelled', request_counts: { total: 3, completed: 1 } });
+    expect((await contentLines(cancelled.output_file_id!)).map((l) => l.custom_id)).toEqual(['c1']);
+
+    const other = await create([line('e1'), line('e2')]);
+    await client.batches.retrieve(other.id);
+    await client.batches.retrieve(other.id);
+    fake.batches.expire(other.id);
+    const expired = await client.batches.retrieve(other.id);
+    expect(expired.status).toBe('expired');
+    expect(await contentLines(expired.error_file_id!)).toEqual([
+      expect.objectContaining({ custom_id: 'e2', response: null, error: { code: 'batch_expired', message: expect.any(String) } }),
+    ]);
+  });
+});

@@ -1,49 +1,8 @@
-/** The contract's chat answers in OpenAI's wire shapes: `chat.completion` and `chat.completion.chunk`. */
-import type { ChatChoice, ChatChunk, ChatCompletion, ChatLogprobs, ChatToolCall, ChatUsage, ToolCallDelta, TokenLogprob } from '../../providers/types';
+/** The contract's chat answers in OpenAI's wire shapes: `chat.completion` (../../providers/chat-json.ts) and `chat.completion.chunk`. */
+import { logprobsJson, usageJson } from '../../providers/chat-json';
+import type { ChatChunk, ChatLogprobs, ToolCallDelta } from '../../providers/types';
 
-const usageJson = (usage: ChatUsage) => ({
-  prompt_tokens: usage.promptTokens,
-  completion_tokens: usage.completionTokens,
-  total_tokens: usage.totalTokens,
-  ...(usage.promptTokensDetails ? { prompt_tokens_details: usage.promptTokensDetails } : {}),
-  ...(usage.completionTokensDetails ? { completion_tokens_details: usage.completionTokensDetails } : {}),
-});
-
-const tokensJson = (tokens: TokenLogprob[] | null) =>
-  tokens?.map((t) => ({ token: t.token, logprob: t.logprob, bytes: t.bytes, top_logprobs: t.topLogprobs })) ?? null;
-
-const logprobsJson = (logprobs: ChatLogprobs | null | undefined) =>
-  logprobs ? { content: tokensJson(logprobs.content), refusal: tokensJson(logprobs.refusal) } : null;
-
-/** A call of the answer in OpenAI's shape (GraphQL's `ChatToolCall` is the same). */
-export const toolCallJson = (call: ChatToolCall) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } });
-
-/** Why the choice ended; a provider that does not say ended it by calling tools or by stopping. */
-export const finishReasonOf = (c: ChatChoice) => c.finishReason ?? (c.toolCalls.length ? 'tool_calls' : 'stop');
-
-const choiceJson = (c: ChatChoice) => ({
-  index: c.index,
-  message: {
-    role: 'assistant' as const,
-    content: c.content,
-    refusal: c.refusal,
-    ...(c.toolCalls.length ? { tool_calls: c.toolCalls.map(toolCallJson) } : {}),
-  },
-  logprobs: logprobsJson(c.logprobs),
-  finish_reason: finishReasonOf(c),
-});
-
-export const toCompletionJson = (c: ChatCompletion) => ({
-  id: c.id,
-  object: 'chat.completion' as const,
-  created: c.created,
-  model: c.model,
-  choices: c.choices.map(choiceJson),
-  // OpenAI's `usage` is an object when present, never null.
-  ...(c.usage ? { usage: usageJson(c.usage) } : {}),
-  ...(c.serviceTier ? { service_tier: c.serviceTier } : {}),
-  ...(c.systemFingerprint ? { system_fingerprint: c.systemFingerprint } : {}),
-});
+export { finishReasonOf, toCompletionJson, toolCallJson } from '../../providers/chat-json';
 
 /** What every chunk of one stream repeats. */
 export interface StreamHead {

@@ -37,7 +37,7 @@ function modelIdFor(conn: BedrockConnection, request: ChatRequest): string {
   );
 }
 
-function usageOf(u: TokenUsage | undefined): ChatUsage | null {
+export function usageOf(u: TokenUsage | undefined): ChatUsage | null {
   if (!u) return null;
   const promptTokens = u.inputTokens ?? 0;
   const completionTokens = u.outputTokens ?? 0;
@@ -51,7 +51,7 @@ function usageOf(u: TokenUsage | undefined): ChatUsage | null {
 }
 
 /** OpenAI's finish reason; the forced tool of JSON mode ends an answer, not a tool call. */
-const finishOf = (reason: string | undefined, jsonMode: boolean): FinishReason =>
+export const finishOf = (reason: string | undefined, jsonMode: boolean): FinishReason =>
   jsonMode && reason === 'tool_use' ? 'stop' : (FINISH[reason ?? ''] ?? 'stop');
 
 /**

@@ -19,6 +19,8 @@ import { uploadFile } from './upload-file';
 
 export const connect = connectBedrock;
 
+export { bedrockBatch as batch } from './batch';
+
 export const operations: ProviderImplementation<BedrockSettings, BedrockConnection>['operations'] = {
   uploadFile,
   listFiles,

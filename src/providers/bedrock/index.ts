@@ -27,6 +27,8 @@ export const bedrockProvider = deferredProvider(
     operations: [...OPERATIONS, 'findJob'],
     dataset: bedrockDataset,
     chatSupport: BEDROCK_CHAT_SUPPORT,
+    // Batch inference (model invocation jobs, ./batch.ts).
+    batch: true,
   },
   // Loaded on the first Bedrock call (../deferred.ts).
   lazyRequire<typeof Implementation>(require, './implementation'),

@@ -41,3 +41,16 @@ export const jobListSchema = z.object({ supervisedFineTuningJobs: z.array(jobSch
 
 /** `:getUploadEndpoint`: a signed URL per file name. */
 export const uploadEndpointSchema = z.object({ filenameToSignedUrls: z.record(z.string()).optional() });
+
+/** A batch inference job (./batch.ts): its state, model, output dataset and progress counts. */
+export const batchJobSchema = z.object({
+  name: z.string(),
+  state: z.string().optional(),
+  status: z.object({ code: z.string().optional(), message: z.string().optional() }).optional(),
+  model: z.string().optional(),
+  outputDatasetId: z.string().optional(),
+  jobProgress: z
+    .object({ totalInputRequests: z.number().optional(), successfullyProcessedRequests: z.number().optional(), failedRequests: z.number().optional() })
+    .nullish(),
+});
+export type FireworksBatchJob = z.output<typeof batchJobSchema>;

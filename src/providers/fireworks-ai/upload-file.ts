@@ -43,7 +43,7 @@ async function createDataset(conn: FireworksConnection, filename: string, conten
     json: { datasetId: id, dataset: { displayName: filename.slice(0, MAX_DISPLAY_NAME), userUploaded: {} } },
   });
   try {
-    await (content.bytes < DIRECT_UPLOAD_LIMIT ? uploadDirect(conn, id, filename, content) : uploadSigned(conn, id, filename, content));
+    await uploadDatasetContent(conn, id, filename, content);
     const dataset = await controlRequest(conn, { answer: datasetSchema, method: 'GET', path: resourcePath(conn, 'datasets', created.name) });
     return { ...toFile(conn, dataset), bytes: content.bytes, filename };
   } catch (err) {
@@ -51,6 +51,10 @@ async function createDataset(conn: FireworksConnection, filename: string, conten
     throw err;
   }
 }
+
+/** A dataset's bytes: the one-request `:upload` when small enough, else a signed URL and `:validateUpload`. */
+export const uploadDatasetContent = (conn: FireworksConnection, id: string, filename: string, content: SizedContent): Promise<unknown> =>
+  content.bytes < DIRECT_UPLOAD_LIMIT ? uploadDirect(conn, id, filename, content) : uploadSigned(conn, id, filename, content);
 
 /** A new dataset id: the file's name made an id, and a random tail so names never collide. */
 function datasetId(filename: string): string {

@@ -3,6 +3,7 @@ import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../
 import { CHAT_FIELDS } from '../chat-fields';
 import { chatCompletions } from '../openai-compatible/chat';
 import { listModels } from '../openai-compatible/models';
+import { openAIBatchSteps } from '../openai-compatible/batches';
 import { defineSettings } from '../settings';
 import type { ProviderModule } from '../module';
 
@@ -52,4 +53,6 @@ export const openaiProvider: ProviderModule<typeof settings, OpenAICompatibleCon
   },
   // The body goes as the caller sent it (model replaced), fields the gateway does not know included.
   chatSupport: { fields: CHAT_FIELDS, unknownFields: true },
+  // Any model, fine-tuned ones included (OpenAI's FAQ: "most of our models"; a model it refuses fails the batch with its reason).
+  batch: openAIBatchSteps({ endpoint: '/v1/chat/completions', model: (_conn, model) => model, waitForFile: false }, () => null),
 };

@@ -1,0 +1,135 @@
+/**
+ * OpenAI's Batch API (`/batches`, input and output through `/files`), shared by OpenAI and Azure
+ * OpenAI. The input lines go as written, `body.model` set to the connection's batch model (OpenAI:
+ * the batch's model; Azure: the Global-Batch deployment); the gateway batch id travels in the
+ * batch's `metadata`, where `find` looks for it. Results are already OpenAI's output lines.
+ */
+import { GatewayError, providerCode } from '../../errors';
+import type { BatchCreateInput, BatchResultLine, BatchUploadInput, ProviderBatchJob, ProviderBatchStatus, ProviderBatchSupport } from '../batch';
+import { PROVIDER_BATCH_STATUSES } from '../batch';
+import { jsonLines, jsonLinesOf } from '../batch-jsonl';
+import { apiDownload, apiRequest } from '../api';
+import { urlPath } from '../url';
+import { filePath, type OpenAICompatibleConnection } from './connection';
+import { getFile } from './files';
+import type { OpenAIList } from './schemas';
+import { uploadFile } from './upload-file';
+
+/** The metadata key that carries the gateway's batch id (see find). */
+export const GATEWAY_BATCH_ID_METADATA_KEY = 'gateway_batch_id';
+const MAX_LOOKUP_PAGES = 5;
+
+interface OpenAIBatch {
+  id: string;
+  status: string;
+  output_file_id?: string | null;
+  error_file_id?: string | null;
+  errors?: { data?: { code?: string; message?: string }[] } | null;
+  request_counts?: { total?: number; completed?: number; failed?: number } | null;
+  metadata?: Record<string, string> | null;
+}
+
+/** What differs between OpenAI's and Azure's batch service. */
+export interface OpenAIBatchWire<C extends OpenAICompatibleConnection> {
+  /** The create call's `endpoint` (Azure's is `/chat/completions`). */
+  endpoint: string;
+  /** The `model` every line is sent with. */
+  model(conn: C, model: string): string;
+  /** Azure processes an uploaded file before a batch may use it. */
+  waitForFile: boolean;
+}
+
+const batchPath = (id: string, suffix = '') => urlPath`/batches/${id}` + suffix;
+
+/** The steps of batch.ts over OpenAI's wire; `accepts` is each provider's own. */
+export function openAIBatchSteps<C extends OpenAICompatibleConnection>(
+  wire: OpenAIBatchWire<C>,
+  accepts: ProviderBatchSupport<C>['accepts'],
+): ProviderBatchSupport<C> {
+  return {
+    accepts,
+    async upload(conn, input: BatchUploadInput) {
+      const model = wire.model(conn, input.model);
+      const line = ({ customId, body }: { customId: string; body: Record<string, unknown> }) => ({
+        custom_id: customId,
+        method: 'POST',
+        url: '/v1/chat/completions',
+        body: { ...body, model },
+      });
+      const file = await uploadFile(conn, { filename: `batch_${input.gatewayBatchId}.jsonl`, purpose: 'batch', open: jsonLines(input.requests, line) });
+      return file.id;
+    },
+    async create(conn, input: BatchCreateInput) {
+      if (wire.waitForFile) {
+        const file = await getFile(conn, input.input);
+        if (file.status === 'error')
+          throw new GatewayError('provider', `${conn.title} could not process the batch input file: ${file.statusDetails ?? 'no reason given'}`, {
+            status: 400,
+            code: providerCode('invalid_input_file'),
+          });
+        // Not yet processed: a transient answer, so the runner tries again at its next step.
+        if (file.status !== 'processed') throw new GatewayError('provider', `${conn.title} is still processing the batch input file`, { status: 503 });
+      }
+      const body = {
+        input_file_id: input.input,
+        endpoint: wire.endpoint,
+        completion_window: '24h',
+        metadata: { [GATEWAY_BATCH_ID_METADATA_KEY]: input.gatewayBatchId },
+      };
+      return toJob(await apiRequest<OpenAIBatch>(conn, { method: 'POST', path: '/batches', json: body }));
+    },
+    async find(conn, gatewayBatchId) {
+      let after: string | undefined;
+      for (let page = 0; page < MAX_LOOKUP_PAGES; page++) {
+        const found = await apiRequest<OpenAIList<OpenAIBatch>>(conn, { method: 'GET', path: '/batches', query: { limit: 100, after } });
+        const mine = found.data.find((b) => b.metadata?.[GATEWAY_BATCH_ID_METADATA_KEY] === gatewayBatchId);
+        if (mine) return toJob(mine);
+        if (!found.has_more || !found.data.length) return undefined;
+        after = found.data[found.data.length - 1].id;
+      }
+      return undefined;
+    },
+    get: async (conn, id) => toJob(await apiRequest<OpenAIBatch>(conn, { method: 'GET', path: batchPath(id) })),
+    cancel: async (conn, id) => toJob(await apiRequest<OpenAIBatch>(conn, { method: 'POST', path: batchPath(id, '/cancel'), idempotent: true })),
+    output: (conn, job) => outputLines(conn, job),
+  };
+}
+
+/** The output file's lines, then the error file's: OpenAI's `BatchRequestOutput` lines as they are. */
+async function* outputLines(conn: OpenAICompatibleConnection, job: ProviderBatchJob): AsyncGenerator<BatchResultLine> {
+  for (const id of [job.results.output, job.results.error]) {
+    if (!id) continue;
+    const content = await apiDownload(conn, filePath(id, '/content'));
+    for await (const line of jsonLinesOf(content.stream, conn.title)) yield toResultLine(line, conn.title);
+  }
+}
+
+function toResultLine(line: Record<string, unknown>, title: string): BatchResultLine {
+  if (typeof line.custom_id !== 'string') throw new GatewayError('provider', `${title} returned a batch result without a custom_id`, { status: 502 });
+  const response = line.response as BatchResultLine['response'] | undefined;
+  const error = line.error as BatchResultLine['error'] | undefined;
+  return {
+    id: typeof line.id === 'string' ? line.id : `batch_req_${line.custom_id}`,
+    custom_id: line.custom_id,
+    response: response ?? null,
+    error: error ?? null,
+  };
+}
+
+/** Azure writes statuses capitalised ("Validating") in some answers: the same eight words otherwise. */
+function statusOf(status: string): ProviderBatchStatus {
+  const lower = status.toLowerCase();
+  return (PROVIDER_BATCH_STATUSES as readonly string[]).includes(lower) ? (lower as ProviderBatchStatus) : 'in_progress';
+}
+
+function toJob(batch: OpenAIBatch): ProviderBatchJob {
+  const counts = batch.request_counts;
+  const first = batch.errors?.data?.[0];
+  return {
+    id: batch.id,
+    status: statusOf(batch.status),
+    requestCounts: counts ? { total: counts.total ?? 0, completed: counts.completed ?? 0, failed: counts.failed ?? 0 } : null,
+    error: first ? { code: first.code ?? 'failed', message: first.message ?? 'The batch failed' } : null,
+    results: { output: batch.output_file_id ?? null, error: batch.error_file_id ?? null },
+  };
+}

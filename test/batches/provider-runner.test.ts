@@ -1,0 +1,150 @@
+/**
+ * The provider runner with OpenAI's own batch service, end to end with the official OpenAI SDK against
+ * the gateway and the fake OpenAI behind it: the batch is submitted once to the fake's `/v1/batches`
+ * (no line goes through chat), followed to `completed`, and its output and error files published in
+ * the gateway's file store; cancel mid-run publishes partial output; a provider failure fails the batch
+ * with the provider's reason.
+ */
+import { randomBytes } from 'node:crypto';
+import type OpenAI from 'openai';
+import type { FakeOpenAI } from '../fakes/openai-server';
+import { eventually, type HostedGateway } from '../fine-tuning/harness';
+import { gql } from '../support/gateway';
+import { assertOpenAIShape } from '../support/openai-schemas';
+import { type BatchGateway, chatLine, fileLines, finished, jsonl, startBatchGateway, uploadBatchFile } from './harness';
+
+const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
+
+let fake: FakeOpenAI;
+let gw: HostedGateway;
+let client: OpenAI;
+let batchGateway: BatchGateway;
+
+beforeAll(async () => {
+  batchGateway = await startBatchGateway(SECRET, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '4' });
+  ({ fake, gw, client } = batchGateway);
+});
+
+afterAll(() => batchGateway.stop());
+
+afterEach(() => fake.batches.setLinesPerPoll(Number.POSITIVE_INFINITY));
+
+const uniqueFile = (tag: string, count: number) =>
+  jsonl(Array.from({ length: count }, (_, i) => chatLine(`${tag}-${i + 1}`, 'gpt-4o-mini', `${tag} question ${i + 1}`)));
+
+async function createBatch(content: string) {
+  const file = await uploadBatchFile(client, content);
+  return client.batches.create({
+    input_file_id: file.id,
+    endpoint: '/v1/chat/completions',
+    completion_window: '24h',
+    gateway_options: { 'x-gateway-provider': '@my-openai' },
+  } as never);
+}
+
+/** The fake's batch that the gateway batch `id` submitted (found by the metadata the gateway sets). */
+const providerBatchOf = (id: string) => eventually(async () => [...fake.batches.batches.values()].find((b) => b.metadata?.gateway_batch_id === id));
+
+describe('a batch run by OpenAI’s batch service', () => {
+  it('is submitted once, followed to completed, and published as OpenAI output and error files', async () => {
+    const tag = `prov-${randomBytes(4).toString('hex')}`;
+    fake.batches.failRequests([`${tag}-3`], 500);
+    const created = await createBatch(uniqueFile(tag, 6));
+    expect(created).toMatchObject({ status: 'validating', gateway: { runner: 'provider', provider: 'openai' } });
+    const batch = await finished(client, created.id);
+    assertOpenAIShape('Batch', batch, 'finished batch');
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 6, completed: 5, failed: 1 } });
+    expect(batch.completed_at).toBeGreaterThanOrEqual(batch.finalizing_at!);
+
+    // One provider batch, with the lines as written (model kept), and not one request through chat.
+    const remote = await providerBatchOf(created.id);
+    expect([...fake.batches.batches.values()].filter((b) => b.metadata?.gateway_batch_id === created.id)).toHaveLength(1);
+    expect(remote).toMatchObject({ status: 'completed', endpoint: '/v1/chat/completions', model: 'gpt-4o-mini' });
+    expect(fake.state.files.get(remote.input_file_id)).toMatchObject({ purpose: 'batch' });
+    const sent = fake.state.files
+      .get(remote.input_file_id)!
+      .content.toString()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(sent[0]).toEqual(chatLine(`${tag}-1`, 'gpt-4o-mini', `${tag} question 1`));
+    expect(fake.state.chatRequests.filter((r) => JSON.stringify(r.body).includes(tag))).toEqual([]);
+
+    // The files are the gateway's (purpose batch_output), joinable on custom_id.
+    const outputFile = await client.files.retrieve(batch.output_file_id!);
+    assertOpenAIShape('OpenAIFile', outputFile, 'output file');
+    expect(outputFile.purpose).toBe('batch_output');
+    const output = await fileLines(client, batch.output_file_id!);
+    expect(output.map((l) => l.custom_id).sort()).toEqual([1, 2, 4, 5, 6].map((n) => `${tag}-${n}`).sort());
+    for (const line of output) {
+      expect(line).toMatchObject({ response: { status_code: 200 }, error: null });
+      assertOpenAIShape('CreateChatCompletionResponse', line.response.body, 'output line body');
+      expect(line.response.body.choices[0].message.content).toContain(`${tag} question ${line.custom_id.split('-').pop()}`);
+    }
+    const errors = await fileLines(client, batch.error_file_id!);
+    expect(errors).toEqual([expect.objectContaining({ custom_id: `${tag}-3`, response: expect.objectContaining({ status_code: 500 }) })]);
+
+    // Usage summed from the output lines.
+    const usage = output.reduce((sum, l) => sum + l.response.body.usage.total_tokens, 0);
+    expect(batch.usage!.total_tokens).toBe(usage);
+    expect(batch.usage!.input_tokens + batch.usage!.output_tokens).toBe(usage);
+
+    // The runner is in the events.
+    const read = await gql(gw, `query($id: ID!) { batch(id: $id) { runner events(limit: 50) { message data } } }`, { id: created.id });
+    expect(read.body.data.batch.runner).toBe('PROVIDER');
+    const statuses = read.body.data.batch.events.map((e: { data: { status: string } }) => e.data.status).reverse();
+    expect(statuses[0]).toBe('validating');
+    expect(statuses).toEqual(expect.arrayContaining(['in_progress', 'finalizing', 'completed']));
+  });
+
+  it('cancels mid-run: cancelling at once, cancelled with the finished requests in the output file', async () => {
+    const tag = `cancel-${randomBytes(4).toString('hex')}`;
+    fake.batches.setLinesPerPoll(1);
+    const created = await createBatch(uniqueFile(tag, 12));
+    await eventually(async () => {
+      const now = await client.batches.retrieve(created.id);
+      return now.status === 'in_progress' && now.request_counts!.completed >= 2 ? now : undefined;
+    });
+    const cancelling = await client.batches.cancel(created.id);
+    expect(cancelling.status).toBe('cancelling');
+    const batch = await finished(client, created.id);
+    assertOpenAIShape('Batch', batch, 'cancelled batch');
+    expect(batch.status).toBe('cancelled');
+    const done = batch.request_counts!.completed;
+    expect(done).toBeGreaterThanOrEqual(2);
+    expect(done).toBeLessThan(12);
+    expect(batch.request_counts).toEqual({ total: 12, completed: done, failed: 12 - done });
+    expect(await fileLines(client, batch.output_file_id!)).toHaveLength(done);
+    const errors = await fileLines(client, batch.error_file_id!);
+    expect(errors).toHaveLength(12 - done);
+    for (const line of errors) expect(line).toMatchObject({ response: null, error: { code: 'batch_cancelled' } });
+    expect((await providerBatchOf(created.id)).status).toBe('cancelled');
+  });
+
+  it('fails with the provider’s reason when the provider fails the batch', async () => {
+    const tag = `fail-${randomBytes(4).toString('hex')}`;
+    fake.batches.setLinesPerPoll(0);
+    const created = await createBatch(uniqueFile(tag, 3));
+    const remote = await providerBatchOf(created.id);
+    fake.batches.fail(remote.id, { code: 'token_limit_exceeded', message: 'Enqueued token limit reached for gpt-4o-mini.' });
+    const batch = await finished(client, created.id);
+    assertOpenAIShape('Batch', batch, 'failed batch');
+    expect(batch).toMatchObject({
+      status: 'failed',
+      errors: { object: 'list', data: [{ code: 'token_limit_exceeded', message: expect.stringContaining('Enqueued token limit') }] },
+    });
+    expect(batch).not.toHaveProperty('output_file_id');
+  });
+
+  it('fails at submission with the provider’s refusal (a 4xx), and retries a 5xx without a second provider batch', async () => {
+    const tag = `refused-${randomBytes(4).toString('hex')}`;
+    fake.failNext('POST', '/v1/batches', 500);
+    const retried = await finished(client, (await createBatch(uniqueFile(tag, 2))).id);
+    expect(retried.status).toBe('completed');
+    expect([...fake.batches.batches.values()].filter((b) => b.metadata?.gateway_batch_id === retried.id)).toHaveLength(1);
+
+    fake.failNext('POST', '/v1/batches', 400, { message: 'Invalid input file format.' });
+    const refused = await finished(client, (await createBatch(uniqueFile(`${tag}-b`, 2))).id);
+    expect(refused).toMatchObject({ status: 'failed', errors: { data: [{ message: expect.stringContaining('Invalid input file format.') }] } });
+  });
+});
