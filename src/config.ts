@@ -5,6 +5,7 @@ import type { QueryLimits } from './graphql/limits';
 import type { MultipartLimits } from './http/multipart-guard';
 import type { FailedAuthOptions } from './modules/rate-limits/failed-auth.limiter';
 import type { ExpansionLimits } from './modules/chat/partial-expansion';
+import type { HostedCacheOptions } from './modules/chat/hosted.cache';
 import type { LedgerOptions } from './modules/usage/usage.ledger';
 import type { RateLimitOptions } from './modules/rate-limits/rate-limiter';
 import { hostListProblem } from './providers/signed-urls';
@@ -82,6 +83,9 @@ const envSchema = z.object({
   // The in-process API key cache (src/modules/api-keys/api-key.cache.ts); 0 turns it off.
   GATEWAY_KEY_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
   GATEWAY_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
+  GATEWAY_HOSTED_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
+  GATEWAY_PARTIAL_CACHE_CHARS: z.coerce.number().int().min(0).default(8_000_000),
+  GATEWAY_HOSTED_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
   // Browser origins allowed to call both faces: comma-separated, `*` for any; empty (default) for none.
   GATEWAY_CORS_ORIGINS: z.string().default(''),
   // Database outages (Postgres): how long a request waits for a connection and for a query's answer.
@@ -150,6 +154,7 @@ export interface Config {
   /** Express's `trust proxy` setting, parsed; false: the client is the socket's peer. */
   trustProxy: boolean | number | string;
   keyCache: { maxEntries: number; ttlMs: number };
+  hostedCache: HostedCacheOptions;
   /** Origins browsers may call from (`*`: any); empty: no cross-origin access. */
   corsOrigins: string[];
   database: { connectTimeoutMs: number; queryTimeoutMs: number };
@@ -227,6 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     trustProxy: trustProxyOf(e.GATEWAY_TRUST_PROXY),
     keyCache: { maxEntries: e.GATEWAY_KEY_CACHE_SIZE, ttlMs: e.GATEWAY_KEY_CACHE_TTL_MS },
+    hostedCache: { maxEntries: e.GATEWAY_HOSTED_CACHE_SIZE, maxPartialChars: e.GATEWAY_PARTIAL_CACHE_CHARS, ttlMs: e.GATEWAY_HOSTED_CACHE_TTL_MS },
     corsOrigins: e.GATEWAY_CORS_ORIGINS.split(',')
       .map((o) => o.trim())
       .filter(Boolean),

@@ -46,7 +46,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     const services = createServices(db, config, logger);
     // A missing, unreadable or invalid master key stops the start, not the first integration.
     services.masterKey();
-    keyChanges = await listenForKeyChanges(db, services.apiKeys.cache, logger);
+    keyChanges = await listenForKeyChanges(db, services.apiKeys.cache, services.hostedCache, logger);
     firstKey = await bootstrap(services, config, logger);
     const gateway = await createApp(config, services, logger);
     await new Promise<void>((resolve, reject) => {

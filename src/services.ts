@@ -4,6 +4,7 @@ import type { Logger } from './logger';
 import { loadMasterKey, SecretBox, type Sealer } from './crypto/secret-box';
 import { lazy } from './lazy';
 import { ApiKeyCache } from './modules/api-keys/api-key.cache';
+import { HostedCache } from './modules/chat/hosted.cache';
 import { Metrics } from './http/observability';
 import { ApiKeyRepository } from './modules/api-keys/api-key.repository';
 import { ApiKeyService } from './modules/api-keys/api-key.service';
@@ -53,7 +54,9 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const organisations = new OrganisationService(new OrganisationRepository(prisma), workspaces, apiKeys);
   const labels = new LabelService(new LabelRepository(prisma));
   workspaces.onWorkspaceCreated(labels.createDefaults);
-  const partials = new PartialService(new PartialRepository(prisma));
+  // Serves, like the key cache, only once the process hears of changes (src/main.ts).
+  const hostedCache = new HostedCache(config.hostedCache, false);
+  const partials = new PartialService(new PartialRepository(prisma), hostedCache);
   workspaces.onWorkspaceCreated(partials.createDefaultCollection);
   const metrics = new Metrics();
   const providers = new ProviderRegistry(
@@ -66,7 +69,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   // does, so it writes no master key it has no use for.
   const masterKey = lazy(() => new SecretBox(loadMasterKey(config, logger)));
   const secrets: Sealer = { seal: (...args) => masterKey().seal(...args), open: (...args) => masterKey().open(...args) };
-  const integrations = new IntegrationService(new IntegrationRepository(prisma), secrets, providers);
+  const integrations = new IntegrationService(new IntegrationRepository(prisma), secrets, providers, hostedCache);
   const idempotency = new IdempotencyService(new IdempotencyRepository(prisma), secrets, logger);
   const files = new FileService(
     new FileRepository(prisma),
@@ -85,7 +88,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const usageRecords = new UsageRepository(prisma);
   const ledger = new UsageLedger(usageRecords, config.usage, logger);
   const usage = { ledger, recorder: new UsageRecorder(ledger), service: new UsageService(usageRecords, loadPrices(config.pricesFile)) };
-  const chat = new ChatService(models, partials, integrations, clientMode, config.providerTimeoutMs, config.chatLimits);
+  const chat = new ChatService(models, partials, integrations, clientMode, config.providerTimeoutMs, config.chatLimits, hostedCache);
   files.checkContent('batch', createBatchFileCheck);
   const batchRepository = new BatchRepository(prisma);
   const batchLines = new BatchLines(prisma);
@@ -96,6 +99,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
     workspaces,
     apiKeys,
     organisations,
+    hostedCache,
     labels,
     partials,
     integrations,

@@ -124,7 +124,7 @@ export async function createOrganisation(gw: Pick<TestGateway, 'url' | 'gateway'
 }
 
 /** Stops the gateway's background work (job monitor, batch runner, usage ledger), for tests that count SQL statements. */
-export async function stopBackgroundWork(gw: TestGateway): Promise<void> {
+export async function stopBackgroundWork(gw: Pick<TestGateway, 'gateway'>): Promise<void> {
   const { monitor, batchRunner, services } = gw.gateway;
   await Promise.all([monitor.stop(), batchRunner.stop(), services.usage.ledger.stop()]);
 }

@@ -1,3 +1,4 @@
+import { NotificationWaiters } from '../../db/notification-waiters';
 import type { Caller } from '../../auth/scope';
 
 export interface ApiKeyCacheOptions {
@@ -30,7 +31,7 @@ export class ApiKeyCache {
   /** Bumped by every invalidation: a read that began before one must not store what it read. */
   private generation = 0;
   /** Who waits to hear a notification (see `whenHeard`). */
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly waiters = new NotificationWaiters();
   private readonly now: () => number;
 
   constructor(
@@ -91,35 +92,17 @@ export class ApiKeyCache {
 
   /** Whether a change's author waits for `payload` (see `whenHeard`). */
   isAwaited(payload: string): boolean {
-    return this.waiters.has(payload);
+    return this.waiters.isAwaited(payload);
   }
 
   /** Every listening process, this one included, has applied `payload`. */
   delivered(payload: string): void {
-    for (const wake of this.waiters.get(payload) ?? []) wake();
+    this.waiters.delivered(payload);
   }
 
-  /**
-   * A promise settled once every listening process has applied `payload` (or after `timeoutMs`, or at
-   * once when this one is not listening), taken before the change is made: a change answered only
-   * then is in force in every replica from the client's next request on.
-   */
+  /** See `NotificationWaiters.whenHeard`. */
   whenHeard(payload: string, timeoutMs: number): { heard: Promise<void>; cancel(): void } {
-    if (!this.active) return { heard: Promise.resolve(), cancel: () => {} };
-    let done = () => {};
-    const heard = new Promise<void>((resolve) => {
-      const timer = setTimeout(() => done(), timeoutMs);
-      done = () => {
-        clearTimeout(timer);
-        this.waiters.get(payload)?.delete(done);
-        if (this.waiters.get(payload)?.size === 0) this.waiters.delete(payload);
-        resolve();
-      };
-      const set = this.waiters.get(payload) ?? new Set();
-      set.add(done);
-      this.waiters.set(payload, set);
-    });
-    return { heard, cancel: () => done() };
+    return this.waiters.whenHeard(payload, timeoutMs, this.active);
   }
 
   /** Turned off, the cache forgets everything: invalidations sent meanwhile would not reach it. */

@@ -20,6 +20,7 @@ import type { ModelService } from '../models/model.service';
 import type { PartialService } from '../partials/partial.service';
 import { chatCallFacts, unmetered, type ChatMeter } from '../usage/usage.recorder';
 import { chatCompletionSchema, type ChatCompletionInput } from './chat.schemas';
+import type { HostedCache } from './hosted.cache';
 import { expandPartials, partialSlugs, type ExpansionLimits } from './partial-expansion';
 import { StallGuard } from './stall-guard';
 
@@ -41,6 +42,8 @@ export class ChatService {
     private readonly stallTimeoutMs: number,
     /** How large the messages may grow with their prompt partials expanded. */
     private readonly expansionLimits: ExpansionLimits,
+    /** Hosted routes and partial texts by workspace: a warm call runs no statement. */
+    private readonly cache: HostedCache,
   ) {}
 
   /**
@@ -69,7 +72,9 @@ export class ChatService {
   /** The messages with their partials expanded in text content, within the limits (which hold for messages without partials too). */
   private async expand(scope: LazyScope, messages: ChatRequestMessage[]): Promise<ChatRequestMessage[]> {
     const slugs = partialSlugs(messages);
-    const texts = slugs.length ? await this.partials.defaultTexts(await scope(), slugs) : new Map<string, string>();
+    if (!slugs.length) return expandPartials(messages, new Map(), this.expansionLimits);
+    const workspace = await scope();
+    const texts = await this.cache.partialTexts(workspace.workspaceId, slugs, (missing) => this.partials.defaultTexts(workspace, missing));
     return expandPartials(messages, texts, this.expansionLimits);
   }
 
@@ -86,9 +91,13 @@ export class ChatService {
       const provider = await this.clientMode.integrationProvider(scope, slugged.ref, settings, 'model');
       return { provider, model: slugged.model, hosted: false, via: slugged.ref };
     }
-    const job = await this.models.servingJob(await scope(), model);
+    const workspace = await scope();
+    const { job, integration } = await this.cache.route(workspace.workspaceId, model, async () => {
+      const serving = await this.models.servingJob(workspace, model);
+      return { job: serving, integration: await this.integrations.resolve(workspace, `@${serving.integrationSlug}`, 'model') };
+    });
     // The job's integration and settings, then the request's (non-secret) ones on top.
-    const provider = await this.integrations.hostedProvider(await scope(), job, 'model', settings);
+    const provider = this.integrations.hostedClient(job, integration, 'model', settings);
     return { provider, model: job.servingModel ?? job.fineTunedModel ?? model, hosted: true, job };
   }
 }

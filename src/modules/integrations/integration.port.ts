@@ -47,6 +47,8 @@ export interface IntegrationSource {
    * (integration gone or now for another provider, a setting refused) are about `path`.
    */
   hostedProvider(scope: Scope, job: HostedJobRef, path: FieldPath | string, settings?: RequestHeaders): Promise<ProviderClient>;
+  /** `hostedProvider` with the job's integration already resolved (hosted chat keeps it in memory): no statement, no decryption. */
+  hostedClient(job: HostedJobRef, integration: ResolvedIntegration, path: FieldPath | string, settings?: RequestHeaders): ProviderClient;
   /** Every integration of the workspace, by slug, each with its provider's client. */
   clients(scope: Scope): Promise<IntegrationClient[]>;
 }

@@ -8,6 +8,7 @@ import type { RequestHeaders } from '../../http/provider-headers';
 import type { ProviderClient, ProviderRegistry } from '../../providers/registry';
 import { normaliseStored } from '../../providers/settings';
 import { isUuid, parseInput, type Input } from '../../validation/parse';
+import type { WorkspaceChanges } from '../../db/workspace-changes';
 import type { HostedJobRef, IntegrationClient, IntegrationSource, ResolvedIntegration } from './integration.port';
 import { optionsOf, type IntegrationRepository } from './integration.repository';
 import {
@@ -30,6 +31,8 @@ export class IntegrationService implements IntegrationSource {
     private readonly integrations: IntegrationRepository,
     private readonly secrets: Sealer,
     private readonly providers: ProviderRegistry,
+    /** Rotations and deletions are answered once every replica has dropped what hosted chat cached of them. */
+    private readonly changes: WorkspaceChanges,
   ) {}
 
   async create(scope: Scope, input: Input<CreateIntegrationInput>): Promise<Integration> {
@@ -85,14 +88,23 @@ export class IntegrationService implements IntegrationSource {
     });
     const encryptedCredentials = this.secrets.seal(JSON.stringify(stored.credentials), associatedData(row.id));
     const name = data.name || (mode === 'merge' ? row.name : row.slug);
-    const updated = await this.integrations.update(scope, row.id, { name, encryptedCredentials, options: stored.options });
+    const updated = await this.changes.announce(
+      scope.workspaceId,
+      () => this.integrations.update(scope, row.id, { name, encryptedCredentials, options: stored.options }),
+      (result) => result !== null,
+    );
     if (!updated) throw notFound('Integration', ref);
     return updated;
   }
 
   /** Deletes the integration (`ref`: id, slug or `@slug`); returns the deleted row (its id answers the REST call). */
   async delete(scope: Scope, ref: string): Promise<Integration> {
-    const row = await this.integrations.delete(scope, await this.get(scope, ref));
+    const found = await this.get(scope, ref);
+    const row = await this.changes.announce(
+      scope.workspaceId,
+      () => this.integrations.delete(scope, found),
+      (result) => result !== null,
+    );
     if (!row) throw notFound('Integration', ref);
     return row;
   }
@@ -110,7 +122,10 @@ export class IntegrationService implements IntegrationSource {
   }
 
   async hostedProvider(scope: Scope, job: HostedJobRef, path: FieldPath | string, settings?: RequestHeaders): Promise<ProviderClient> {
-    const integration = await this.resolve(scope, `@${job.integrationSlug}`, path);
+    return this.hostedClient(job, await this.resolve(scope, `@${job.integrationSlug}`, path), path, settings);
+  }
+
+  hostedClient(job: HostedJobRef, integration: ResolvedIntegration, path: FieldPath | string, settings?: RequestHeaders): ProviderClient {
     if (integration.provider !== job.provider) {
       const reason = `Integration @${job.integrationSlug} of fine-tuning job '${job.id}' is now for ${integration.provider}, not ${job.provider}`;
       throw badRequest(reason, path, 'integration_changed');

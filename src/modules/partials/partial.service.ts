@@ -1,4 +1,6 @@
+import type { z } from 'zod';
 import type { Scope } from '../../auth/scope';
+import type { WorkspaceChanges } from '../../db/workspace-changes';
 import { isUniqueViolation, type Tx } from '../../db/prisma-errors';
 import { GatewayError, conflict, notFound } from '../../errors';
 import type { Collection, PromptPartial, PromptPartialVersion } from '../../generated/prisma/client';
@@ -46,7 +48,11 @@ export function slugify(name: string): string {
 const partialNotFound = (ref: string) => notFound('Prompt partial', ref);
 
 export class PartialService {
-  constructor(private readonly partials: PartialRepository) {}
+  constructor(
+    private readonly partials: PartialRepository,
+    /** Changes to a default text are answered once every replica has dropped what hosted chat cached of it. */
+    private readonly changes: WorkspaceChanges,
+  ) {}
 
   /** Workspace initialiser: every workspace's default collection. */
   readonly createDefaultCollection = async (tx: Tx, scope: Scope): Promise<void> => {
@@ -102,6 +108,15 @@ export class PartialService {
    */
   async update(scope: Scope, ref: string, input: Input<UpdatePartialInput>): Promise<PartialWithVersion> {
     const data = parseInput(updatePartialSchema, input);
+    const { changed, ...result } = await this.changes.announce(
+      scope.workspaceId,
+      () => this.updateInTransaction(scope, ref, data),
+      (r) => r.changed,
+    );
+    return result;
+  }
+
+  private updateInTransaction(scope: Scope, ref: string, data: z.output<typeof updatePartialSchema>): Promise<PartialWithVersion & { changed: boolean }> {
     return this.partials.transaction(async (tx) => {
       const id = await this.partials.lockByRef(scope, ref, tx);
       if (!id) throw partialNotFound(ref);
@@ -125,12 +140,17 @@ export class PartialService {
       if (data.status !== undefined && data.status !== current.status) changes.status = data.status;
       const changed = version !== latest || Object.keys(changes).length > 0;
       const partial = changed ? await this.partials.update(scope, id, changes, tx) : current;
-      return { partial, version };
+      return { partial, version, changed };
     });
   }
 
   async delete(scope: Scope, ref: string): Promise<void> {
-    if (!(await this.partials.delete(scope, ref))) throw partialNotFound(ref);
+    const deleted = await this.changes.announce(
+      scope.workspaceId,
+      () => this.partials.delete(scope, ref),
+      (wrote) => wrote,
+    );
+    if (!deleted) throw partialNotFound(ref);
   }
 
   /** A partial's versions, newest first. */
@@ -143,16 +163,18 @@ export class PartialService {
   /** Publishes version `n`: the default version, the one a read returns. */
   async makeDefault(scope: Scope, ref: string, input: Input<MakeDefaultInput>): Promise<PartialWithVersion> {
     const { version: number } = parseInput(makeDefaultSchema, input);
-    return this.partials.transaction(async (tx) => {
-      const id = await this.partials.lockByRef(scope, ref, tx);
-      if (!id) throw partialNotFound(ref);
-      const version = await this.partials.findVersion(scope, id, number, tx);
-      if (!version) {
-        throw new GatewayError('not_found', `Version ${number} of prompt partial '${ref}' not found`, { path: 'version', code: 'not_found' });
-      }
-      const partial = await this.partials.update(scope, id, { defaultVersionId: version.id }, tx);
-      return { partial, version };
-    });
+    const publish = () =>
+      this.partials.transaction(async (tx) => {
+        const id = await this.partials.lockByRef(scope, ref, tx);
+        if (!id) throw partialNotFound(ref);
+        const version = await this.partials.findVersion(scope, id, number, tx);
+        if (!version) {
+          throw new GatewayError('not_found', `Version ${number} of prompt partial '${ref}' not found`, { path: 'version', code: 'not_found' });
+        }
+        const partial = await this.partials.update(scope, id, { defaultVersionId: version.id }, tx);
+        return { partial, version };
+      });
+    return this.changes.announce(scope.workspaceId, publish);
   }
 
   // Batched reads for the GraphQL DataLoaders and federation references: one statement each;
