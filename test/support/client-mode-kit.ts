@@ -42,6 +42,8 @@ export interface ClientModeSpec {
   job(): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** What the provider holds right after the upload (the exact bytes, or its converted lines). */
   stored?(uploaded: OpenAI.Files.FileObject, content: string): void;
+  /** What retrieving the upload answers besides id, object, purpose, filename. */
+  retrieved?(uploaded: OpenAI.Files.FileObject): Record<string, unknown>;
   /** Added to the create call (provider_options, hyperparameters the provider needs). */
   create?: Record<string, unknown>;
   /** The create call of the job that is cancelled (beside model and training file). */
@@ -50,6 +52,8 @@ export interface ClientModeSpec {
   content?(uploaded: OpenAI.Files.FileObject, content: string): string;
   /** Where the file list is one page (no page token): first_id/last_id/has_more as OpenAI answers. */
   unpagedFileList?: boolean;
+  /** The statuses retrieving the job reads until it succeeded, where the fake walks a fixed path. */
+  path?: string[];
   /** What the succeeded job answers besides id and status. */
   done?(job: Job): Record<string, unknown>;
   /** The provider's events and checkpoints of the succeeded job. */
@@ -63,10 +67,16 @@ export interface ClientModeSpec {
   afterDirect?(): void;
   /** The integration body (without slug) holding the same credentials; absent where the file tests it its own way. */
   integration?(): Record<string, unknown>;
+  /** Checks after the pass through the integration. */
+  afterSlug?(): void;
+  /** What the integration's answer must not hold; by default its credentials' values. */
+  secrets?(): string[];
   /** Headers beside `x-gateway-provider: @slug` (settings an integration leaves to the call). */
   slugHeaders?(): Headers;
   /** Settings that must not reach a URL: [header, value]; each refused naming the header. */
   hostile: Array<[string, string]>;
+  /** The code of those refusals, where the provider names one. */
+  hostileCode?: string;
   /** Settings whose absence is a 400 `missing_setting` naming them (`authorization` for the key). */
   required: string[];
   /** A wrong credential: answered `status` with `error`, its value nowhere in the answer. */
@@ -91,7 +101,13 @@ async function exerciseFiles(spec: ClientModeSpec, sdk: OpenAI) {
     const listed = await (await sdk.files.list().asResponse()).json();
     expect(listed).toMatchObject({ has_more: false, first_id: files.data[0].id, last_id: files.data.at(-1)!.id });
   }
-  expect(await sdk.files.retrieve(uploaded.id)).toMatchObject({ id: uploaded.id, object: 'file', purpose: 'fine-tune', filename: 'train.jsonl' });
+  expect(await sdk.files.retrieve(uploaded.id)).toMatchObject({
+    id: uploaded.id,
+    object: 'file',
+    purpose: 'fine-tune',
+    filename: 'train.jsonl',
+    ...spec.retrieved?.(uploaded),
+  });
   expect(await (await sdk.files.content(uploaded.id)).text()).toBe(spec.content ? spec.content(uploaded, content) : content);
   return { uploaded, content };
 }
@@ -106,7 +122,9 @@ async function exercise(spec: ClientModeSpec, sdk: OpenAI): Promise<Exercised> {
 
   expect((await sdk.fineTuning.jobs.list({ limit: 5 })).data.map((j) => j.id)).toContain(job.id);
   let done = await sdk.fineTuning.jobs.retrieve(job.id);
-  for (let i = 0; i < 10 && done.status !== 'succeeded'; i++) done = await sdk.fineTuning.jobs.retrieve(job.id);
+  const path = [done.status];
+  for (let i = 0; i < 10 && done.status !== 'succeeded'; i++) path.push((done = await sdk.fineTuning.jobs.retrieve(job.id)).status);
+  if (spec.path) expect(path).toEqual(spec.path);
   expect(done).toMatchObject({ id: job.id, status: 'succeeded', fine_tuned_model: expect.any(String), finished_at: expect.any(Number), ...spec.done?.(job) });
 
   const events = (await sdk.fineTuning.jobs.listEvents(job.id, { limit: 100 })).data;
@@ -158,21 +176,25 @@ export function clientModeContract(spec: ClientModeSpec) {
       const provider = spec.headers()['x-gateway-provider'];
       const created = await api(spec.gw(), 'POST', '/v1/integrations', { body: { slug: `cm-${provider}`, provider, ...integration() } });
       expect(created.status).toBe(200);
+      const secrets = spec.secrets?.() ?? Object.values((integration().credentials ?? {}) as Record<string, string>);
+      for (const secret of secrets) expect(JSON.stringify(created.body)).not.toContain(secret);
       const headers = { ...spec.slugHeaders?.(), 'x-gateway-provider': `@cm-${provider}`, authorization: 'Bearer not-the-real-key' };
       await exercise(spec, clientSdk(spec.gw(), headers));
+      spec.afterSlug?.();
       await expectNothingStored(spec.gw());
     });
   }
 
   if (spec.hostile.length > 0)
     it.each(spec.hostile)('refuses %s %j with 400 naming it, before any connection', async (header, hostile) => {
-      await expectRefused(spec, { ...spec.headers(), [header]: hostile }, header);
+      await expectRefused(spec, { ...spec.headers(), [header]: hostile }, header, spec.hostileCode);
     });
 
-  it.each(spec.required)('refuses a call without %s with 400 naming it, before any connection', async (header) => {
-    const { [header]: _dropped, ...headers } = spec.headers();
-    await expectRefused(spec, headers, header, 'missing_setting');
-  });
+  if (spec.required.length > 0)
+    it.each(spec.required)('refuses a call without %s with 400 naming it, before any connection', async (header) => {
+      const { [header]: _dropped, ...headers } = spec.headers();
+      await expectRefused(spec, headers, header, 'missing_setting');
+    });
 
   const wrongKey = spec.wrongKey;
   if (wrongKey) {
