@@ -52,6 +52,8 @@ export interface ClientModeSpec {
   content?(uploaded: OpenAI.Files.FileObject, content: string): string;
   /** Where the file list is one page (no page token): first_id/last_id/has_more as OpenAI answers. */
   unpagedFileList?: boolean;
+  /** The job as the job list shows it. */
+  listed?(job: Job): void;
   /** The statuses retrieving the job reads until it succeeded, where the fake walks a fixed path. */
   path?: string[];
   /** What the succeeded job answers besides id and status. */
@@ -120,7 +122,9 @@ async function exercise(spec: ClientModeSpec, sdk: OpenAI): Promise<Exercised> {
   const job = await sdk.fineTuning.jobs.create(params as OpenAI.FineTuning.JobCreateParams);
   expect(job).toMatchObject({ object: 'fine_tuning.job', training_file: uploaded.id, suffix: 'cm', ...(await spec.job()) });
 
-  expect((await sdk.fineTuning.jobs.list({ limit: 5 })).data.map((j) => j.id)).toContain(job.id);
+  const listed = (await sdk.fineTuning.jobs.list({ limit: 5 })).data.find((j) => j.id === job.id);
+  expect(listed).toBeDefined();
+  spec.listed?.(listed!);
   let done = await sdk.fineTuning.jobs.retrieve(job.id);
   const path = [done.status];
   for (let i = 0; i < 10 && done.status !== 'succeeded'; i++) path.push((done = await sdk.fineTuning.jobs.retrieve(job.id)).status);
