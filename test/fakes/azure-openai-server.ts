@@ -25,9 +25,14 @@
  * - Chat on `/deployments/{name}/chat/completions` → 404 `DeploymentNotFound` unless `registerDeployment`
  *   made it; answers carry Azure's content-filter results, and a stream starts with Azure's
  *   choice-less `prompt_filter_results` chunk.
+ * - Batches (Global Batch): `/batches`, `/batches/{id}`, `/batches/{id}/cancel` with OpenAI's batch
+ *   wire (openai-batches.ts): the create `endpoint` is `/chat/completions`, every line's `model` must
+ *   be a Global-Batch deployment (`registerBatchDeployment`), and even a batch without failures gets
+ *   an empty error file, as Azure's docs say.
  * - Throttling: `failNext(…, 429)` answers `tooManyRequests` on authoring calls and Azure's "exceeded
  *   token rate limit" body on inference, with `retry-after` (1 s unless `retryAfter` is given).
  */
+import { fakeBatches } from './openai-batches';
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { chatCompletion, chatCompletionChunks, findChatJsonlError, parseChatRequest, writeEvents } from './chat';
@@ -156,6 +161,8 @@ export interface FakeAzureOpenAIOptions {
   fineTunableModels?: string[];
   /** Pause between streamed chat chunks (default 0), so a test can disconnect midway. */
   streamDelayMs?: number;
+  /** Batch requests run per GET of an in-progress batch (default: all). */
+  batchLinesPerPoll?: number;
 }
 
 type ErrorShape = 'azure' | 'openai' | 'token';
@@ -240,6 +247,8 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
     checkpoints: new Map<string, AzureFakeCheckpoint[]>(), // per job, oldest first
     /** Deployments by `${resource}/${name}`: the model each serves. */
     deployments: new Map<string, string>(),
+    /** Global-Batch deployments by `${resource}/${name}`: the model each serves. */
+    batchDeployments: new Map<string, string>(),
     /** Every job creation body as received (before validation), with the version it came under. */
     jobRequests: [] as { resource: string; apiVersion: string; body: Record<string, unknown> }[],
     /** Every chat request that reached a deployment, in arrival order. */
@@ -301,6 +310,31 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
     const file = state.files.get(id);
     if (!file || file.resource !== resource) throw new AzureError(404, 'notFound', `File with id '${id}' was not found.`);
     return file;
+  }
+
+  // ---- batches (one service per resource: its files, its Global-Batch deployments)
+
+  const batchServices = new Map<string, ReturnType<typeof fakeBatches>>();
+  function batchesOf(resource: string) {
+    let service = batchServices.get(resource);
+    if (!service) {
+      service = fakeBatches({
+        files: {
+          content: (id) => {
+            const file = state.files.get(id);
+            return file?.resource === resource ? file : undefined;
+          },
+          store: (filename, purpose, content) => storeFile(resource, filename, purpose, content, 'processed'),
+        },
+        servable: (model) => state.batchDeployments.has(`${resource}/${model}`),
+        endpoints: ['/chat/completions'],
+        error: (status, message, param, code) => new AzureError(status, code ?? 'invalidPayload', message, { param: param ?? null }),
+        linesPerPoll: opts.batchLinesPerPoll,
+        alwaysErrorFile: true,
+      });
+      batchServices.set(resource, service);
+    }
+    return service;
   }
 
   // ---- fine-tuning jobs
@@ -580,6 +614,16 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
       if (action === 'GET /events') return ok(page(state.events.get(job.id)!, query, 20));
       if (action === 'GET /checkpoints') return ok(page(state.checkpoints.get(job.id)!, query, 10));
     }
+    if (path === '/batches') {
+      if (method === 'POST') return created(batchesOf(resource).create(await readJson(req)), 'batches');
+      if (method === 'GET') return ok(batchesOf(resource).list(query));
+    }
+    m = /^\/batches\/([^/]+)(\/cancel)?$/.exec(path);
+    if (m) {
+      const id = decodeURIComponent(m[1]);
+      if (method === 'GET' && !m[2]) return ok(batchesOf(resource).get(id));
+      if (method === 'POST' && m[2]) return ok(batchesOf(resource).cancel(id));
+    }
     m = /^\/deployments\/([^/]+)\/chat\/completions$/.exec(path);
     if (m && method === 'POST') return chat(req, res, { resource, deployment: decodeURIComponent(m[1]), apiVersion });
     throw resourceNotFound();
@@ -601,6 +645,12 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
     registerDeployment(name: string, model: string, resource = resources[0]) {
       state.deployments.set(`${resource}/${name}`, model);
     },
+    /** Deploys `model` as the Global-Batch deployment `name` on `resource` (SKU `GlobalBatch`). */
+    registerBatchDeployment(name: string, model: string, resource = resources[0]) {
+      state.batchDeployments.set(`${resource}/${name}`, model);
+    },
+    /** The batch service of `resource` (default the first): its batches, and hooks to fail requests or batches. */
+    batches: (resource = resources[0]) => batchesOf(resource),
     /** Moves the job `steps` lifecycle steps on, as that many GETs of it would. */
     advance(jobId: string, steps = 1) {
       const job = state.jobs.get(jobId);

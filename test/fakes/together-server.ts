@@ -16,11 +16,14 @@
  * with checkpoint_save / epoch_complete events and metrics) → compressing → uploading → completed;
  * `failJob` forces `error`; cancel goes cancel_requested → cancelled. A completed job's
  * `model_output_name` answers chat, like the configured base models.
+ *
+ * Batches: `/v1/batches` in Together's own shapes (together-batches.ts).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { answerChat } from './chat';
 import { inspectJsonl } from './jsonl';
+import { togetherBatches } from './together-batches';
 import {
   bearerToken,
   FakeHttpError,
@@ -573,6 +576,19 @@ export async function startFakeTogether(opts: FakeTogetherOptions = {}) {
     return chatModels.has(model) || [...state.jobs.values()].some((j) => j.status === 'completed' && j.model_output_name === model);
   }
 
+  const batches = togetherBatches({
+    userId,
+    files: {
+      content: (id) => {
+        const file = state.files.get(id);
+        return file && { purpose: file.purpose, content: state.fileContents.get(id)! };
+      },
+      store: (filename, purpose, content) => storeFile(newFile(filename, purpose, 'jsonl'), content),
+    },
+    servable: (model) => servable(model),
+    error: (status, message, param) => apiError(status, message, param ?? null),
+  });
+
   /** `GET /v1/models`: a bare array, Together's shape (`type`, `organization`), with an embedding model that has no chat. */
   function listModels() {
     const model = (id: string, type: string) => ({ id, object: 'model', created: 1_710_000_000, type, display_name: id, organization: id.split('/')[0] });
@@ -618,6 +634,16 @@ export async function startFakeTogether(opts: FakeTogetherOptions = {}) {
         state.fileContents.delete(file.id);
         return ok({ id: file.id, deleted: true });
       }
+    }
+    if (path === '/v1/batches') {
+      if (method === 'POST') return { status: 201, body: batches.create(await readJsonObject(req, () => apiError(400, 'Invalid JSON body'))) };
+      if (method === 'GET') return ok(batches.list());
+    }
+    m = /^\/v1\/batches\/([^/]+)(\/cancel)?$/.exec(path);
+    if (m) {
+      const id = decodeURIComponent(m[1]);
+      if (method === 'GET' && !m[2]) return ok(batches.get(id));
+      if (method === 'POST' && m[2]) return ok(batches.cancel(id));
     }
     if (path === '/v1/fine-tunes') {
       if (method === 'POST') return ok(truncated(createJob(await readJsonObject(req, () => apiError(400, 'Invalid JSON body')))));
@@ -667,6 +693,8 @@ export async function startFakeTogether(opts: FakeTogetherOptions = {}) {
     origin: server.origin,
     apiKey,
     state,
+    /** The Batch API (`/v1/batches`): its batches, and hooks to fail requests, expire or fail a batch. */
+    batches,
     /** The job goes to `error` (with a `job_error` event) at its next GET. */
     failJob(id: string, message = 'Training failed: CUDA out of memory') {
       findJob(id);

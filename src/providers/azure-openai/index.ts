@@ -8,6 +8,7 @@ import { GatewayError } from '../../errors';
 import { openAICompatibleOperations, type OpenAICompatibleConnection } from '../openai-compatible';
 import { CHAT_FIELDS } from '../chat-fields';
 import { chatCompletions } from '../openai-compatible/chat';
+import { openAIBatchSteps } from '../openai-compatible/batches';
 import { listModels } from '../openai-compatible/models';
 import { defineSettings, PATTERNS } from '../settings';
 import { type ChatAnswer, type ChatRequest } from '../types';
@@ -38,12 +39,36 @@ const settings = defineSettings({
     aliases: ['deployment_name', 'deployment_id'],
     ...PATTERNS.pathId,
   },
+  /** The Global-Batch (or Data Zone Batch) deployment batches run on: every line's `model`. */
+  batchDeployment: {
+    header: 'x-gateway-azure-batch-deployment',
+    key: 'x-gateway-azure-batch-deployment',
+    aliases: ['batch_deployment'],
+    ...PATTERNS.pathId,
+  },
 });
 
 interface AzureConnection extends OpenAICompatibleConnection {
   /** The deployment chat completions go to (`x-gateway-azure-deployment-id`). */
   deploymentId: string | undefined;
+  /** The Global-Batch deployment batches run on (`x-gateway-azure-batch-deployment`). */
+  batchDeployment: string | undefined;
 }
+
+/**
+ * Azure's Global Batch: OpenAI's batch wire, every line's `model` the integration's Global-Batch
+ * deployment, the create `endpoint` written `/chat/completions`, and an input file used only once
+ * Azure has processed it. Azure's FAQ: fine-tuned models do not run in batches, so those stay on the
+ * gateway runner, as does an integration without a Global-Batch deployment.
+ */
+const batch = openAIBatchSteps<AzureConnection>(
+  { endpoint: '/chat/completions', model: (conn, model) => conn.batchDeployment ?? model, waitForFile: true },
+  (conn, query) => {
+    if (query.hosted) return "Azure OpenAI's Global Batch does not run fine-tuned models";
+    if (!conn.batchDeployment) return 'the integration names no Global-Batch deployment (x-gateway-azure-batch-deployment)';
+    return null;
+  },
+);
 
 const DEPLOYMENT_HEADER = 'x-gateway-azure-deployment-id';
 
@@ -91,6 +116,7 @@ export const azureOpenAIProvider: ProviderModule<typeof settings, AzureConnectio
     // An Azure OpenAI resource is a Cognitive Services account: the owner of its jobs.
     account: s.resourceName,
     deploymentId: s.deploymentId,
+    batchDeployment: s.batchDeployment,
   }),
   // The resource's models (`GET /openai/models`); chat names a deployment, so `@slug/<id>` reaches one deployed under that name.
   operations: { ...openAICompatibleOperations, chat, listModels: (conn) => listModels(conn, 'azure-openai') },
@@ -99,4 +125,5 @@ export const azureOpenAIProvider: ProviderModule<typeof settings, AzureConnectio
   hosting: {
     fileState: fileStateOf,
   },
+  batch,
 };

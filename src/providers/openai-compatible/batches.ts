@@ -30,11 +30,11 @@ interface OpenAIBatch {
 }
 
 /** What differs between OpenAI's and Azure's batch service. */
-export interface OpenAIBatchWire {
+export interface OpenAIBatchWire<C extends OpenAICompatibleConnection> {
   /** The create call's `endpoint` (Azure's is `/chat/completions`). */
   endpoint: string;
   /** The `model` every line is sent with. */
-  model(conn: OpenAICompatibleConnection, model: string): string;
+  model(conn: C, model: string): string;
   /** Azure processes an uploaded file before a batch may use it. */
   waitForFile: boolean;
 }
@@ -42,10 +42,10 @@ export interface OpenAIBatchWire {
 const batchPath = (id: string, suffix = '') => urlPath`/batches/${id}` + suffix;
 
 /** The steps of batch.ts over OpenAI's wire; `accepts` is each provider's own. */
-export function openAIBatchSteps(
-  wire: OpenAIBatchWire,
-  accepts: ProviderBatchSupport<OpenAICompatibleConnection>['accepts'],
-): ProviderBatchSupport<OpenAICompatibleConnection> {
+export function openAIBatchSteps<C extends OpenAICompatibleConnection>(
+  wire: OpenAIBatchWire<C>,
+  accepts: ProviderBatchSupport<C>['accepts'],
+): ProviderBatchSupport<C> {
   return {
     accepts,
     async upload(conn, input: BatchUploadInput) {

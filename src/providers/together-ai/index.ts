@@ -15,6 +15,7 @@ import { togetherJobOptions } from './job-options';
 import { deleteFile, fileContent, getFile, listFiles, uploadFile } from './files';
 import { listCheckpoints, listEvents } from './history';
 import { cancelJob, getJob, listJobs } from './jobs';
+import { togetherBatches } from './batches';
 
 const settings = defineSettings({
   apiKey: { header: 'authorization', bearer: true, key: 'api_key', secret: true, required: true, maxLength: 512 },
@@ -53,4 +54,5 @@ export const togetherProvider: ProviderModule<typeof settings, TogetherConnectio
   hosting: {
     fileState: fileStateOf,
   },
+  batch: togetherBatches,
 };

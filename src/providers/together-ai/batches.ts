@@ -1,0 +1,111 @@
+/**
+ * Together's Batch API: `{custom_id, body}` lines uploaded with purpose `batch-api`, `POST /batches`
+ * (201 `{job}`), `GET /batches/{id}`, `POST /batches/{id}/cancel`, and `GET /batches` (a bare array).
+ * Together reports no request counts (only `progress`): they come from the results once read. Its
+ * statuses are OpenAI's upper-cased, without `cancelling` (a cancel ends the job at once). Together
+ * keeps nothing with a job that could carry the gateway's id, so `find` goes through the input file,
+ * named after the gateway batch (uploaded once: its reference is stored before the create).
+ */
+import { GatewayError } from '../../errors';
+import type { BatchResultLine, ProviderBatchJob, ProviderBatchStatus, ProviderBatchSupport } from '../batch';
+import { jsonLines, jsonLinesOf } from '../batch-jsonl';
+import { apiDownload, apiRequest } from '../api';
+import { urlPath } from '../url';
+import { filePath, type TogetherConnection } from './connection';
+import { togetherFileListSchema } from './schemas';
+import { uploadFile } from './files';
+
+interface TogetherBatch {
+  id: string;
+  status: string;
+  input_file_id?: string;
+  output_file_id?: string | null;
+  error_file_id?: string | null;
+  error?: string | null;
+}
+
+const STATUSES: Record<string, ProviderBatchStatus> = {
+  VALIDATING: 'validating',
+  IN_PROGRESS: 'in_progress',
+  COMPLETED: 'completed',
+  FAILED: 'failed',
+  EXPIRED: 'expired',
+  CANCELLED: 'cancelled',
+  CANCELLING: 'cancelling',
+};
+
+const batchPath = (id: string, suffix = '') => urlPath`/batches/${id}` + suffix;
+const inputName = (gatewayBatchId: string) => `batch_${gatewayBatchId}.jsonl`;
+
+export const togetherBatches: ProviderBatchSupport<TogetherConnection> = {
+  // Fine-tuned (LoRA) models in Together's batch service are not documented: those run on the gateway.
+  accepts: (_conn, query) => (query.hosted ? "Together AI's batch service is not documented for fine-tuned models" : null),
+  async upload(conn, input) {
+    const line = ({ customId, body }: { customId: string; body: Record<string, unknown> }) => ({ custom_id: customId, body: { ...body, model: input.model } });
+    return (await uploadFile(conn, { filename: inputName(input.gatewayBatchId), purpose: 'batch-api', open: jsonLines(input.requests, line) })).id;
+  },
+  async create(conn, input) {
+    const body = { endpoint: '/v1/chat/completions', input_file_id: input.input, completion_window: '24h', model_id: input.model };
+    const created = await apiRequest<{ job?: TogetherBatch }>(conn, { method: 'POST', path: '/batches', json: body });
+    if (!created.job) throw new GatewayError('provider', `${conn.title} answered a batch creation without its job`, { status: 502 });
+    return toJob(created.job);
+  },
+  async find(conn, gatewayBatchId) {
+    const files = await apiRequest(conn, { answer: togetherFileListSchema, method: 'GET', path: '/files' });
+    const inputs = new Set((files.data ?? []).filter((f) => f.filename === inputName(gatewayBatchId) && f.purpose === 'batch-api').map((f) => f.id));
+    if (!inputs.size) return undefined;
+    const batches = await apiRequest<TogetherBatch[]>(conn, { method: 'GET', path: '/batches' });
+    const mine = (Array.isArray(batches) ? batches : []).find((b) => b.input_file_id !== undefined && inputs.has(b.input_file_id));
+    return mine && toJob(mine);
+  },
+  get: async (conn, id) => toJob(await apiRequest<TogetherBatch>(conn, { method: 'GET', path: batchPath(id) })),
+  cancel: async (conn, id) => toJob(await apiRequest<TogetherBatch>(conn, { method: 'POST', path: batchPath(id, '/cancel'), idempotent: true })),
+  output: (conn, job) => outputLines(conn, job),
+};
+
+function toJob(batch: TogetherBatch): ProviderBatchJob {
+  const status = STATUSES[batch.status.toUpperCase()] ?? 'in_progress';
+  return {
+    id: batch.id,
+    status,
+    requestCounts: null,
+    error: status === 'failed' ? { code: 'provider_failed', message: batch.error || 'Together AI failed the batch' } : null,
+    results: { output: batch.output_file_id ?? null, error: batch.error_file_id ?? null },
+  };
+}
+
+async function* outputLines(conn: TogetherConnection, job: ProviderBatchJob): AsyncGenerator<BatchResultLine> {
+  for (const id of [job.results.output, job.results.error]) {
+    if (!id) continue;
+    const content = await apiDownload(conn, filePath(id, '/content'));
+    for await (const line of jsonLinesOf(content.stream, conn.title)) yield toResultLine(line, conn.title);
+  }
+}
+
+/**
+ * A result as Together writes it: `{custom_id, response: {status_code, body}}`, or a failure as
+ * `{custom_id, error: {message, code}}` (or a bare string); made OpenAI's `BatchRequestOutput`.
+ */
+function toResultLine(line: Record<string, unknown>, title: string): BatchResultLine {
+  const customId = line.custom_id;
+  if (typeof customId !== 'string') throw new GatewayError('provider', `${title} returned a batch result without a custom_id`, { status: 502 });
+  const id = typeof line.id === 'string' ? line.id : `batch_req_${customId}`;
+  const response = isRecord(line.response) ? line.response : null;
+  if (response && line.error == null) {
+    const status = typeof response.status_code === 'number' ? response.status_code : 200;
+    const body = response.body;
+    const requestId = typeof response.request_id === 'string' ? response.request_id : isRecord(body) && typeof body.id === 'string' ? body.id : id;
+    return { id, custom_id: customId, response: { status_code: status, request_id: requestId, body }, error: null };
+  }
+  const error = isRecord(line.error) ? line.error : { message: line.error };
+  const message = typeof error.message === 'string' ? error.message : `${title} could not run the request`;
+  const code = typeof error.code === 'number' ? error.code : null;
+  if (code !== null) {
+    // A request the model service answered with an error status: as OpenAI writes it, the status and an error body.
+    const body = { error: { message, type: code >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: null } };
+    return { id, custom_id: customId, response: { status_code: code, request_id: id, body }, error: null };
+  }
+  return { id, custom_id: customId, response: null, error: { code: typeof error.code === 'string' ? error.code : 'request_failed', message } };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
