@@ -89,18 +89,22 @@ export class ProviderBatchRecords {
         AND l.workspace_id = ${scope.workspaceId}::uuid AND l.custom_id = r.custom_id AND l.state = 'pending'`;
   }
 
-  /** The batch's counts and token usage recomputed from its recorded requests (one statement, repeatable). */
+  /**
+   * The batch's counts and token usage recomputed from its recorded requests (one statement,
+   * repeatable); the total too, which the submission's own record misses when a cancel overtook it.
+   */
   async settle(scope: Scope, batchId: string): Promise<void> {
     await this.prisma.$executeRaw`
       WITH t AS (
         SELECT
+          count(*)::integer AS total,
           count(*) FILTER (WHERE state = 'succeeded')::integer AS completed,
           count(*) FILTER (WHERE state = 'failed')::integer AS failed,
           coalesce(sum((result #>> '{response,body,usage,prompt_tokens}')::bigint) FILTER (WHERE state = 'succeeded'), 0)::bigint AS input,
           coalesce(sum((result #>> '{response,body,usage,completion_tokens}')::bigint) FILTER (WHERE state = 'succeeded'), 0)::bigint AS output
         FROM batch_lines WHERE batch_id = ${batchId}::uuid AND ${scopeSql(scope)}
       )
-      UPDATE batches SET request_completed = t.completed, request_failed = t.failed, input_tokens = t.input, output_tokens = t.output
+      UPDATE batches SET request_total = t.total, request_completed = t.completed, request_failed = t.failed, input_tokens = t.input, output_tokens = t.output
       FROM t WHERE id = ${batchId}::uuid AND ${scopeSql(scope)}`;
   }
 }
