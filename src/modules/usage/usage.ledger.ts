@@ -70,14 +70,16 @@ export class UsageLedger {
     return this.writing;
   }
 
+  /** At most `maxRows` per insert: rows recorded faster than they are written wait for the next one. */
   private async write(): Promise<void> {
-    if (!this.buffer.length) return;
-    const rows = this.buffer;
-    this.buffer = [];
-    try {
-      await this.repository.insert(rows);
-    } catch (err) {
-      this.holdBack(rows, err);
+    while (this.buffer.length) {
+      const rows = this.buffer.splice(0, this.options.maxRows);
+      try {
+        await this.repository.insert(rows);
+      } catch (err) {
+        this.holdBack(rows, err);
+        return;
+      }
     }
   }
 

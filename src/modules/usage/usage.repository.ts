@@ -72,8 +72,23 @@ const anyOf = (column: string, values: string[] | undefined, cast = '') =>
 export class UsageRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
+  /**
+   * One statement whatever the number of rows: a column per array parameter, `unnest`ed (an ORM
+   * multi-row insert binds rows × 19 parameters and wrote ~900 rows/s in the usage benchmark).
+   */
   async insert(rows: UsageRow[]): Promise<void> {
-    await this.prisma.usageRecord.createMany({ data: rows });
+    const column = <T>(pick: (row: UsageRow) => T) => rows.map(pick);
+    await this.prisma.$executeRaw`
+      INSERT INTO usage_records (time, organisation_id, workspace_id, api_key_id, operation, provider, integration, model, base_model,
+        input_tokens, cached_tokens, output_tokens, latency_ms, ttft_ms, status, mode, streamed, batch, request_id)
+      SELECT * FROM unnest(
+        ${column((r) => r.time.toISOString())}::timestamptz[], ${column((r) => r.organisationId)}::uuid[],
+        ${column((r) => r.workspaceId)}::uuid[], ${column((r) => r.apiKeyId)}::uuid[], ${column((r) => r.operation)}::text[],
+        ${column((r) => r.provider)}::text[], ${column((r) => r.integration)}::text[], ${column((r) => r.model)}::text[],
+        ${column((r) => r.baseModel)}::text[], ${column((r) => r.inputTokens)}::integer[], ${column((r) => r.cachedTokens)}::integer[],
+        ${column((r) => r.outputTokens)}::integer[], ${column((r) => r.latencyMs)}::integer[], ${column((r) => r.ttftMs)}::integer[],
+        ${column((r) => r.status)}::integer[], ${column((r) => r.mode)}::text[], ${column((r) => r.streamed)}::boolean[],
+        ${column((r) => r.batch)}::boolean[], ${column((r) => r.requestId)}::text[])`;
   }
 
   async deleteBefore(time: Date): Promise<number> {
