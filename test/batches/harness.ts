@@ -79,3 +79,16 @@ export async function startBatchGateway(secret: string, env: Record<string, stri
     },
   };
 }
+
+/**
+ * The batch gateway of a whole test file: started before its first test, stopped after its last. The
+ * object answers once the start is done (read it in a test or a later `beforeAll`).
+ */
+export function useBatchGateway(secret: string, env: Record<string, string>): BatchGateway {
+  const rig = {} as BatchGateway;
+  beforeAll(async () => {
+    Object.assign(rig, await startBatchGateway(secret, env));
+  });
+  afterAll(() => rig.stop());
+  return rig;
+}

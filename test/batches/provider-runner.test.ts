@@ -11,21 +11,17 @@ import type { FakeOpenAI } from '../fakes/openai-server';
 import { eventually, type HostedGateway } from '../fine-tuning/harness';
 import { gql } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
-import { type BatchGateway, chatLine, createBatch, fileLines, finished, jsonl, startBatchGateway } from './harness';
+import { chatLine, createBatch, fileLines, finished, jsonl, useBatchGateway } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
 let fake: FakeOpenAI;
 let gw: HostedGateway;
 let client: OpenAI;
-let batchGateway: BatchGateway;
-
-beforeAll(async () => {
-  batchGateway = await startBatchGateway(SECRET, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '4' });
-  ({ fake, gw, client } = batchGateway);
+const rig = useBatchGateway(SECRET, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '4' });
+beforeAll(() => {
+  ({ fake, gw, client } = rig);
 });
-
-afterAll(() => batchGateway.stop());
 
 afterEach(() => fake.batches.setLinesPerPoll(Number.POSITIVE_INFINITY));
 
