@@ -138,7 +138,8 @@ export function parseBatchRows(content: Buffer): { rows: BatchRow[] } | { error:
     }
   };
   const first = lines.length ? (parse(lines[0].text) as Record<string, unknown> | undefined) : undefined;
-  if (!first || typeof first !== 'object' || !('custom_id' in first)) return undefined;
+  // OpenAI's batch lines (with method and url) are a plain dataset: only a job's input dataset is read as rows.
+  if (!first || typeof first !== 'object' || !('custom_id' in first) || 'url' in first) return undefined;
   const seen = new Set<string>();
   const rows: BatchRow[] = [];
   for (const { text, number } of lines) {

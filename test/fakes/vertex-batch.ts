@@ -103,6 +103,7 @@ const FILTER_FIELDS: Record<string, (job: BatchPredictionJob) => string | undefi
   state: (job) => job.state,
   displayName: (job) => job.displayName,
   model: (job) => job.model,
+  createTime: (job) => job.createTime,
 };
 
 export function createBatchPredictionJobs(opts: BatchJobOptions) {
