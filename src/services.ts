@@ -14,6 +14,7 @@ import { BatchService } from './modules/batches/batch.service';
 import { ProviderBatchRecords } from './modules/batches/provider-batch.repository';
 import { createBatchFileCheck } from './modules/batches/batch-file';
 import { ChatService } from './modules/chat/chat.service';
+import { ClientBatchService } from './modules/client-mode/client-batches';
 import { ClientModeService } from './modules/client-mode/client-mode.service';
 import { FileRepository } from './modules/files/file.repository';
 import { FileService } from './modules/files/file.service';
@@ -84,6 +85,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const fineTuning = new FineTuningService(fineTuningJobs, files, integrations, providers, jobCancellation);
   files.guardDeletion((tx, scope, fileId) => fineTuning.fileInUse(tx, scope, fileId));
   const clientMode = new ClientModeService(integrations, providers);
+  const clientBatches = new ClientBatchService(clientMode);
   const models = new ModelService(new ModelRepository(prisma), new IntegrationModels(integrations, logger));
   const usageRecords = new UsageRepository(prisma);
   const ledger = new UsageLedger(usageRecords, config.usage, logger);
@@ -110,6 +112,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
     jobCancellation,
     fineTuning,
     clientMode,
+    clientBatches,
     models,
     chat,
     usage,

@@ -42,6 +42,7 @@
  * `client.ownsHandle` before any connection.
  */
 import type { Readable } from 'node:stream';
+import type { PageInput, ProviderPage } from './types';
 
 /** OpenAI's eight batch statuses: the only words a provider's state is reported in. */
 export const PROVIDER_BATCH_STATUSES = ['validating', 'failed', 'in_progress', 'finalizing', 'completed', 'expired', 'cancelling', 'cancelled'] as const;
@@ -59,6 +60,8 @@ export interface BatchModelQuery {
   model: string;
   /** A fine-tuned model of the workspace (hosted) rather than a model the caller names at an integration. */
   hosted: boolean;
+  /** Client mode: the model is the caller's lines' own, as the provider names it (an Azure deployment), never rewritten. */
+  client?: boolean;
 }
 
 export interface BatchUploadInput {
@@ -69,11 +72,8 @@ export interface BatchUploadInput {
   requests: () => AsyncIterable<BatchRequest>;
   /** How many requests `requests` yields. */
   count: number;
-  /**
-   * Client mode: the caller's input file as its upload answered it (an S3 or Cloud Storage URI, a
-   * dataset), so that the translation is written beside it and the job leads back to it (`view`).
-   */
-  inputFile?: string;
+  /** Client mode: the caller's file (as its upload answered it) the requests come from, for a provider that must name it in its input (`client.describe`). */
+  sourceFileId?: string;
 }
 
 export interface BatchCreateInput {
@@ -82,8 +82,6 @@ export interface BatchCreateInput {
   /** What `upload` returned. */
   input: string;
   count: number;
-  /** Client mode: the caller's input file, as in BatchUploadInput (a provider may name the job after it). */
-  inputFile?: string;
   /**
    * Client mode: the caller's metadata, sent instead of the gateway batch id (nothing is retried
    * there, so nothing needs finding). Absent in the provider runner.
@@ -143,7 +141,7 @@ export interface BatchInputLimits {
 /** The client-mode part of a provider's batch service (see the file comment). */
 export interface ClientBatchSupport<C> {
   /** The provider's batches, newest first; `page.after` is the previous page's `nextAfter` (its own token or a batch handle). */
-  list(conn: C, page: { after?: string; limit?: number }): Promise<{ data: ProviderBatchJob[]; hasMore: boolean; nextAfter: string | null }>;
+  list(conn: C, page: PageInput): Promise<ProviderPage<ProviderBatchJob>>;
   /**
    * Whether a handle decoded from a caller's id (never trusted) is one these settings allow: its
    * pattern, and for storage handles the settings' own bucket, region or project. No network call.
@@ -184,6 +182,3 @@ export interface ProviderBatchSupport<C> {
   /** Client mode; a provider without it answers client-mode batches `unsupported_operation`. */
   client?: ClientBatchSupport<C>;
 }
-
-/** The operation names the batch steps are reported under (metrics, traces, required settings). */
-export type BatchOperationName = 'batchUpload' | 'batchCreate' | 'batchFind' | 'batchGet' | 'batchCancel' | 'batchOutput' | 'batchList' | 'batchInput';

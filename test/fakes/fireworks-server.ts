@@ -471,7 +471,8 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
       if ('error' in p!) throw controlError('INVALID_ARGUMENT', `invalid batch input dataset: ${p.error}`);
       rows.push(...p!.rows);
     }
-    batchDatasets.set(id, rows);
+    // An OpenAI batch file is a READY dataset, but no job's input.
+    if (!parsed.some((p) => p && 'openai' in p)) batchDatasets.set(id, rows);
     Object.assign(dataset, { state: 'READY', exampleCount: String(rows.length), updateTime: isoNow() });
     return true;
   }
@@ -936,7 +937,7 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
       failures.set(id, message);
     },
     /** Batch inference jobs by id; `fail(id)` ends one FAILED at its next GET, `expire(id)` ends it EXPIRED now (rows written so far kept). */
-    batch: { jobs: batchJobs.jobs, fail: batchJobs.fail, expire: batchJobs.expire },
+    batch: { jobs: batchJobs.jobs, fail: batchJobs.fail, expire: batchJobs.expire, refuseRows: batchJobs.refuseRows },
     /** Loads `model` onto a deployment without the HTTP call, so it answers chat. */
     deploy: (model: string, deployment = `accounts/${account}/deployments/fake-deployment`) => registerDeployment(model, deployment),
     /** The next `times` (default 1) requests matching method and path prefix fail (in that path's error dialect). */

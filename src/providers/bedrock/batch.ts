@@ -80,8 +80,8 @@ export const CLIENT_JOB_PREFIX = 'gateway-cbatch-';
 
 /** The batch's folder: under the gateway's prefix, or in client mode beside the caller's input file. */
 function folderOf(conn: BedrockConnection, input: BatchUploadInput): string {
-  if (input.inputFile === undefined) return `${PREFIX}${input.gatewayBatchId}/`;
-  return `${objectOf(conn, input.inputFile).key}.batches/${input.gatewayBatchId}/`;
+  if (input.sourceFileId === undefined) return `${PREFIX}${input.gatewayBatchId}/`;
+  return `${objectOf(conn, input.sourceFileId).key}.batches/${input.gatewayBatchId}/`;
 }
 /** Bedrock's job name and idempotency token: the gateway's batch id (a UUID) fits both patterns. */
 const jobNameOf = (input: BatchCreateInput) => `${CLIENT_FOLDER.test(input.input) ? CLIENT_JOB_PREFIX : HOSTED_JOB_PREFIX}${input.gatewayBatchId}`;

@@ -12,6 +12,7 @@ import { GetModelInvocationJobCommand, ListModelInvocationJobsCommand } from '@a
 import type { BatchHandleKind, ClientBatchSupport, ProviderBatchJob } from '../batch';
 import type { PageInput, ProviderPage } from '../types';
 import { CLIENT_JOB_PREFIX, toJob } from './batch';
+import { MIN_RECORDS } from './batch-limits';
 import type { BedrockConnection } from './connection';
 import { fileContent, GATEWAY_PREFIX } from './files';
 import { parseS3Uri } from './s3-uri';
@@ -60,4 +61,10 @@ async function list(conn: BedrockConnection, page: PageInput): Promise<ProviderP
   return { data, hasMore: Boolean(listed.nextToken), nextAfter: listed.nextToken ?? null };
 }
 
-export const bedrockClientBatch: ClientBatchSupport<BedrockConnection> = { list, ownsHandle, readInput };
+export const bedrockClientBatch: ClientBatchSupport<BedrockConnection> = {
+  list,
+  ownsHandle,
+  readInput,
+  limits: { minRequests: MIN_RECORDS },
+  opaqueInputIds: true,
+};

@@ -29,7 +29,7 @@ export const bedrockProvider = deferredProvider(
     dataset: bedrockDataset,
     chatSupport: BEDROCK_CHAT_SUPPORT,
     // Batch inference (model invocation jobs, ./batch.ts), in client mode too (./client-batch.ts).
-    batch: { client: { limits: { minRequests: MIN_RECORDS } } },
+    batch: { client: { limits: { minRequests: MIN_RECORDS }, opaqueInputIds: true } },
   },
   // Loaded on the first Bedrock call (../deferred.ts).
   lazyRequire<typeof Implementation>(require, './implementation'),

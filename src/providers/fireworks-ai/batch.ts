@@ -78,7 +78,7 @@ function accepts(_conn: FireworksConnection, query: BatchModelQuery): string | n
 const isStatus = (err: unknown, status: number) => err instanceof GatewayError && err.status === status;
 
 async function upload(conn: FireworksConnection, input: BatchUploadInput): Promise<string> {
-  const client = input.inputFile !== undefined;
+  const client = input.sourceFileId !== undefined;
   const id = idsOf(input.gatewayBatchId, client).input;
   // An upload interrupted earlier left the dataset half made: it starts again.
   await controlRequest(conn, { method: 'DELETE', path: resourcePath(conn, 'datasets', id), idempotent: true }).catch((err: unknown) => {
@@ -87,7 +87,7 @@ async function upload(conn: FireworksConnection, input: BatchUploadInput): Promi
   await controlRequest(conn, {
     method: 'POST',
     path: '/datasets',
-    json: { datasetId: id, dataset: { displayName: input.inputFile ?? `Batch ${input.gatewayBatchId}`, userUploaded: {} } },
+    json: { datasetId: id, dataset: { displayName: input.sourceFileId ?? `Batch ${input.gatewayBatchId}`, userUploaded: {} } },
   });
   async function* lines() {
     for await (const request of input.requests()) {
@@ -155,10 +155,17 @@ async function deletedJob(conn: FireworksConnection, id: string, notFound: unkno
   );
 }
 
+/** The caller's dataset a client-mode batch's input was translated from (the translated dataset's display name); undefined for a hosted batch. */
+async function sourceOf(conn: FireworksConnection, input: string): Promise<string | undefined> {
+  if (!shortId(conn, 'datasets', input).startsWith(CLIENT_JOB_PREFIX)) return undefined;
+  return (await controlRequest(conn, { answer: datasetSchema, method: 'GET', path: resourcePath(conn, 'datasets', input) })).displayName;
+}
+
 async function create(conn: FireworksConnection, input: BatchCreateInput): Promise<ProviderBatchJob> {
-  const ids = idsOf(input.gatewayBatchId, input.inputFile !== undefined);
+  const source = await sourceOf(conn, input.input);
+  const ids = idsOf(input.gatewayBatchId, source !== undefined);
   const json = {
-    displayName: input.inputFile ?? `Gateway batch ${input.gatewayBatchId}`.slice(0, 63),
+    displayName: source ?? `Gateway batch ${input.gatewayBatchId}`.slice(0, 63),
     model: input.model,
     inputDatasetId: input.input,
     outputDatasetId: resourceName(conn, 'datasets', ids.output),

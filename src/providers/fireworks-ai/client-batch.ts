@@ -51,4 +51,4 @@ async function list(conn: FireworksConnection, page: PageInput): Promise<Provide
   return { data: ours.map((job) => toJob(job)), hasMore: Boolean(listed.nextPageToken), nextAfter: listed.nextPageToken || null };
 }
 
-export const fireworksClientBatch: ClientBatchSupport<FireworksConnection> = { list, ownsHandle, readInput };
+export const fireworksClientBatch: ClientBatchSupport<FireworksConnection> = { list, ownsHandle, readInput, opaqueInputIds: true };

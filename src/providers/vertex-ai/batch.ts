@@ -102,8 +102,8 @@ function accepts(conn: VertexConnection, query: BatchModelQuery): string | null 
 
 /** The batch's folder: under the gateway's prefix, or in client mode beside the caller's input file. */
 function folderOf(conn: VertexConnection, input: BatchUploadInput): string {
-  if (input.inputFile === undefined) return `${PREFIX}${input.gatewayBatchId}/`;
-  return `${gatewayFile(conn, input.inputFile).object}.batches/${input.gatewayBatchId}/`;
+  if (input.sourceFileId === undefined) return `${PREFIX}${input.gatewayBatchId}/`;
+  return `${gatewayFile(conn, input.sourceFileId).object}.batches/${input.gatewayBatchId}/`;
 }
 
 async function upload(conn: VertexConnection, input: BatchUploadInput): Promise<string> {

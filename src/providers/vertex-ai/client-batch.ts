@@ -60,4 +60,4 @@ async function list(conn: VertexConnection, page: PageInput): Promise<ProviderPa
   };
 }
 
-export const vertexClientBatch: ClientBatchSupport<VertexConnection> = { list, ownsHandle, readInput };
+export const vertexClientBatch: ClientBatchSupport<VertexConnection> = { list, ownsHandle, readInput, opaqueInputIds: true };
