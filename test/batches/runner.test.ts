@@ -2,7 +2,7 @@
  * The gateway batch runner, end to end with the official OpenAI SDK against the fake OpenAI: a batch
  * runs to `completed` through the hosted chat path, output and error lines in OpenAI's
  * `BatchRequestOutput` shape joinable on `custom_id`; provider errors, 429s, cancel mid-run, expiry,
- * a fine-tuned model of the workspace, and a runner resuming a crashed one's batch.
+ * and a runner resuming a crashed one's batch (fine-tuned models of each provider: tuned-models.test.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type OpenAI from 'openai';
@@ -11,7 +11,6 @@ import { BatchRunner } from '../../src/modules/batches/batch-runner';
 import { unmetered } from '../../src/modules/usage/usage.recorder';
 import type { FakeOpenAI } from '../fakes/openai-server';
 import { eventually, type HostedGateway } from '../fine-tuning/harness';
-import { succeededJob } from '../chat/harness';
 import { gql } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
 import { chatLine, createBatch, fileLines, finished, jsonl, useBatchGateway } from './harness';
@@ -99,16 +98,6 @@ describe('a batch run by the gateway', () => {
     const batch = await finished(client, (await createBatch(client, uniqueFile(tag, 'gpt-4o-mini', 5), viaOpenAI)).id);
     expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 5, completed: 5, failed: 0 } });
     expect(answeredFor(tag)).toHaveLength(5);
-  });
-
-  it('runs a fine-tuned model of the workspace on its job’s provider', async () => {
-    const job = await succeededJob(client, '@my-openai');
-    const tag = `tuned-${randomBytes(4).toString('hex')}`;
-    const created = await createBatch(client, uniqueFile(tag, job.model, 3), GATEWAY_RUNNER);
-    expect(created).toMatchObject({ model: job.model, gateway: { runner: 'gateway', provider: 'openai', integration: '@my-openai' } });
-    const batch = await finished(client, created.id);
-    expect(batch.request_counts).toEqual({ total: 3, completed: 3, failed: 0 });
-    expect(answeredFor(tag).map((r) => r.model)).toEqual([job.model, job.model, job.model]);
   });
 
   it('cancels mid-run: finished requests in the output file, the rest as batch_cancelled', async () => {
