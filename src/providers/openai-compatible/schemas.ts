@@ -88,3 +88,24 @@ export const openAIFileListSchema = listOf(openAIFileSchema);
 export const openAIJobListSchema = listOf(openAIJobSchema);
 export const openAIEventListSchema = listOf(openAIEventSchema);
 export const openAICheckpointListSchema = listOf(openAICheckpointSchema);
+
+/** A batch of OpenAI's Batch API (Azure writes its statuses capitalised in some answers). */
+export const openAIBatchSchema = z.object({
+  id: z.string(),
+  status: z.string(),
+  output_file_id: z.string().nullish(),
+  error_file_id: z.string().nullish(),
+  errors: z.object({ data: z.array(z.object({ code: z.string().nullish(), message: z.string().nullish() })).nullish() }).nullish(),
+  request_counts: z.object({ total: z.number().nullish(), completed: z.number().nullish(), failed: z.number().nullish() }).nullish(),
+  metadata: z.record(z.string()).nullish(),
+});
+export type OpenAIBatch = z.output<typeof openAIBatchSchema>;
+export const openAIBatchListSchema = listOf(openAIBatchSchema);
+
+/** A line of a batch's output or error file, OpenAI's `BatchRequestOutput`: a response, or an error. */
+export const openAIBatchResultSchema = z.object({
+  id: z.string().nullish(),
+  custom_id: z.string(),
+  response: z.object({ status_code: z.number(), request_id: z.string().nullish(), body: z.unknown() }).nullish(),
+  error: z.object({ code: z.string().nullish(), message: z.string().nullish() }).nullish(),
+});
