@@ -213,6 +213,7 @@ describe('a runner taking over a crashed one', () => {
         files: services.files,
         chat: services.chat,
         meter: () => unmetered,
+        meterResults: false,
         records: services.batchRecords,
         target: (scope, batch) => services.batches.target(scope, batch),
       },
