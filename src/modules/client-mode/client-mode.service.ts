@@ -33,7 +33,7 @@ export interface PassThroughUpload {
 
 export class ClientModeService {
   constructor(
-    private readonly integrations: IntegrationSource,
+    private readonly integrations: Pick<IntegrationSource, 'resolve'>,
     private readonly providers: ProviderRegistry,
   ) {}
 
