@@ -196,13 +196,15 @@ describe('a runner taking over a crashed one', () => {
       data: { status: 'in_progress', requestTotal: 6, leaseOwner: 'crashed', leaseExpiresAt: new Date(Date.now() + 60_000) },
     });
     const first = await services.batchLines.claim(scope, created.id, 'crashed');
-    await services.batchLines.finish(scope, created.id, first!.line, 'crashed', {
+    // The first request answered, the second claimed in the same statement, then the crash.
+    const outcome = {
       succeeded: true,
       output: { id: 'batch_req_before', custom_id: first!.customId, response: { status_code: 200, request_id: 'x', body: {} }, error: null },
       inputTokens: 1,
       outputTokens: 1,
-    });
-    await services.batchLines.claim(scope, created.id, 'crashed');
+    };
+    const second = await services.batchLines.finish(scope, created.id, first!.line, 'crashed', outcome, true);
+    expect(second).toMatchObject({ line: 2, customId: `${tag}-2` });
     // The crashed runner's lease runs out.
     await services.db.prisma.batch.update({ where: { id: created.id }, data: { leaseExpiresAt: new Date(Date.now() - 1000) } });
 
@@ -213,6 +215,7 @@ describe('a runner taking over a crashed one', () => {
         files: services.files,
         chat: services.chat,
         meter: () => unmetered,
+        meterResults: false,
         records: services.batchRecords,
         target: (scope, batch) => services.batches.target(scope, batch),
       },

@@ -89,10 +89,25 @@ export const openAIJobListSchema = listOf(openAIJobSchema);
 export const openAIEventListSchema = listOf(openAIEventSchema);
 export const openAICheckpointListSchema = listOf(openAICheckpointSchema);
 
+/** A batch's time: Unix seconds; Azure's how-to shows ISO strings too (both are read). */
+const batchTime = z.union([z.number(), z.string()]).nullish();
+
 /** A batch of OpenAI's Batch API (Azure writes its statuses capitalised in some answers). */
 export const openAIBatchSchema = z.object({
   id: z.string(),
   status: z.string(),
+  input_file_id: z.string().nullish(),
+  model: z.string().nullish(),
+  created_at: batchTime,
+  in_progress_at: batchTime,
+  expires_at: batchTime,
+  finalizing_at: batchTime,
+  completed_at: batchTime,
+  failed_at: batchTime,
+  expired_at: batchTime,
+  cancelling_at: batchTime,
+  cancelled_at: batchTime,
+  usage: z.object({ input_tokens: z.number().nullish(), output_tokens: z.number().nullish() }).nullish(),
   output_file_id: z.string().nullish(),
   error_file_id: z.string().nullish(),
   errors: z.object({ data: z.array(z.object({ code: z.string().nullish(), message: z.string().nullish() })).nullish() }).nullish(),
