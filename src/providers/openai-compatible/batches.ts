@@ -99,7 +99,8 @@ export function openAIBatchSteps<C extends OpenAICompatibleConnection>(
       // The caller's upload is already OpenAI's input: the batch is created on it as it is.
       nativeInput: true,
       limits: wire.limits,
-      list: async (conn, page) => toPage(await apiRequest(conn, { answer: openAIBatchListSchema, method: 'GET', path: '/batches', query: pageQuery(page) }), toJob),
+      list: async (conn, page) =>
+        toPage(await apiRequest(conn, { answer: openAIBatchListSchema, method: 'GET', path: '/batches', query: pageQuery(page) }), toJob),
       ownsHandle: (_conn, kind, handle) => HANDLES[kind].test(handle),
       readInput: async (conn, fileId) => (await apiDownload(conn, filePath(fileId, '/content'))).stream,
     },
