@@ -12,7 +12,7 @@ import type { FakeOpenAI } from '../fakes/openai-server';
 import { eventually, type HostedGateway } from '../fine-tuning/harness';
 import { gql } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
-import { chatLine, createBatch, fileLines, finished, jsonl, useBatchGateway } from './harness';
+import { chatLine, createBatch, fileLines, finished, useBatchGateway, taggedFile } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
@@ -26,8 +26,7 @@ beforeAll(() => {
 
 afterEach(() => fake.batches.setLinesPerPoll(Number.POSITIVE_INFINITY));
 
-const uniqueFile = (tag: string, count: number) =>
-  jsonl(Array.from({ length: count }, (_, i) => chatLine(`${tag}-${i + 1}`, 'gpt-4o-mini', `${tag} question ${i + 1}`)));
+const uniqueFile = (tag: string, count: number) => taggedFile(tag, 'gpt-4o-mini', count);
 
 const viaOpenAI = { 'x-gateway-provider': '@my-openai' };
 
