@@ -121,3 +121,25 @@ export async function* readBatchFile(stream: NodeJS.ReadableStream, size: number
     if (stream instanceof Readable) stream.destroy();
   }
 }
+
+/** What the runner choice needs of a stored batch file: its model, how many requests, which body fields they set. */
+export interface BatchFileSummary {
+  model: string;
+  count: number;
+  /** Body fields any request sets; `response_format` only when it asks for more than text (JSON mode, a schema). */
+  fields: Set<string>;
+}
+
+/** Reads a stored batch file through once: `onlyModel` stops at its first request. */
+export async function summariseBatchFile(stream: NodeJS.ReadableStream, onlyModel: boolean): Promise<BatchFileSummary | null> {
+  let summary: BatchFileSummary | null = null;
+  for await (const chunk of readBatchFile(stream, 1000)) {
+    summary ??= { model: String(chunk[0].body.model), count: 0, fields: new Set() };
+    summary.count += chunk.length;
+    for (const { body } of chunk) for (const field of Object.keys(body)) if (!isTextFormat(field, body[field])) summary.fields.add(field);
+    if (onlyModel) break;
+  }
+  return summary;
+}
+
+const isTextFormat = (field: string, value: unknown) => field === 'response_format' && isObject(value) && value.type === 'text';
