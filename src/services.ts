@@ -14,6 +14,7 @@ import { BatchService } from './modules/batches/batch.service';
 import { ProviderBatchRecords } from './modules/batches/provider-batch.repository';
 import { createBatchFileCheck } from './modules/batches/batch-file';
 import { ChatService } from './modules/chat/chat.service';
+import { ClientBatchService } from './modules/client-mode/client-batches';
 import { ClientModeService } from './modules/client-mode/client-mode.service';
 import { FileRepository } from './modules/files/file.repository';
 import { FileService } from './modules/files/file.service';
@@ -85,6 +86,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   files.guardDeletion((tx, scope, fileId) => fineTuning.fileInUse(tx, scope, fileId));
   // Client mode's `@slug` integrations come from hosted chat's cache (a gateway-run batch names one per line).
   const clientMode = new ClientModeService(cachedResolve(integrations, hostedCache), providers);
+  const clientBatches = new ClientBatchService(clientMode);
   const models = new ModelService(new ModelRepository(prisma), new IntegrationModels(integrations, logger));
   const usageRecords = new UsageRepository(prisma);
   const ledger = new UsageLedger(usageRecords, config.usage, logger);
@@ -111,6 +113,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
     jobCancellation,
     fineTuning,
     clientMode,
+    clientBatches,
     models,
     chat,
     usage,

@@ -3,7 +3,8 @@
  * the gateway and the fake OpenAI behind it: the batch is submitted once to the fake's `/v1/batches`
  * (no line goes through chat), followed to `completed`, and its output and error files published in
  * the gateway's file store; cancel mid-run publishes partial output; a provider failure fails the batch
- * with the provider's reason.
+ * with the provider's reason. Each result line the provider answered is one usage ledger row
+ * (`batch: true`), recorded once.
  */
 import { randomBytes } from 'node:crypto';
 import type OpenAI from 'openai';
@@ -83,6 +84,61 @@ describe('a batch run by OpenAI’s batch service', () => {
     const statuses = read.body.data.batch.events.map((e: { data: { status: string } }) => e.data.status).reverse();
     expect(statuses[0]).toBe('validating');
     expect(statuses).toEqual(expect.arrayContaining(['in_progress', 'finalizing', 'completed']));
+  });
+
+  it('records each line the provider answered in the usage ledger as a batch call, once', async () => {
+    const tag = `usage-${randomBytes(4).toString('hex')}`;
+    fake.batches.failRequests([`${tag}-2`], 500);
+    const { prisma } = gw.gateway.services.db;
+    const day = Math.floor(Date.now() / 86_400_000) * 86_400;
+    const batchUsage = async () => {
+      const page = await client.get<any>('/organization/usage/completions', { query: { start_time: day, group_by: ['batch'], batch: true } });
+      return page.data[0].results[0] ?? { input_tokens: 0, output_tokens: 0, num_model_requests: 0 };
+    };
+    const before = { rows: await prisma.usageRecord.count(), usage: await batchUsage() };
+
+    const batch = await finished(client, (await createBatch(client, uniqueFile(tag, 4), viaOpenAI)).id);
+    expect(batch.request_counts).toEqual({ total: 4, completed: 3, failed: 1 });
+    const rows = await prisma.usageRecord.findMany({ orderBy: { id: 'asc' }, skip: before.rows });
+    const stored = await prisma.batch.findUniqueOrThrow({ where: { id: batch.id } });
+    expect(rows).toHaveLength(4);
+    for (const row of rows) {
+      expect(row).toMatchObject({
+        batch: true,
+        operation: 'chat',
+        apiKeyId: stored.apiKeyId,
+        integration: 'my-openai',
+        provider: 'openai',
+        model: 'gpt-4o-mini',
+        mode: 'client',
+      });
+    }
+    // The failed request was a call too: its status, no tokens.
+    expect(rows.map((r) => r.status).sort()).toEqual([200, 200, 200, 500]);
+    const sum = (pick: (r: (typeof rows)[number]) => number) => rows.reduce((n, r) => n + pick(r), 0);
+    expect({ input: sum((r) => r.inputTokens), output: sum((r) => r.outputTokens) }).toEqual({
+      input: batch.usage!.input_tokens,
+      output: batch.usage!.output_tokens,
+    });
+    expect(rows.find((r) => r.status === 500)).toMatchObject({ inputTokens: 0, outputTokens: 0 });
+
+    // The Usage API's batch group counts them as this batch's requests and tokens.
+    const after = await batchUsage();
+    expect({
+      input_tokens: after.input_tokens - before.usage.input_tokens,
+      output_tokens: after.output_tokens - before.usage.output_tokens,
+      num_model_requests: after.num_model_requests - before.usage.num_model_requests,
+    }).toEqual({ input_tokens: batch.usage!.input_tokens, output_tokens: batch.usage!.output_tokens, num_model_requests: 4 });
+
+    // The output read again (a runner resuming after a crash) records nothing twice.
+    const lines = [...(await fileLines(client, batch.output_file_id!)), ...(await fileLines(client, batch.error_file_id!))];
+    const again = async function* () {
+      yield* lines;
+    };
+    const scope = { organisationId: stored.organisationId, workspaceId: stored.workspaceId };
+    const facts = { ...scope, apiKeyId: null, provider: 'openai', integration: 'my-openai', model: 'gpt-4o-mini', baseModel: null, mode: 'client' as const };
+    expect(await gw.gateway.services.batchRecords.record(scope, batch.id, again(), facts)).toBe(4);
+    expect(await prisma.usageRecord.count()).toBe(before.rows + 4);
   });
 
   it('cancels mid-run: cancelling at once, cancelled with the finished requests in the output file', async () => {

@@ -2,13 +2,12 @@
  * The gateway batch runner, end to end with the official OpenAI SDK against the fake OpenAI: a batch
  * runs to `completed` through the hosted chat path, output and error lines in OpenAI's
  * `BatchRequestOutput` shape joinable on `custom_id`; provider errors, 429s, cancel mid-run, expiry,
- * a fine-tuned model of the workspace, and a runner resuming a crashed one's batch.
+ * and a runner resuming a crashed one's batch (fine-tuned models of each provider: tuned-models.test.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type OpenAI from 'openai';
 import type { FakeOpenAI } from '../fakes/openai-server';
 import { eventually, type HostedGateway } from '../fine-tuning/harness';
-import { succeededJob } from '../chat/harness';
 import { gql } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
 import { batchRunner, chatLine, createBatch, fileLines, finished, jsonl, useBatchGateway } from './harness';
@@ -26,6 +25,9 @@ beforeAll(() => {
 // OpenAI's own batch service would run these by default (provider-runner.test.ts): the gateway runner is asked for.
 const GATEWAY_RUNNER = { 'x-gateway-batch-runner': 'gateway' };
 const viaOpenAI = { 'x-gateway-provider': '@my-openai', ...GATEWAY_RUNNER };
+
+/** Chat requests the fake received, answered or refused. */
+const chatPosts = () => fake.state.requests.filter((r) => r.method === 'POST' && r.path === '/v1/chat/completions').length;
 
 /** Chat requests the fake answered whose question names this tag. */
 const answeredFor = (tag: string) => fake.state.chatRequests.filter((r) => JSON.stringify(r.body).includes(tag));
@@ -90,23 +92,44 @@ describe('a batch run by the gateway', () => {
     }
   });
 
-  it('slows down on 429s (honouring Retry-After) without failing requests', async () => {
+  it('slows down on 429s, waiting out Retry-After, without failing requests', async () => {
     const tag = `limited-${randomBytes(4).toString('hex')}`;
-    fake.failNext('POST', '/v1/chat/completions', 429, { times: 3, retryAfter: '1' });
+    const sentBefore = chatPosts();
+    // Two seconds: longer than the first back-off step (one second), so only Retry-After explains the wait.
+    fake.failNext('POST', '/v1/chat/completions', 429, { times: 3, retryAfter: '2' });
+    const started = Date.now();
     const batch = await finished(client, (await createBatch(client, uniqueFile(tag, 'gpt-4o-mini', 5), viaOpenAI)).id);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
     expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 5, completed: 5, failed: 0 } });
+    expect(batch).not.toHaveProperty('error_file_id');
+    // The three refused requests were sent again, and each request was answered once.
+    expect(chatPosts() - sentBefore).toBe(5 + 3);
     expect(answeredFor(tag)).toHaveLength(5);
   });
 
-  it('runs a fine-tuned model of the workspace on its job’s provider', async () => {
-    const job = await succeededJob(client, '@my-openai');
-    const tag = `tuned-${randomBytes(4).toString('hex')}`;
-    const created = await createBatch(client, uniqueFile(tag, job.model, 3), GATEWAY_RUNNER);
-    expect(created).toMatchObject({ model: job.model, gateway: { runner: 'gateway', provider: 'openai', integration: '@my-openai' } });
-    const batch = await finished(client, created.id);
-    expect(batch.request_counts).toEqual({ total: 3, completed: 3, failed: 0 });
-    expect(answeredFor(tag).map((r) => r.model)).toEqual([job.model, job.model, job.model]);
-  });
+  it('retries a 5xx with doubling back-off, and fails the request as a bad gateway once the attempts are spent', async () => {
+    const tag = `flaky-${randomBytes(4).toString('hex')}`;
+    let sentBefore = chatPosts();
+    // One request, refused twice: sent again after one second, then after two more.
+    fake.failNext('POST', '/v1/chat/completions', 503, { times: 2 });
+    const started = Date.now();
+    const recovered = await finished(client, (await createBatch(client, uniqueFile(tag, 'gpt-4o-mini', 1), viaOpenAI)).id);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
+    expect(recovered).toMatchObject({ status: 'completed', request_counts: { total: 1, completed: 1, failed: 0 } });
+    expect(chatPosts() - sentBefore).toBe(3);
+
+    // A 500 on every attempt (four, after 1 + 2 + 4 seconds of back-off): the request fails with it, the batch still completes.
+    sentBefore = chatPosts();
+    fake.failNext('POST', '/v1/chat/completions', 500, { times: 4 });
+    const failed = await finished(client, (await createBatch(client, uniqueFile(`${tag}-b`, 'gpt-4o-mini', 1), viaOpenAI)).id, 20_000);
+    expect(failed).toMatchObject({ status: 'completed', request_counts: { total: 1, completed: 0, failed: 1 } });
+    expect(chatPosts() - sentBefore).toBe(4);
+    const [line] = await fileLines(client, failed.error_file_id!);
+    // As the chat route answers it (docs/chat.md): a provider's 5xx is a bad gateway, with the provider's message.
+    expect(line).toMatchObject({ custom_id: `${tag}-b-1`, response: { status_code: 502 }, error: null });
+    expect(line.response.body.error.message).toBe('OpenAI: The server had an error');
+    assertOpenAIShape('ErrorResponse', line.response.body, 'error line body');
+  }, 30_000);
 
   it('cancels mid-run: finished requests in the output file, the rest as batch_cancelled', async () => {
     const tag = `cancel-${randomBytes(4).toString('hex')}`;

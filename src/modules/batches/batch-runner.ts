@@ -59,6 +59,8 @@ export interface BatchRunnerParts {
   chat: Pick<ChatService, 'complete'>;
   /** Records a batch's requests in the usage ledger. */
   meter: (batch: GatewayBatch) => ChatMeter;
+  /** The usage ledger is on: a provider-run batch's result lines are recorded in it. */
+  meterResults: boolean;
   /** The provider runner's bookkeeping. */
   records: ProviderBatchRecords;
   /** Where a batch's requests go (BatchService.target). */

@@ -165,14 +165,14 @@ export class BatchService {
     }
     const client = await this.integrations.hostedProvider(scope, job, 'inputFileId', settings);
     const providerModel = job.servingModel ?? job.fineTunedModel ?? model;
-    return { provider: job.provider, integrationSlug: job.integrationSlug, client, model: providerModel, hosted: true };
+    return { provider: job.provider, integrationSlug: job.integrationSlug, client, model: providerModel, hosted: true, baseModel: job.model };
   }
 
   /** `x-gateway-provider: @slug`: that integration, with the other options as its settings (checked as chat checks them). */
   private async integrationRoute(scope: Scope, ref: string, settings: Record<string, string>, model: string): Promise<Route> {
     if (!ref.startsWith('@')) throw invalidField(PROVIDER_PATH, 'must name a stored integration as "@slug" (a batch runs with stored credentials)');
     const client = await this.clientMode.provider(() => Promise.resolve(scope), { ...settings, [PROVIDER_OPTION]: ref });
-    return { provider: client.name, integrationSlug: ref.slice(1), client, model, hosted: false };
+    return { provider: client.name, integrationSlug: ref.slice(1), client, model, hosted: false, baseModel: null };
   }
 }
 

@@ -5,12 +5,22 @@
  * batch's `metadata`, where `find` looks for it. Results are already OpenAI's output lines.
  */
 import { GatewayError, providerCode } from '../../errors';
-import type { BatchCreateInput, BatchResultLine, BatchUploadInput, ProviderBatchJob, ProviderBatchStatus, ProviderBatchSupport } from '../batch';
+import type {
+  BatchCreateInput,
+  BatchInputLimits,
+  BatchResultLine,
+  BatchTimeName,
+  BatchUploadInput,
+  ProviderBatchJob,
+  ProviderBatchStatus,
+  ProviderBatchSupport,
+} from '../batch';
 import { PROVIDER_BATCH_STATUSES } from '../batch';
 import { jsonLines, jsonLinesOf } from '../batch-jsonl';
 import { apiDownload, apiRequest } from '../api';
 import { urlPath } from '../url';
-import { filePath, type OpenAICompatibleConnection } from './connection';
+import { filePath, pageQuery, type OpenAICompatibleConnection } from './connection';
+import { toPage } from './mappers';
 import { getFile } from './files';
 import type { OpenAIList } from './schemas';
 import { uploadFile } from './upload-file';
@@ -19,9 +29,16 @@ import { uploadFile } from './upload-file';
 export const GATEWAY_BATCH_ID_METADATA_KEY = 'gateway_batch_id';
 const MAX_LOOKUP_PAGES = 5;
 
-interface OpenAIBatch {
+type BatchTimes = Partial<Record<BatchTimeName, number | string | null>>;
+
+interface OpenAIBatch extends BatchTimes {
   id: string;
   status: string;
+  input_file_id?: string;
+  model?: string | null;
+  /** Unix seconds; Azure's how-to shows ISO strings too (both are read). */
+  created_at?: number | string;
+  usage?: { input_tokens?: number; output_tokens?: number } | null;
   output_file_id?: string | null;
   error_file_id?: string | null;
   errors?: { data?: { code?: string; message?: string }[] } | null;
@@ -37,6 +54,8 @@ export interface OpenAIBatchWire<C extends OpenAICompatibleConnection> {
   model(conn: C, model: string): string;
   /** Azure processes an uploaded file before a batch may use it. */
   waitForFile: boolean;
+  /** The limits of one input file where they are not OpenAI's (Azure: 100 000 requests). */
+  limits?: BatchInputLimits;
 }
 
 const batchPath = (id: string, suffix = '') => urlPath`/batches/${id}` + suffix;
@@ -74,7 +93,7 @@ export function openAIBatchSteps<C extends OpenAICompatibleConnection>(
         input_file_id: input.input,
         endpoint: wire.endpoint,
         completion_window: '24h',
-        metadata: { [GATEWAY_BATCH_ID_METADATA_KEY]: input.gatewayBatchId },
+        metadata: input.metadata !== undefined ? input.metadata : { [GATEWAY_BATCH_ID_METADATA_KEY]: input.gatewayBatchId },
       };
       return toJob(await apiRequest<OpenAIBatch>(conn, { method: 'POST', path: '/batches', json: body }));
     },
@@ -92,8 +111,19 @@ export function openAIBatchSteps<C extends OpenAICompatibleConnection>(
     get: async (conn, id) => toJob(await apiRequest<OpenAIBatch>(conn, { method: 'GET', path: batchPath(id) })),
     cancel: async (conn, id) => toJob(await apiRequest<OpenAIBatch>(conn, { method: 'POST', path: batchPath(id, '/cancel'), idempotent: true })),
     output: (conn, job) => outputLines(conn, job),
+    client: {
+      // The caller's upload is already OpenAI's input: the batch is created on it as it is.
+      nativeInput: true,
+      limits: wire.limits,
+      list: async (conn, page) => toPage(await apiRequest<OpenAIList<OpenAIBatch>>(conn, { method: 'GET', path: '/batches', query: pageQuery(page) }), toJob),
+      ownsHandle: (_conn, kind, handle) => HANDLES[kind].test(handle),
+      readInput: async (conn, fileId) => (await apiDownload(conn, filePath(fileId, '/content'))).stream,
+    },
   };
 }
+
+/** The provider's own ids, passed through (validated by their form: nothing else may reach a path). */
+const HANDLES = { batch: /^batch_[A-Za-z0-9_-]{1,128}$/, input: /^file-[A-Za-z0-9_-]{1,128}$/ };
 
 /** The output file's lines, then the error file's: OpenAI's `BatchRequestOutput` lines as they are. */
 async function* outputLines(conn: OpenAICompatibleConnection, job: ProviderBatchJob): AsyncGenerator<BatchResultLine> {
@@ -131,5 +161,39 @@ function toJob(batch: OpenAIBatch): ProviderBatchJob {
     requestCounts: counts ? { total: counts.total ?? 0, completed: counts.completed ?? 0, failed: counts.failed ?? 0 } : null,
     error: first ? { code: first.code ?? 'failed', message: first.message ?? 'The batch failed' } : null,
     results: { output: batch.output_file_id ?? null, error: batch.error_file_id ?? null },
+    view: {
+      createdAt: seconds(batch.created_at) ?? 0,
+      times: Object.fromEntries(TIMES.flatMap((name) => (seconds(batch[name]) === null ? [] : [[name, seconds(batch[name])]]))),
+      model: batch.model ?? null,
+      inputFileId: batch.input_file_id ?? '',
+      metadata: withoutGatewayId(batch.metadata),
+      usage: batch.usage ? { inputTokens: batch.usage.input_tokens ?? 0, outputTokens: batch.usage.output_tokens ?? 0 } : null,
+    },
   };
+}
+
+const TIMES: readonly BatchTimeName[] = [
+  'in_progress_at',
+  'expires_at',
+  'finalizing_at',
+  'completed_at',
+  'failed_at',
+  'expired_at',
+  'cancelling_at',
+  'cancelled_at',
+];
+
+/** Unix seconds from OpenAI's integer or Azure's ISO string; null when absent. */
+function seconds(value: unknown): number | null {
+  if (typeof value === 'number') return Math.floor(value);
+  if (typeof value !== 'string') return null;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? null : Math.floor(ms / 1000);
+}
+
+/** The caller's metadata, without the key the provider runner adds to find its batches. */
+function withoutGatewayId(metadata: Record<string, string> | null | undefined): Record<string, string> | null {
+  if (!metadata) return null;
+  const { [GATEWAY_BATCH_ID_METADATA_KEY]: _gateway, ...rest } = metadata;
+  return rest;
 }
