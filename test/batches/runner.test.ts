@@ -6,14 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import type OpenAI from 'openai';
-import { createLogger } from '../../src/logger';
-import { BatchRunner } from '../../src/modules/batches/batch-runner';
-import { unmetered } from '../../src/modules/usage/usage.recorder';
 import type { FakeOpenAI } from '../fakes/openai-server';
 import { eventually, type HostedGateway } from '../fine-tuning/harness';
 import { gql } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
-import { type chatLine, createBatch, fileLines, finished, useBatchGateway, taggedFile } from './harness';
+import { batchRunner, type chatLine, createBatch, fileLines, finished, taggedFile, useBatchGateway } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
@@ -175,8 +172,8 @@ describe('a batch run by the gateway', () => {
 
 describe('a runner taking over a crashed one', () => {
   it('never repeats a finished request, and fails (does not resend) one left without an answer', async () => {
-    const { services, batchRunner } = gw.gateway;
-    await batchRunner.stop();
+    const { services } = gw.gateway;
+    await gw.gateway.batchRunner.stop();
     const tag = `crash-${randomBytes(4).toString('hex')}`;
     const created = await createBatch(client, taggedFile(tag, 'gpt-4o-mini', 6), viaOpenAI);
     const row = await services.db.prisma.batch.findUniqueOrThrow({ where: { id: created.id } });
@@ -205,24 +202,7 @@ describe('a runner taking over a crashed one', () => {
     // The crashed runner's lease runs out.
     await services.db.prisma.batch.update({ where: { id: created.id }, data: { leaseExpiresAt: new Date(Date.now() - 1000) } });
 
-    const runner = new BatchRunner(
-      {
-        batches: services.batchRepository,
-        lines: services.batchLines,
-        files: services.files,
-        chat: services.chat,
-        meter: () => unmetered,
-        meterResults: false,
-        records: services.batchRecords,
-        target: (scope, batch) => services.batches.target(scope, batch),
-      },
-      createLogger('silent'),
-      {
-        pollMs: 50,
-        leaseMs: 5000,
-        concurrency: 2,
-      },
-    );
+    const runner = batchRunner(gw.gateway);
     runner.start();
     try {
       const batch = await finished(client, created.id);

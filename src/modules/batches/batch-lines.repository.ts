@@ -107,6 +107,15 @@ export class BatchLines {
     });
   }
 
+  /** Sets the batch's `request_total` to its recorded requests, whatever its status (a cancel may have overtaken the load); the total. */
+  async recordTotal(scope: Scope, batchId: string): Promise<number> {
+    const rows = await this.prisma.$queryRaw<{ total: number }[]>`
+      UPDATE batches SET request_total = (SELECT count(*)::integer FROM batch_lines WHERE batch_id = ${batchId}::uuid AND ${scopeSql(scope)})
+      WHERE id = ${batchId}::uuid AND ${scopeSql(scope)}
+      RETURNING request_total AS total`;
+    return Number(rows[0]?.total ?? 0);
+  }
+
   count(scope: Scope, batchId: string, state?: string): Promise<number> {
     return this.prisma.batchLine.count({ where: { ...inScope(scope), batchId, ...(state ? { state } : {}) } });
   }

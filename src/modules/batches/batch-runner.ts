@@ -32,7 +32,7 @@ import type { ChatService } from '../chat/chat.service';
 import type { ChatMeter } from '../usage/usage.recorder';
 import type { FileService } from '../files/file.service';
 import type { BatchRequestLine } from './batch-file';
-import { CANCELLED, EXPIRED, failValidation, loadRequests } from './batch-input';
+import { CANCELLED, EXPIRED, failValidation, loadCancelled, loadRequests } from './batch-input';
 import { ProviderRunner, type BatchTarget } from './provider-batch';
 import type { ProviderBatchRecords } from './provider-batch.repository';
 import type { BatchLines, FinishedState, LineOutcome } from './batch-lines.repository';
@@ -216,6 +216,7 @@ export class BatchRunner {
     const interrupted = await this.parts.lines.failAll(scope, batch.id, 'running', INTERRUPTED);
     if (interrupted) this.logger.warn({ batchId: batch.id, interrupted }, 'batch requests interrupted by a stopped runner were failed');
     if (batch.status === 'validating') batch = await this.load(scope, batch);
+    else await loadCancelled(this.parts.files, this.parts.lines, scope, batch);
     if (batch?.status === 'in_progress') batch = await this.send(scope, batch);
     if (batch && !this.stopped) await this.conclude(scope, batch);
   }
