@@ -6,7 +6,9 @@
  * keeps nothing with a job that could carry the gateway's id, so `find` goes through the input file,
  * named after the gateway batch (uploaded once: its reference is stored before the create).
  */
-import type { BatchResultLine, ProviderBatchJob, ProviderBatchStatus, ProviderBatchSupport } from '../batch';
+import { GatewayError } from '../../errors';
+import type { BatchResultLine, BatchTimeName, ProviderBatchJob, ProviderBatchStatus, ProviderBatchSupport } from '../batch';
+import { pageOf } from '../paging';
 import { jsonLines, jsonLinesOf } from '../batch-jsonl';
 import { apiDownload, apiRequest } from '../api';
 import { urlPath } from '../url';
@@ -34,13 +36,19 @@ const STATUSES: Record<string, ProviderBatchStatus> = {
 
 const batchPath = (id: string, suffix = '') => urlPath`/batches/${id}` + suffix;
 const inputName = (gatewayBatchId: string) => `batch_${gatewayBatchId}.jsonl`;
+/** Client mode names the input it writes after the caller's file, which `describe` reads back from the name. */
+const SOURCE_PREFIX = 'batch-input_';
+const sourceName = (fileId: string) => `${SOURCE_PREFIX}${fileId}.jsonl`;
+const FILE_ID = /^file-[A-Za-z0-9_-]{1,128}$/;
+const BATCH_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 export const togetherBatches: ProviderBatchSupport<TogetherConnection> = {
   // Fine-tuned (LoRA) models in Together's batch service are not documented: those run on the gateway.
   accepts: (_conn, query) => (query.hosted ? "Together AI's batch service is not documented for fine-tuned models" : null),
   async upload(conn, input) {
     const line = ({ customId, body }: { customId: string; body: Record<string, unknown> }) => ({ custom_id: customId, body: { ...body, model: input.model } });
-    return (await uploadFile(conn, { filename: inputName(input.gatewayBatchId), purpose: 'batch-api', open: jsonLines(input.requests, line) })).id;
+    const filename = input.sourceFileId === undefined ? inputName(input.gatewayBatchId) : sourceName(input.sourceFileId);
+    return (await uploadFile(conn, { filename, purpose: 'batch-api', open: jsonLines(input.requests, line) })).id;
   },
   async create(conn, input) {
     const body = { endpoint: '/v1/chat/completions', input_file_id: input.input, completion_window: '24h', model_id: input.model };
@@ -58,7 +66,34 @@ export const togetherBatches: ProviderBatchSupport<TogetherConnection> = {
   get: async (conn, id) => toJob(await apiRequest(conn, { answer: togetherBatchSchema, method: 'GET', path: batchPath(id) })),
   cancel: async (conn, id) => toJob(await apiRequest(conn, { answer: togetherBatchSchema, method: 'POST', path: batchPath(id, '/cancel'), idempotent: true })),
   output: (conn, job) => outputLines(conn, job),
+  client: {
+    inputPurpose: 'batch-api',
+    limits: { maxRequests: 50_000, maxBytes: 100 * 1024 * 1024 },
+    // Together lists every batch at once, in no documented order: newest first here, paged by id.
+    async list(conn, page) {
+      const jobs = (await apiRequest(conn, { answer: togetherBatchListSchema, method: 'GET', path: '/batches' })).map(toJob);
+      return pageOf(
+        jobs.sort((a, b) => (b.view?.createdAt ?? 0) - (a.view?.createdAt ?? 0)),
+        page,
+      );
+    },
+    ownsHandle: (_conn, kind, handle) => (kind === 'batch' ? BATCH_ID : FILE_ID).test(handle),
+    readInput: async (conn, fileId) => (await apiDownload(conn, filePath(fileId, '/content'))).stream,
+    describe: async (conn, jobs) => {
+      const files = await apiRequest(conn, { answer: togetherFileListSchema, method: 'GET', path: '/files' });
+      const names = new Map((files.data ?? []).map((f) => [f.id, f.filename]));
+      return jobs.map((job) =>
+        job.view ? { ...job, view: { ...job.view, inputFileId: sourceOf(names.get(job.view.inputFileId)) ?? job.view.inputFileId } } : job,
+      );
+    },
+  },
 };
+
+/** The caller's file a client-mode input was written from, by its name. */
+function sourceOf(filename: string | undefined): string | null {
+  const id = filename?.startsWith(SOURCE_PREFIX) ? filename.slice(SOURCE_PREFIX.length).replace(/\.jsonl$/, '') : null;
+  return id !== null && FILE_ID.test(id) ? id : null;
+}
 
 function toJob(batch: TogetherBatch): ProviderBatchJob {
   const status = STATUSES[batch.status.toUpperCase()] ?? 'in_progress';
@@ -68,7 +103,36 @@ function toJob(batch: TogetherBatch): ProviderBatchJob {
     requestCounts: null,
     error: status === 'failed' ? { code: 'provider_failed', message: batch.error || 'Together AI failed the batch' } : null,
     results: { output: batch.output_file_id ?? null, error: batch.error_file_id ?? null },
+    view: {
+      createdAt: seconds(batch.created_at) ?? 0,
+      times: {
+        ...present('expires_at', seconds(batch.job_deadline)),
+        ...(status === 'in_progress' || status === 'cancelling' ? {} : present(ENDED_AT[status], seconds(batch.completed_at))),
+      },
+      model: batch.model_id ?? null,
+      inputFileId: batch.input_file_id ?? '',
+      metadata: null,
+      usage: null,
+    },
   };
+}
+
+/** Together's one end time (`completed_at`) under OpenAI's name for how the batch ended. */
+const ENDED_AT: Record<Exclude<ProviderBatchStatus, 'in_progress' | 'cancelling'>, BatchTimeName | null> = {
+  validating: null,
+  finalizing: null,
+  completed: 'completed_at',
+  failed: 'failed_at',
+  expired: 'expired_at',
+  cancelled: 'cancelled_at',
+};
+
+const present = (name: BatchTimeName | null, value: number | null) => (name === null || value === null ? {} : { [name]: value });
+
+/** Unix seconds of Together's ISO date-times; null when absent or unreadable. */
+function seconds(iso: string | null | undefined): number | null {
+  const ms = iso ? Date.parse(iso) : NaN;
+  return Number.isNaN(ms) ? null : Math.floor(ms / 1000);
 }
 
 async function* outputLines(conn: TogetherConnection, job: ProviderBatchJob): AsyncGenerator<BatchResultLine> {

@@ -73,6 +73,11 @@ export const togetherBatchSchema = z.object({
   output_file_id: z.string().nullish(),
   error_file_id: z.string().nullish(),
   error: z.string().nullish(),
+  model_id: z.string().nullish(),
+  /** ISO date-times. */
+  created_at: z.string().nullish(),
+  completed_at: z.string().nullish(),
+  job_deadline: z.string().nullish(),
 });
 export type TogetherBatch = z.output<typeof togetherBatchSchema>;
 /** `POST /batches` answers 201 `{job}`. */
