@@ -8,7 +8,7 @@
 import { toFile } from 'openai';
 import { DEFAULT_BUCKET, startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
 import { awsHeaders, fakeEndpoints, ROLE_ARN } from '../providers/bedrock-harness';
-import { batchFile, clientBatchContract } from '../support/client-batch-kit';
+import { batchFile, clientBatchContract, requestIds } from '../support/client-batch-kit';
 import { clientSdk } from '../support/client-mode-kit';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 
@@ -57,7 +57,7 @@ describe('client-mode batches with Amazon Bedrock', () => {
     after: ({ uploaded, done }) => {
       // The caller's file is stored as written; the batch's folder is beside it, Bedrock's output in it.
       const upload = keys().find((k) => k.startsWith('gateway-files/') && k.endsWith('/requests.jsonl'))!;
-      expect(fake.s3.getObject(DEFAULT_BUCKET, upload)!.toString('utf8')).toBe(batchFile(MODEL, REQUESTS));
+      expect(fake.s3.getObject(DEFAULT_BUCKET, upload)!.toString('utf8')).toBe(batchFile(MODEL, requestIds(REQUESTS)));
       const folder = keys().find((k) => k.startsWith(`${upload}.batches/`) && k.endsWith('/input.jsonl'))!;
       expect(keys().some((k) => k.startsWith(folder.replace('input.jsonl', 'output/')) && k.endsWith('.jsonl.out'))).toBe(true);
       const job = [...fake.state.invocationJobs.values()].find((j) => j.inputDataConfig.s3InputDataConfig.s3Uri.endsWith(folder))!;
@@ -69,7 +69,7 @@ describe('client-mode batches with Amazon Bedrock', () => {
 
   it('refuses a file under Bedrock’s record minimum with a 400 naming it, before any job', async () => {
     const sdk = clientSdk(gw, headers());
-    const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(batchFile(MODEL, 99)), 'few.jsonl'), purpose: 'batch' });
+    const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(batchFile(MODEL, requestIds(99))), 'few.jsonl'), purpose: 'batch' });
     const jobs = fake.state.invocationJobs.size;
     const res = await api(gw, 'POST', '/v1/batches', {
       headers: headers(),
@@ -92,7 +92,7 @@ describe('client-mode batches with Amazon Bedrock', () => {
 
   it('reads every .out object of the job, not one guessed name (a defect of other gateways: output ids naming a folder or one file)', async () => {
     const sdk = clientSdk(gw, headers());
-    const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(batchFile(MODEL, REQUESTS)), 'split.jsonl'), purpose: 'batch' });
+    const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(batchFile(MODEL, requestIds(REQUESTS))), 'split.jsonl'), purpose: 'batch' });
     fake.batch.refuseRecords(() => false);
     const created = await sdk.batches.create({ input_file_id: uploaded.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
     let done = await sdk.batches.retrieve(created.id);

@@ -57,6 +57,10 @@ export interface ClientBatchSpec {
   provider: string;
   /** Checks on the provider's side after the pass (what it received: native lines, fields). */
   after?(pass: BatchPass): void;
+  /** Makes the provider's batch `handle` end `expired` at its next step (where the fake can). */
+  expire?(handle: string): void;
+  /** Makes the provider's batch `handle` fail at its next step (where the fake can). */
+  fail?(handle: string): void;
   /** Requests in each batch file (default 4; Bedrock takes no job under 100). */
   requests?: number;
   /** The status a cancel answers (providers without `cancelling` end at once). */
@@ -89,13 +93,14 @@ const validateLine = new Ajv2020({ strict: false, allErrors: true }).compile({
   },
 });
 
-/** `req-1` … `req-n`. */
-const customIds = (n = 4) => Array.from({ length: n }, (_, i) => `req-${i + 1}`);
+/** `req-1` … `req-n`: the custom_ids of a batch file of `n` requests. */
+export const requestIds = (n = 4) => Array.from({ length: n }, (_, i) => `req-${i + 1}`);
+const CUSTOM_IDS = requestIds();
 const FAILING = 'req-3';
 
 /** The batch file: one chat request per custom_id, all for `model`. */
-export function batchFile(model: string, requests = 4): string {
-  return customIds(requests)
+export function batchFile(model: string, customIds: readonly string[] = CUSTOM_IDS): string {
+  return customIds
     .map((id, i) => ({
       custom_id: id,
       method: 'POST',
@@ -151,7 +156,8 @@ async function follow(sdk: OpenAI, id: string, until: readonly string[] = ['comp
 
 /** Upload → create → poll → output and error files → their file objects. */
 async function exercise(spec: ClientBatchSpec, sdk: OpenAI): Promise<BatchPass> {
-  const content = batchFile(spec.model, spec.requests);
+  const ids = requestIds(spec.requests);
+  const content = batchFile(spec.model, ids);
   const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(content), 'requests.jsonl'), purpose: 'batch' });
   expect(uploaded).toMatchObject({ object: 'file', purpose: 'batch', filename: 'requests.jsonl' });
   expect(uploaded.id).not.toMatch(/^(s3|gs):\/\//);
@@ -169,21 +175,13 @@ async function exercise(spec: ClientBatchSpec, sdk: OpenAI): Promise<BatchPass> 
   expect((await sdk.batches.retrieve(batch.id)).id).toBe(batch.id);
 
   const done = await follow(sdk, batch.id);
-  expect(done).toMatchObject({
-    id: batch.id,
-    status: 'completed',
-    request_counts: { total: spec.requests ?? 4, completed: (spec.requests ?? 4) - 1, failed: 1 },
-  });
+  expect(done).toMatchObject({ id: batch.id, status: 'completed', request_counts: { total: ids.length, completed: ids.length - 1, failed: 1 } });
   expect(done.completed_at).toEqual(expect.any(Number));
   expect(done.output_file_id).toMatch(/^file-cbo1/);
   expect(done.error_file_id).toMatch(/^file-cbe1/);
 
   const output = await download(sdk, done.output_file_id!);
-  expect(output.map((l) => l.custom_id).sort()).toEqual(
-    customIds(spec.requests)
-      .filter((id) => id !== FAILING)
-      .sort(),
-  );
+  expect(output.map((l) => l.custom_id).sort()).toEqual(ids.filter((id) => id !== FAILING).sort());
   for (const line of output) expect(line.response).toMatchObject({ status_code: 200, body: { object: 'chat.completion', usage: expect.any(Object) } });
   const errors = await download(sdk, done.error_file_id!);
   expect(errors.map((l) => l.custom_id)).toEqual([FAILING]);
@@ -206,6 +204,13 @@ async function expectRefused(spec: ClientBatchSpec, method: string, path: string
 }
 
 const forged = (prefix: string, text: string) => prefix + Buffer.from(text).toString('base64url');
+/** The provider's handle inside one of our batch ids (what the fake knows the batch by). */
+const handleOf = (id: string) => Buffer.from(id.slice('batch_cb1'.length), 'base64url').toString('utf8').split('\n')[1];
+
+async function createBatch(sdk: OpenAI, spec: ClientBatchSpec, name: string): Promise<Batch> {
+  const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(batchFile(spec.model, requestIds(spec.requests))), name), purpose: 'batch' });
+  return sdk.batches.create({ input_file_id: uploaded.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+}
 
 /** The shared client-mode batch tests, inside the caller's `describe`. */
 export function clientBatchContract(spec: ClientBatchSpec) {
@@ -219,9 +224,55 @@ export function clientBatchContract(spec: ClientBatchSpec) {
     expect((await api(spec.gw(), 'GET', '/v1/files')).body.data).toEqual([]);
   });
 
+  it('refuses a bad input file with 400 naming input_file_id, before any batch is made at the provider', async () => {
+    const count = async () => (await api(spec.gw(), 'GET', '/v1/batches?limit=100', { headers: spec.headers() })).body.data.length;
+    const before = await count();
+    const line = (id: string, model: string) => batchFile(model, [id]);
+    for (const [name, content, reason] of [
+      ['duplicate.jsonl', line('a', spec.model) + line('a', spec.model), /custom_id "a" is also on line 1/],
+      ['two-models.jsonl', line('a', spec.model) + line('b', `${spec.model}-other`), /one model per file/],
+      ['garbage.jsonl', `${line('a', spec.model)}{not json\n`, /line 2/],
+    ] as const) {
+      const uploaded = await sdk().files.create({ file: await toFile(Buffer.from(content), name), purpose: 'batch' });
+      const res = await api(spec.gw(), 'POST', '/v1/batches', {
+        headers: spec.headers(),
+        body: { input_file_id: uploaded.id, endpoint: '/v1/chat/completions', completion_window: '24h' },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ param: 'input_file_id', code: 'invalid_batch_file', message: expect.stringMatching(reason) });
+    }
+    expect(await count()).toBe(before);
+  });
+
+  if (spec.expire) {
+    const expire = spec.expire;
+    it('ends an expired batch `expired`, every request without a result in the error file as batch_expired', async () => {
+      const batch = await createBatch(sdk(), spec, 'expire.jsonl');
+      expire(handleOf(batch.id));
+      const ended = await follow(sdk(), batch.id);
+      // The counts are the provider's where it reports them (OpenAI's fake counts no expired request as failed).
+      expect(ended).toMatchObject({ status: 'expired', expired_at: expect.any(Number), request_counts: { total: requestIds(spec.requests).length } });
+      const errors = await download(sdk(), ended.error_file_id!);
+      expect(errors.map((l) => l.custom_id).sort()).toEqual(requestIds(spec.requests).sort());
+      for (const line of errors) expect(line).toMatchObject({ response: null, error: { code: 'batch_expired' } });
+    });
+  }
+
+  if (spec.fail) {
+    const fail = spec.fail;
+    it("answers a batch the provider failed `failed`, with the provider's reason in `errors` and no files", async () => {
+      const batch = await createBatch(sdk(), spec, 'fail.jsonl');
+      fail(handleOf(batch.id));
+      const ended = await follow(sdk(), batch.id);
+      expect(ended).toMatchObject({ status: 'failed', failed_at: expect.any(Number), errors: { object: 'list', data: [{ message: expect.any(String) }] } });
+      expect(ended.output_file_id).toBeUndefined();
+      const missing = await api(spec.gw(), 'GET', `/v1/files/${batch.id.replace('batch_cb1', 'file-cbo1')}/content`, { headers: spec.headers() });
+      expect(missing.status).toBe(404);
+    });
+  }
+
   it("cancels a batch at the provider, answering OpenAI's cancel words", async () => {
-    const uploaded = await sdk().files.create({ file: await toFile(Buffer.from(batchFile(spec.model, spec.requests)), 'cancel.jsonl'), purpose: 'batch' });
-    const batch = await sdk().batches.create({ input_file_id: uploaded.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const batch = await createBatch(sdk(), spec, 'cancel.jsonl');
     const cancelled = await sdk().batches.cancel(batch.id);
     expectOpenAIBatch(cancelled);
     expect(spec.cancelled).toContain(cancelled.status);
@@ -231,7 +282,10 @@ export function clientBatchContract(spec: ClientBatchSpec) {
   });
 
   it('pages the list with the provider cursor as `after`, losing no batch', async () => {
-    const uploaded = await sdk().files.create({ file: await toFile(Buffer.from(batchFile(spec.model, spec.requests)), 'paging.jsonl'), purpose: 'batch' });
+    const uploaded = await sdk().files.create({
+      file: await toFile(Buffer.from(batchFile(spec.model, requestIds(spec.requests))), 'paging.jsonl'),
+      purpose: 'batch',
+    });
     const created = [];
     for (let i = 0; i < 3; i++)
       created.push((await sdk().batches.create({ input_file_id: uploaded.id, endpoint: '/v1/chat/completions', completion_window: '24h' })).id);
