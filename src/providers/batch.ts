@@ -5,8 +5,8 @@
  * (src/modules/batches/provider-batch.ts) drives these steps from the batch runner's leases; an
  * adapter only speaks its provider's wire format, never the database:
  *
- * 1. `accepts(conn, {model, hosted})` — at create time, and only then: null when the service can run
- *    the model, else why not (the batch then runs on the gateway runner by default, and a caller who
+ * 1. `accepts(conn, {model, hosted, count, fields})` — at create time, and only then: null when the
+ *    service can run the model, that many requests and the body fields they set, else why not (the batch then runs on the gateway runner by default, and a caller who
  *    asked for `provider` gets a 400 with that reason). No network call: settings and model only.
  * 2. `upload(conn, input)` — translates every request (`custom_id` + OpenAI chat body, snake_case) to
  *    the provider's input line and uploads them (a file, an object, a dataset); returns the
@@ -60,6 +60,10 @@ export interface BatchModelQuery {
   model: string;
   /** A fine-tuned model of the workspace (hosted) rather than a model the caller names at an integration. */
   hosted: boolean;
+  /** How many requests the batch holds. */
+  count: number;
+  /** Chat body fields any request sets (snake_case); `response_format` only when it asks for more than text. */
+  fields: ReadonlySet<string>;
   /** Client mode: the model is the caller's lines' own, as the provider names it (an Azure deployment), never rewritten. */
   client?: boolean;
 }

@@ -59,6 +59,7 @@ class BatchFileCheck implements ContentCheck {
   private requests = 0;
   private readonly ids = new Map<string, number>();
   private model: { name: string; line: number } | null = null;
+  private readonly fields = new Set<string>();
 
   constructor(private readonly limits: Required<BatchInputLimits> = OPENAI_LIMITS) {}
 
@@ -72,6 +73,7 @@ class BatchFileCheck implements ContentCheck {
     const first = this.ids.get(request.customId);
     if (first !== undefined) return this.problem(line, `custom_id ${JSON.stringify(request.customId)} is also on line ${first}`);
     this.ids.set(request.customId, line);
+    addFields(this.fields, request.body);
     const model = String(request.body.model);
     if (this.model === null) this.model = { name: model, line };
     else if (model !== this.model.name)
@@ -91,9 +93,9 @@ class BatchFileCheck implements ContentCheck {
     if (this.requests < minRequests) throw invalidFile(`the file holds ${this.requests} requests; this provider's batch service needs at least ${minRequests}`);
   }
 
-  /** The model and request count of a file `verdict` accepted. */
-  summary(): { model: string; count: number } {
-    return { model: this.model?.name ?? '', count: this.requests };
+  /** The model, request count and fields of a file `verdict` accepted. */
+  summary(): BatchFileSummary {
+    return { model: this.model?.name ?? '', count: this.requests, fields: this.fields };
   }
 }
 
@@ -104,7 +106,7 @@ const OPENAI_LIMITS: Required<BatchInputLimits> = { maxRequests: MAX_BATCH_REQUE
  * is (one model, one url, unique custom_ids, every line a request) under the provider's `limits`;
  * streamed, so memory holds one line and the custom_ids. 400 `invalid_batch_file` naming `param`.
  */
-export async function checkBatchStream(stream: NodeJS.ReadableStream, limits: BatchInputLimits, param: string): Promise<{ model: string; count: number }> {
+export async function checkBatchStream(stream: NodeJS.ReadableStream, limits: BatchInputLimits, param: string): Promise<BatchFileSummary> {
   const check = new BatchFileCheck({ ...OPENAI_LIMITS, ...limits });
   const scanner = new JsonlScanner([check]);
   let bytes = 0;
@@ -158,5 +160,32 @@ export async function* readBatchFile(stream: NodeJS.ReadableStream, size: number
   } finally {
     // Reading stops early (the first request only, or an error): the store's stream is released.
     if (stream instanceof Readable) stream.destroy();
+  }
+}
+
+/** What the runner choice needs of a stored batch file: its model, how many requests, which body fields they set. */
+export interface BatchFileSummary {
+  model: string;
+  count: number;
+  /** Body fields any request sets; `response_format` only when it asks for more than text (JSON mode, a schema). */
+  fields: Set<string>;
+}
+
+/** Reads a stored batch file through once: `onlyModel` stops at its first request. */
+export async function summariseBatchFile(stream: NodeJS.ReadableStream, onlyModel: boolean): Promise<BatchFileSummary | null> {
+  let summary: BatchFileSummary | null = null;
+  for await (const chunk of readBatchFile(stream, 1000)) {
+    summary ??= { model: String(chunk[0].body.model), count: 0, fields: new Set() };
+    summary.count += chunk.length;
+    for (const { body } of chunk) addFields(summary.fields, body);
+    if (onlyModel) break;
+  }
+  return summary;
+}
+
+/** Adds the fields `body` sets to `fields`: `response_format` only when it asks for more than text (text is what every provider answers). */
+function addFields(fields: Set<string>, body: Record<string, unknown>): void {
+  for (const [field, value] of Object.entries(body)) {
+    if (!(field === 'response_format' && isObject(value) && value.type === 'text')) fields.add(field);
   }
 }

@@ -60,8 +60,8 @@ export class ClientBatchService {
     const provider = await this.clientMode.provider(scope, headers);
     const support = provider.clientBatches();
     const inputFile = provider.batchInputHandle(data.inputFileId, 'inputFileId');
-    const { model, count } = await checkBatchStream(await provider.readBatchInput(inputFile), support.limits ?? {}, 'inputFileId');
-    const refusal = provider.batchRefusal({ model, hosted: false, client: true });
+    const { model, count, fields } = await checkBatchStream(await provider.readBatchInput(inputFile), support.limits ?? {}, 'inputFileId');
+    const refusal = provider.batchRefusal({ model, hosted: false, client: true, count, fields });
     if (refusal !== null) throw unsupported(refusal, 'inputFileId');
     const gatewayBatchId = randomUUID();
     const input = support.nativeInput

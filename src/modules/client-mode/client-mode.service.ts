@@ -37,7 +37,7 @@ const fileReference = (provider: ProviderClient, id: string) => (batchIdKind(id)
 
 export class ClientModeService {
   constructor(
-    private readonly integrations: IntegrationSource,
+    private readonly integrations: Pick<IntegrationSource, 'resolve'>,
     private readonly providers: ProviderRegistry,
   ) {}
 
