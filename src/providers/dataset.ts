@@ -3,7 +3,7 @@
  * Vertex AI): the upload is rewritten line by line as it streams — only the line being read is
  * held in memory — and a line that cannot be converted fails the upload naming it, never dropped.
  */
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { GatewayError } from '../errors';
 
 /** One OpenAI chat JSONL example converted to the provider's format; throw a {@link DatasetLineError} to refuse it. */
@@ -82,17 +82,50 @@ export function conversionFailure(err: unknown): GatewayError | undefined {
   return undefined;
 }
 
-/** OpenAI's batch request line (`custom_id`, `url`, `body`): batch input, never a training example. */
-const isBatchRequestLine = (example: unknown): boolean =>
-  typeof example === 'object' && example !== null && 'custom_id' in example && 'url' in example && 'body' in example;
+/** Whether the first line of `head` is OpenAI's batch request line (`custom_id`, `url`, `body`): batch input, never training examples. */
+function isBatchFile(head: Buffer): boolean {
+  const text = head
+    .toString('utf8')
+    .replace(/^\ufeff/, '')
+    .trimStart();
+  try {
+    const first: unknown = JSON.parse(text.slice(0, text.indexOf('\n') < 0 ? undefined : text.indexOf('\n')));
+    return typeof first === 'object' && first !== null && 'custom_id' in first && 'url' in first && 'body' in first;
+  } catch {
+    return false;
+  }
+}
 
 /**
- * `make`'s conversion for training examples, OpenAI batch lines left as they are: a client-mode
- * batch upload (stored as written, read back at batch create) whose purpose comes after the file
- * (late-purpose.ts) is known by its lines. The converter is made on the first line that needs it, so
- * a batch upload needs no base model.
+ * `source` converted by `make`'s converter, unless its first line says it is an OpenAI batch file:
+ * that passes as written (a client-mode batch upload, read back and checked at batch create), so
+ * that a purpose coming after the file (late-purpose.ts) needs no guess. The converter is made only
+ * for a training file, so a batch upload needs no base model.
  */
-export function keepingBatchLines(make: () => LineConverter): LineConverter {
-  let convert: LineConverter | undefined;
-  return (example, lineNumber) => (isBatchRequestLine(example) ? example : (convert ??= make())(example, lineNumber));
+export function convertUnlessBatch(source: Readable, make: () => LineConverter): Readable {
+  return Readable.from(
+    (async function* () {
+      const chunks = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+      let head = Buffer.alloc(0);
+      let ended = false;
+      // Enough of the file to hold its first line (or all of it).
+      while (head.toString('utf8').trim() === '' || !/\S[^\n]*\n/.test(head.toString('utf8'))) {
+        if (head.length > MAX_LINE_BYTES) break;
+        const next = await chunks.next();
+        if (next.done) {
+          ended = true;
+          break;
+        }
+        head = Buffer.concat([head, Buffer.from(next.value)]);
+      }
+      const rest = Readable.from(
+        (async function* () {
+          yield head;
+          if (ended) return;
+          for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield Buffer.from(next.value);
+        })(),
+      );
+      yield* isBatchFile(head) ? rest : convertJsonl(rest, make());
+    })(),
+  );
 }

@@ -17,7 +17,7 @@ import { readSettings, type SettingsOrigin } from './settings';
 import { parseHostList } from './signed-urls';
 import { checkProviderId } from './url';
 import type { ProviderTracer } from '../telemetry/tracing';
-import { conversionFailure, convertJsonl, keepingBatchLines } from './dataset';
+import { conversionFailure, convertJsonl, convertUnlessBatch } from './dataset';
 import { checkChatSupport, type ChatSupport } from './chat-fields';
 import { extraFields } from './chat-request';
 import type {
@@ -187,8 +187,13 @@ export class ProviderClient {
         throw err;
       }
     };
-    const convert = this.supportsBatches('client') ? keepingBatchLines(make) : make();
-    const converted: UploadInput = { ...input, bytes: undefined, open: () => convertJsonl(input.open(), convert) };
+    const open = this.supportsBatches('client')
+      ? () => convertUnlessBatch(input.open(), make)
+      : (
+          (convert) => () =>
+            convertJsonl(input.open(), convert)
+        )(make());
+    const converted: UploadInput = { ...input, bytes: undefined, open };
     try {
       return await this.run('uploadFile', (ops, conn) => ops.uploadFile?.(conn, converted));
     } catch (err) {

@@ -53,6 +53,8 @@ describe('client-mode batches with Amazon Bedrock', () => {
     ],
     // Another region's job: the settings' region is the only one a call goes to.
     foreignHandle: `arn:aws:bedrock:eu-west-1:123456789012:model-invocation-job/abcdef123456`,
+    // Bedrock's timeout before the job ran: Expired.
+    expire: (handle) => void fake.batch.timeOut(handle),
     cancelled: ['cancelling', 'cancelled'],
     after: ({ uploaded, done }) => {
       // The caller's file is stored as written; the batch's folder is beside it, Bedrock's output in it.

@@ -40,6 +40,8 @@ describe('client-mode batches with Fireworks AI', () => {
     hostile: [['x-gateway-fireworks-account-id', 'acme/../../x']],
     foreignHandle: 'accounts/another-account/batchInferenceJobs/gw-cbatch-1234',
     // Fireworks has no cancel: the job is deleted, the batch answered as cancelled with the reason in `errors`.
+    expire: (handle) => void fake.batch.expire(handle.split('/').pop()!),
+    fail: (handle) => fake.batch.fail(handle.split('/').pop()!),
     cancelled: ['cancelled'],
     after: ({ batch, done }) => {
       const job = [...fake.batch.jobs.values()].find((j) => j.name.includes('/gw-cbatch-') && j.state === 'JOB_STATE_COMPLETED')!;

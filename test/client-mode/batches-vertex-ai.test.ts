@@ -47,6 +47,8 @@ describe('client-mode batches with Vertex AI', () => {
     ],
     // Another location's job: the settings' location is the only one a call goes to.
     foreignHandle: `projects/${'other-project'}/locations/europe-west4/batchPredictionJobs/123`,
+    expire: (handle) => void fake.batch.expire(handle),
+    fail: (handle) => fake.batch.fail(handle),
     cancelled: ['cancelling', 'cancelled'],
     after: ({ done }) => {
       const upload = [...objects().keys()].find(
