@@ -4,40 +4,31 @@
  * listening process has acknowledged it), also while the other's notification connection is down (it
  * stops caching then) and after it has reconnected.
  */
-import type { ChildProcess } from 'node:child_process';
 import { Client } from 'pg';
 import { handledChannel, LISTENER_APPLICATION_NAME } from '../../src/db/notifications';
 import { API_KEY_CHANNEL } from '../../src/modules/api-keys/api-key.cache';
 import { adminQuery } from '../support/database';
 import { api, gql, startTestGateway, type TestGateway } from '../support/gateway';
-import { spawnGateway } from '../support/gateway-process';
+import { describeOnPostgres, spawnReplica, type GatewayProcess } from '../support/gateway-process';
 import { eventually } from '../support/expect';
 
-const POSTGRES = process.env.TEST_DATABASE_URL;
 const LISTENERS = 'application_name = $1 AND datname = current_database()';
 
-const describeIfPostgres = POSTGRES ? describe : describe.skip;
-const title = 'API key revocation across two gateway processes on one Postgres';
-
-describeIfPostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set TEST_DATABASE_URL); the embedded PGlite admits one process`, () => {
+describeOnPostgres('API key revocation across two gateway processes on one Postgres', () => {
   let a: TestGateway;
-  let b: { child: ChildProcess; url: string };
+  let b: GatewayProcess;
   let label: string;
 
   beforeAll(async () => {
     a = await startTestGateway();
-    b = await spawnGateway({ DATABASE_URL: a.database.databaseUrl!, DATA_DIR: a.config.dataDir, GATEWAY_BOOTSTRAP_API_KEY: a.key });
+    b = await spawnReplica({ databaseUrl: a.database.databaseUrl!, dataDir: a.config.dataDir, key: a.key });
     const created = await api(a, 'POST', '/v1/labels', { body: { name: 'replicated' } });
     expect(created.status).toBe(200);
     label = created.body.id;
   }, 120_000);
 
   afterAll(async () => {
-    if (b) {
-      const exited = new Promise((resolve) => b.child.once('exit', resolve));
-      b.child.kill('SIGTERM');
-      await exited;
-    }
+    await b?.stop();
     await a?.stop();
   });
 

@@ -5,59 +5,41 @@
  * saw each `custom_id` at most once — a line in flight at the kill is failed (`request_interrupted`),
  * never sent again (test/batches/runner.test.ts shows the same takeover within one process).
  */
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { MASTER_KEY, createIntegration, createTestDatabase, eventually, newKey, sdk, tempDir } from '../fine-tuning/harness';
 import { adminQuery, type TestDatabase } from '../support/database';
-import { spawnGateway } from '../support/gateway-process';
+import { describeOnPostgres, spawnReplica, type GatewayProcess } from '../support/gateway-process';
 import { chatLine, createBatch, fileLines, finished, jsonl } from './harness';
 
-const POSTGRES = process.env.TEST_DATABASE_URL;
 const LINES = 1000;
 const CONCURRENCY = 8;
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
-/** Stops a replica still running (SIGTERM) and waits for it to exit. */
-async function stopped(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-const title = 'a batch of 1 000 lines with the replica running it SIGKILLed halfway';
-const describeIfPostgres = POSTGRES ? describe : describe.skip;
-
-describeIfPostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set TEST_DATABASE_URL); the embedded PGlite admits one process`, () => {
+describeOnPostgres('a batch of 1 000 lines with the replica running it SIGKILLed halfway', () => {
   let fake: FakeOpenAI;
   let database: TestDatabase;
   let data: { dir: string; remove(): Promise<void> };
-  const replicas: Array<{ child: ChildProcess; url: string }> = [];
+  const replicas: GatewayProcess[] = [];
   const key = newKey();
 
   beforeAll(async () => {
     fake = await startFakeOpenAI({ apiKey: SECRET });
     database = await createTestDatabase();
     data = await tempDir('gw-batch-kill-');
+    const shared = { databaseUrl: database.databaseUrl!, dataDir: data.dir, key, masterKey: MASTER_KEY, openaiUrl: fake.url };
     const env = {
-      DATABASE_URL: database.databaseUrl!,
-      // One file store and master key for both, as replicas share them.
-      DATA_DIR: data.dir,
-      GATEWAY_MASTER_KEY: MASTER_KEY,
-      GATEWAY_BOOTSTRAP_API_KEY: key,
-      GATEWAY_OPENAI_BASE_URL: fake.url,
       GATEWAY_BATCH_POLL_MS: '50',
       GATEWAY_BATCH_CONCURRENCY: String(CONCURRENCY),
       GATEWAY_JOB_LEASE_MS: '1000',
     };
     // One after the other: the first start bootstraps the organisation, the second finds it.
-    replicas.push(await spawnGateway(env));
-    replicas.push(await spawnGateway(env));
+    replicas.push(await spawnReplica(shared, env));
+    replicas.push(await spawnReplica(shared, env));
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all(replicas.map(({ child }) => stopped(child)));
+    await Promise.all(replicas.map((replica) => replica.stop()));
     await database?.drop();
     await fake?.close();
     await data?.remove();

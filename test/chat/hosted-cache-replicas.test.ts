@@ -4,7 +4,6 @@
  * SQL, is in force in both from the next request on: a deleted integration, a rotated credential, a
  * cancelled or deleted job stop serving; a changed partial text is served.
  */
-import type { ChildProcess } from 'node:child_process';
 import { Client } from 'pg';
 import type OpenAI from 'openai';
 import { handledChannel } from '../../src/db/notifications';
@@ -13,18 +12,14 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { createIntegration, createTestDatabase, MASTER_KEY, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
 import { adminQuery } from '../support/database';
 import { api } from '../support/gateway';
-import { spawnGateway } from '../support/gateway-process';
+import { describeOnPostgres, spawnReplica, type GatewayProcess } from '../support/gateway-process';
 import { succeededJob } from './harness';
 
-const POSTGRES = process.env.TEST_DATABASE_URL;
 const SECRET = 'sk-replicated-fake-key';
-const describeIfPostgres = POSTGRES ? describe : describe.skip;
-const title = 'hosted chat cache invalidation across two gateway processes on one Postgres';
-
-describeIfPostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set TEST_DATABASE_URL); the embedded PGlite admits one process`, () => {
+describeOnPostgres('hosted chat cache invalidation across two gateway processes on one Postgres', () => {
   let fake: FakeOpenAI;
   let a: HostedGateway;
-  let b: { child: ChildProcess; url: string; key: string };
+  let b: GatewayProcess & { key: string };
   let data: { dir: string; remove(): Promise<void> };
   let client: OpenAI;
   let jobs: Array<{ id: string; model: string }>;
@@ -34,14 +29,8 @@ describeIfPostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set
     fake = await startFakeOpenAI({ apiKey: SECRET });
     data = await tempDir('gw-hosted-replicas-');
     a = await startHostedGateway({ fake, database: await createTestDatabase(), dataDir: data.dir, key: newKey() });
-    const spawned = await spawnGateway({
-      DATABASE_URL: a.database.databaseUrl!,
-      DATA_DIR: data.dir,
-      GATEWAY_MASTER_KEY: MASTER_KEY,
-      GATEWAY_BOOTSTRAP_API_KEY: a.key,
-      GATEWAY_OPENAI_BASE_URL: fake.url,
-    });
-    b = { ...spawned, key: a.key };
+    const shared = { databaseUrl: a.database.databaseUrl!, dataDir: data.dir, key: a.key, masterKey: MASTER_KEY, openaiUrl: fake.url };
+    b = { ...(await spawnReplica(shared)), key: a.key };
     client = sdk(a);
     await createIntegration(a, 'replicated', SECRET);
     jobs = await Promise.all([0, 1].map(() => succeededJob(client, '@replicated')));
@@ -50,11 +39,7 @@ describeIfPostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set
   }, 120_000);
 
   afterAll(async () => {
-    if (b) {
-      const exited = new Promise((resolve) => b.child.once('exit', resolve));
-      b.child.kill('SIGTERM');
-      await exited;
-    }
+    await b?.stop();
     await a?.stop();
     await a?.database.drop();
     await fake?.close();

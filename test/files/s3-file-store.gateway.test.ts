@@ -10,9 +10,9 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { createIntegration, createTestDatabase, dataset, eventually, newKey, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
 import { gatewayFetch } from '../support/answers';
 import { api } from '../support/gateway';
+import { itOnPostgres } from '../support/gateway-process';
 import { startLocalS3, type LocalS3 } from '../support/s3rver';
 
-const POSTGRES = process.env.TEST_DATABASE_URL;
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
 /** A multipart upload of `content` through fetch (the gateway streams it to the store). */
@@ -125,10 +125,8 @@ it('leaves no object for an upload cut off mid-stream, in the first part or afte
   }
 });
 
-const twoReplicas =
-  'two replicas with separate DATA_DIRs on one Postgres and one bucket: a file uploaded to one is listed, downloaded and trained on through the other';
-(POSTGRES ? it : it.skip)(
-  POSTGRES ? twoReplicas : `${twoReplicas} — skipped: needs Postgres (set TEST_DATABASE_URL); the embedded PGlite admits one process`,
+itOnPostgres(
+  'two replicas with separate DATA_DIRs on one Postgres and one bucket: a file uploaded to one is listed, downloaded and trained on through the other',
   async () => {
     const prefix = `replicas-${randomBytes(4).toString('hex')}`;
     const dataA = await tempDir('gw-s3-a-');

@@ -5,7 +5,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { spawnGateway } from '../support/gateway-process';
+import { itOnPostgres, spawnReplica } from '../support/gateway-process';
 import {
   MASTER_KEY,
   createIntegration,
@@ -18,15 +18,11 @@ import {
   type HostedGateway,
 } from './harness';
 
-const POSTGRES = process.env.TEST_DATABASE_URL;
 const JOBS = 20;
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 const LEASE_MS = '1000';
 
-const name = 'a gateway process killed mid-run (SIGKILL) leaves no job stuck and none submitted twice';
-const runIfPostgres = POSTGRES ? it : it.skip;
-
-runIfPostgres(POSTGRES ? name : `${name} — skipped: needs Postgres (set TEST_DATABASE_URL); the embedded PGlite admits one process`, async () => {
+itOnPostgres('a gateway process killed mid-run (SIGKILL) leaves no job stuck and none submitted twice', async () => {
   const fake: FakeOpenAI = await startFakeOpenAI({ apiKey: SECRET });
   const data = await tempDir('gw-ft-crash-');
   const database = await createTestDatabase();
@@ -34,15 +30,8 @@ runIfPostgres(POSTGRES ? name : `${name} — skipped: needs Postgres (set TEST_D
   let victim: ChildProcess | undefined;
   let survivor: HostedGateway | undefined;
   try {
-    const spawned = await spawnGateway({
-      DATABASE_URL: database.databaseUrl!,
-      DATA_DIR: data.dir,
-      GATEWAY_MASTER_KEY: MASTER_KEY,
-      GATEWAY_BOOTSTRAP_API_KEY: key,
-      GATEWAY_OPENAI_BASE_URL: fake.url,
-      GATEWAY_JOB_POLL_MS: '50',
-      GATEWAY_JOB_LEASE_MS: LEASE_MS,
-    });
+    const shared = { databaseUrl: database.databaseUrl!, dataDir: data.dir, key, masterKey: MASTER_KEY, openaiUrl: fake.url };
+    const spawned = await spawnReplica(shared, { GATEWAY_JOB_POLL_MS: '50', GATEWAY_JOB_LEASE_MS: LEASE_MS });
     victim = spawned.child;
     const doomed = { url: spawned.url, key };
 

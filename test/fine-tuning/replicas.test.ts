@@ -7,16 +7,13 @@ import { randomBytes } from 'node:crypto';
 import { toFile } from 'openai';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { api } from '../support/gateway';
+import { itOnPostgres } from '../support/gateway-process';
 import { createIntegration, createTestDatabase, dataset, eventually, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from './harness';
 
-const POSTGRES = process.env.TEST_DATABASE_URL;
 const JOBS = 50;
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
-const name = 'two replicas on one Postgres: 50 hosted jobs are each submitted once, and a stopped or crashed replica leaves none stuck';
-const runIfPostgres = POSTGRES ? it : it.skip;
-
-runIfPostgres(POSTGRES ? name : `${name} — skipped: needs Postgres (set TEST_DATABASE_URL); the embedded PGlite admits one process`, async () => {
+itOnPostgres('two replicas on one Postgres: 50 hosted jobs are each submitted once, and a stopped or crashed replica leaves none stuck', async () => {
   const fake: FakeOpenAI = await startFakeOpenAI({ apiKey: SECRET });
   const data = await tempDir('gw-ft-replicas-');
   const database = await createTestDatabase();

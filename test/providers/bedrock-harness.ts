@@ -4,11 +4,9 @@
  * one example lacking a system message, and helpers to read what the fake S3 received.
  */
 import { Readable } from 'node:stream';
-import type { GatewayError } from '../../src/errors';
-import type { HttpPolicy } from '../../src/providers/http';
 import { ProviderRegistry, type ProviderClient } from '../../src/providers/registry';
 import { DEFAULT_BUCKET, type FakeBedrock } from '../fakes/bedrock-server';
-import { failure } from '../support/expect';
+import type { ClientOptions } from '../support/provider-kit';
 
 // The SDK warns once per process that its 2027 releases will need Node 22; irrelevant to these tests.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -34,12 +32,6 @@ export const awsHeaders = (fake: FakeBedrock) => ({
   'x-gateway-aws-s3-bucket': DEFAULT_BUCKET,
   'x-gateway-aws-role-arn': ROLE_ARN,
 });
-
-export interface ClientOptions {
-  http?: HttpPolicy;
-  /** Added to (or, when undefined, removed from) the default headers. */
-  headers?: Record<string, string | undefined>;
-}
 
 /** The adapter as client mode calls it. */
 export function bedrock(fake: FakeBedrock, options: ClientOptions = {}): ProviderClient {
@@ -75,9 +67,6 @@ export function storedLines(fake: FakeBedrock, uri: string): unknown[] {
     .split('\n')
     .map((line) => JSON.parse(line));
 }
-
-/** Expects the promise to fail with a GatewayError of this kind (a provider's, unless told), and returns it. */
-export const gatewayError = (promise: Promise<unknown>, kind: GatewayError['kind'] = 'provider') => failure(promise, kind);
 
 /** How many requests each fake server saw (to prove none was made). */
 export const requestCount = (fake: FakeBedrock) => fake.s3.state.requests.length + fake.control.requests.length + fake.runtime.requests.length;

@@ -6,9 +6,10 @@
  * operations on the bucket. Every request was SigV4-signed and verified by the fake.
  */
 import { Readable } from 'node:stream';
+import { failure } from '../support/expect';
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
 import { MIN_PART_SIZE } from '../fakes/s3-server';
-import { bedrock, chatDataset, chatExample, CLAUDE, DEFAULT_BUCKET, gatewayError, NOVA, requestCount, storedLines, TITAN, upload } from './bedrock-harness';
+import { bedrock, chatDataset, chatExample, CLAUDE, DEFAULT_BUCKET, NOVA, requestCount, storedLines, TITAN, upload } from './bedrock-harness';
 
 let fake: FakeBedrock;
 
@@ -130,7 +131,7 @@ describe('dataset conversion on upload', () => {
     ['not JSON', '{oops', /line 3: invalid JSON/],
   ])('refuses a line with %s, naming it, and leaves nothing in the bucket', async (_what, bad, message) => {
     const content = [chatExample(1), chatExample(2), bad, chatExample(4)].join('\n');
-    const err = await gatewayError(upload(bedrock(fake), content, NOVA), 'invalid_request');
+    const err = await failure(upload(bedrock(fake), content, NOVA), 'invalid_request');
     expect(err).toMatchObject({ code: 'invalid_dataset', message: expect.stringMatching(message) });
     expect(fake.s3.state.buckets.get(DEFAULT_BUCKET)!.size).toBe(0);
     expect(fake.s3.state.uploads.size).toBe(0);
@@ -138,14 +139,14 @@ describe('dataset conversion on upload', () => {
 
   it('refuses more than one exchange for a Titan-style text model', async () => {
     const turns = JSON.stringify({ messages: ['user', 'assistant', 'user', 'assistant'].map((role, i) => ({ role, content: `m${i}` })) });
-    const err = await gatewayError(upload(bedrock(fake), `${turns}\n`, TITAN), 'invalid_request');
+    const err = await failure(upload(bedrock(fake), `${turns}\n`, TITAN), 'invalid_request');
     expect(err.message).toMatch(/line 1: text models take one exchange per example/);
   });
 
   it('needs the base model (x-gateway-provider-model) and one whose format it knows, before any request', async () => {
-    const missing = await gatewayError(upload(bedrock(fake), chatDataset(), undefined), 'invalid_request');
+    const missing = await failure(upload(bedrock(fake), chatDataset(), undefined), 'invalid_request');
     expect(missing).toMatchObject({ param: 'x-gateway-provider-model', code: 'missing_setting' });
-    const unknown = await gatewayError(upload(bedrock(fake), chatDataset(), 'mistral.mistral-large-v1:0'), 'invalid_request');
+    const unknown = await failure(upload(bedrock(fake), chatDataset(), 'mistral.mistral-large-v1:0'), 'invalid_request');
     expect(unknown).toMatchObject({ code: 'unsupported_model', message: expect.stringContaining("'mistral.mistral-large-v1:0'") });
     expect(requestCount(fake)).toBe(0);
   });
@@ -222,10 +223,7 @@ describe('large datasets', () => {
         yield Buffer.from('{"messages": []}\n');
       })(),
     );
-    const err = await gatewayError(
-      bedrock(fake).uploadFile({ filename: 'big.jsonl', purpose: 'fine-tune', model: NOVA, open: () => broken }),
-      'invalid_request',
-    );
+    const err = await failure(bedrock(fake).uploadFile({ filename: 'big.jsonl', purpose: 'fine-tune', model: NOVA, open: () => broken }), 'invalid_request');
     expect(err.message).toMatch(/line \d{4,}: the conversation must end with an assistant message/);
     expect(fake.s3.state.uploads.size).toBe(0);
     expect(fake.s3.state.completedUploads).toEqual([]);
@@ -234,45 +232,30 @@ describe('large datasets', () => {
 });
 
 describe('file operations on the bucket', () => {
-  it('gets, reads, lists (paged with S3 continuation tokens) and deletes the uploaded files', async () => {
+  it('lists only the gateway prefix, and answers every operation on a deleted file with NoSuchKey as 404', async () => {
     const client = bedrock(fake);
-    const files = [];
-    for (let i = 0; i < 3; i++) files.push(await upload(client, chatDataset(), NOVA, `train-${i}.jsonl`));
+    const file = await upload(client, chatDataset(), NOVA);
     fake.s3.putObject(DEFAULT_BUCKET, 'elsewhere/other.jsonl', 'not listed');
-
-    expect(await client.getFile(files[0].id)).toEqual({ ...files[0], createdAt: expect.any(Number) });
-    const content = await client.fileContent(files[1].id);
-    const chunks: Buffer[] = [];
-    for await (const chunk of content.stream) chunks.push(chunk);
-    expect(Buffer.concat(chunks).toString()).toBe(fake.s3.getObject(DEFAULT_BUCKET, files[1].id.slice(`s3://${DEFAULT_BUCKET}/`.length))!.toString());
-    expect(content.bytes).toBe(files[1].bytes);
-
-    const first = await client.listFiles({ limit: 2 });
-    expect(first).toMatchObject({ hasMore: true, nextAfter: expect.any(String) });
-    const second = await client.listFiles({ limit: 2, after: first.nextAfter! });
-    expect(second).toMatchObject({ hasMore: false, nextAfter: null });
-    expect([...first.data, ...second.data].map((f) => f.id)).toEqual(files.map((f) => f.id));
-    expect(await client.listFiles({ purpose: 'batch' })).toEqual({ data: [], hasMore: false, nextAfter: null });
-
-    await client.deleteFile(files[0].id);
-    expect((await client.listFiles({})).data).toHaveLength(2);
-    const gone = await gatewayError(client.getFile(files[0].id));
-    expect(gone).toMatchObject({ status: 404, code: 'NoSuchKey' });
-    expect((await gatewayError(client.deleteFile(files[0].id))).status).toBe(404);
-    expect((await gatewayError(client.fileContent(files[0].id))).status).toBe(404);
+    expect(await client.getFile(file.id)).toEqual({ ...file, createdAt: expect.any(Number) });
+    expect((await client.fileContent(file.id)).bytes).toBe(file.bytes);
+    expect((await client.listFiles({})).data.map((f) => f.id)).toEqual([file.id]);
+    await client.deleteFile(file.id);
+    expect(await failure(client.getFile(file.id), 'provider')).toMatchObject({ status: 404, code: 'NoSuchKey' });
+    expect((await failure(client.deleteFile(file.id), 'provider')).status).toBe(404);
+    expect((await failure(client.fileContent(file.id), 'provider')).status).toBe(404);
   });
 
   it.each(['file-abc', 's3://other-bucket/gateway-files/x.jsonl', `s3://${DEFAULT_BUCKET}/a/../b.jsonl`, `s3://${DEFAULT_BUCKET}/`])(
     'refuses the file id %j before any request',
     async (id) => {
-      const err = await gatewayError(bedrock(fake).getFile(id), 'invalid_request');
+      const err = await failure(bedrock(fake).getFile(id), 'invalid_request');
       expect(err.code).toBe('invalid_file_id');
       expect(requestCount(fake)).toBe(0);
     },
   );
 
   it('needs the bucket for file operations, naming its header', async () => {
-    const err = await gatewayError(bedrock(fake, { headers: { 'x-gateway-aws-s3-bucket': undefined } }).listFiles({}), 'invalid_request');
+    const err = await failure(bedrock(fake, { headers: { 'x-gateway-aws-s3-bucket': undefined } }).listFiles({}), 'invalid_request');
     expect(err).toMatchObject({ param: 'x-gateway-aws-s3-bucket', code: 'missing_setting' });
   });
 });

@@ -8,8 +8,10 @@
 import { randomUUID } from 'node:crypto';
 import type { ProviderClient } from '../../src/providers/registry';
 import type { CreateJobInput } from '../../src/providers/types';
+import { failure } from '../support/expect';
 import { startFakeBedrock, type FakeBedrock, type FakeBedrockOptions } from '../fakes/bedrock-server';
-import { bedrock, chatDataset, CLAUDE, DEFAULT_BUCKET, gatewayError, NOVA, requestCount, ROLE_ARN, upload, type ClientOptions } from './bedrock-harness';
+import type { ClientOptions } from '../support/provider-kit';
+import { bedrock, chatDataset, CLAUDE, DEFAULT_BUCKET, NOVA, requestCount, ROLE_ARN, upload } from './bedrock-harness';
 
 let fake: FakeBedrock;
 
@@ -135,18 +137,14 @@ describe('creating and following a job', () => {
     expect(events.data[0]).toMatchObject({ level: 'error', message: 'The job failed: Internal error: the training run failed.' });
   });
 
-  it('lists newest first, paged by Bedrock’s nextToken', async () => {
+  it('maps listed jobs from the summaries Bedrock lists (no training file in them)', async () => {
     const { client, training } = await withDataset();
     const ids = [];
-    for (let i = 0; i < 3; i++) ids.push((await client.createJob({ model: NOVA, trainingFile: training, suffix: `s${i}`, options: {} })).id);
+    for (let i = 0; i < 2; i++) ids.push((await client.createJob({ model: NOVA, trainingFile: training, suffix: `s${i}`, options: {} })).id);
     fake.advance(ids[0], 3);
-    const first = await client.listJobs({ limit: 2 });
-    expect(first).toMatchObject({ hasMore: true, nextAfter: expect.any(String) });
-    const second = await client.listJobs({ limit: 2, after: first.nextAfter! });
-    expect(second).toMatchObject({ hasMore: false, nextAfter: null });
-    expect([...first.data, ...second.data].map((j) => j.id)).toEqual([...ids].reverse());
-    expect(first.data[0]).toMatchObject({ status: 'validating_files', suffix: 's2', model: NOVA, trainingFile: '' });
-    expect(second.data[0]).toMatchObject({ status: 'succeeded', fineTunedModel: expect.stringContaining(':custom-model/') });
+    const { data } = await client.listJobs({});
+    expect(data[0]).toMatchObject({ status: 'validating_files', suffix: 's1', model: NOVA, trainingFile: '' });
+    expect(data[1]).toMatchObject({ status: 'succeeded', fineTunedModel: expect.stringContaining(':custom-model/') });
   });
 });
 
@@ -231,7 +229,7 @@ describe('events, checkpoints and stopping', () => {
     });
   });
 
-  it('stops a job: Stopping reads running, then cancelled; stopping a finished job is Bedrock’s refusal', async () => {
+  it('stops a job: Stopping reads running, then cancelled, with the events of both', async () => {
     const { client, training } = await withDataset();
     const { id } = await client.createJob({ model: NOVA, trainingFile: training, options: {} });
     const stopping = await client.cancelJob(id);
@@ -245,9 +243,6 @@ describe('events, checkpoints and stopping', () => {
       'The job was stopped',
       'Validation of the training data stopped',
     ]);
-
-    const refused = await gatewayError(client.cancelJob(id));
-    expect(refused).toMatchObject({ status: 400, code: 'ValidationException', message: expect.stringContaining('cannot be stopped') });
   });
 });
 
@@ -265,15 +260,6 @@ describe('hosted jobs: idempotent submission', () => {
     expect(fake.state.createJobRequests[0]).not.toHaveProperty('seed');
     expect(await client.findJob(gatewayJobId)).toMatchObject({ id: first.id });
     expect(await client.findJob(randomUUID())).toBeUndefined();
-  });
-
-  it('retries a create answered 503 with the same token: one job', async () => {
-    const { client, training } = await withDataset();
-    fake.control.failNext('POST', '/model-customization-jobs', 503);
-    const job = await client.createJob({ model: NOVA, trainingFile: training, options: {}, gatewayJobId: randomUUID() });
-    expect(fake.state.jobs.size).toBe(1);
-    expect(fake.control.requests.filter((r) => r.method === 'POST')).toHaveLength(2);
-    expect(job.id).toBe([...fake.state.jobs.keys()][0]);
   });
 });
 
@@ -304,34 +290,21 @@ describe('refused before any request', () => {
     const client = bedrock(fake);
     const before = requestCount(fake);
     const input = { model: NOVA, trainingFile: `s3://${DEFAULT_BUCKET}/data/train.jsonl`, options: {}, ...overrides };
-    const err = await gatewayError(client.createJob(input), 'invalid_request');
+    const err = await failure(client.createJob(input), 'invalid_request');
     expect(err).toMatchObject(place);
     expect(requestCount(fake)).toBe(before);
   });
 
   it('needs a role: the header or provider_options.role_arn', async () => {
     const client = bedrock(fake, { headers: { 'x-gateway-aws-role-arn': undefined } });
-    const err = await gatewayError(client.createJob({ model: NOVA, trainingFile: `s3://${DEFAULT_BUCKET}/t.jsonl`, options: {} }), 'invalid_request');
+    const err = await failure(client.createJob({ model: NOVA, trainingFile: `s3://${DEFAULT_BUCKET}/t.jsonl`, options: {} }), 'invalid_request');
     expect(err).toMatchObject({ param: 'x-gateway-aws-role-arn', code: 'missing_setting' });
     expect(requestCount(fake)).toBe(0);
   });
 
-  it.each<[string, Record<string, string | undefined>]>([
-    ['x-gateway-aws-region', { 'x-gateway-aws-region': 'us-east-1/../x' }],
-    ['x-gateway-aws-region', { 'x-gateway-aws-region': 'evil.com' }],
-    ['x-gateway-aws-region', { 'x-gateway-aws-region': 'us-east-1@evil' }],
-    ['x-gateway-aws-region', { 'x-gateway-aws-region': undefined }],
-    ['x-gateway-aws-s3-bucket', { 'x-gateway-aws-s3-bucket': 'a/b' }],
-    ['x-gateway-aws-s3-bucket', { 'x-gateway-aws-s3-bucket': 'a..b' }],
-    ['x-gateway-aws-s3-bucket', { 'x-gateway-aws-s3-bucket': '192.168.0.1' }],
-    ['x-gateway-aws-s3-bucket', { 'x-gateway-aws-s3-bucket': 'b%2f' }],
-    ['x-gateway-aws-s3-object-key', { 'x-gateway-aws-s3-object-key': '../escape.jsonl' }],
-    ['x-gateway-aws-access-key-id', { 'x-gateway-aws-access-key-id': 'not a key' }],
-    ['x-gateway-aws-secret-access-key', { 'x-gateway-aws-secret-access-key': undefined }],
-    ['x-gateway-aws-role-arn', { 'x-gateway-aws-role-arn': 'arn:aws:iam::1:role/x' }],
-  ])('refuses the setting %s (%j) naming it', async (param, headers) => {
-    const err = await gatewayError(bedrock(fake, { headers }).listFiles({}), 'invalid_request');
-    expect(err.param).toBe(param);
+  it('refuses a missing secret (the contract checks a missing region) naming its header', async () => {
+    const err = await failure(bedrock(fake, { headers: { 'x-gateway-aws-secret-access-key': undefined } }).listFiles({}), 'invalid_request');
+    expect(err.param).toBe('x-gateway-aws-secret-access-key');
     expect(requestCount(fake)).toBe(0);
   });
 });
@@ -340,9 +313,9 @@ describe('AWS errors', () => {
   const getMissing = (client: ProviderClient) => client.getJob('no-such-job');
 
   it('maps ResourceNotFoundException to 404 and ValidationException to 400, with Bedrock’s message', async () => {
-    expect(await gatewayError(getMissing(bedrock(fake)))).toMatchObject({ status: 404, code: 'ResourceNotFoundException', type: 'provider_error' });
+    expect(await failure(getMissing(bedrock(fake)), 'provider')).toMatchObject({ status: 404, code: 'ResourceNotFoundException', type: 'provider_error' });
     const { client, training } = await withDataset();
-    const err = await gatewayError(client.createJob({ model: 'amazon.nova-canvas-v1:0', trainingFile: training, options: {} }));
+    const err = await failure(client.createJob({ model: 'amazon.nova-canvas-v1:0', trainingFile: training, options: {} }), 'provider');
     expect(err).toMatchObject({
       status: 400,
       code: 'ValidationException',
@@ -350,31 +323,28 @@ describe('AWS errors', () => {
     });
   });
 
-  it('relays ThrottlingException as 429 once the retries are spent, and succeeds when a retry does', async () => {
+  it('relays ThrottlingException as 429 once the retries are spent, AccessDeniedException as 403, a 5xx as 502', async () => {
     fake.control.failNext('GET', '/model-customization-jobs', 429, { times: 3 });
-    expect(await gatewayError(bedrock(fake).listJobs({}))).toMatchObject({ status: 429, code: 'ThrottlingException' });
+    expect(await failure(bedrock(fake).listJobs({}), 'provider')).toMatchObject({ status: 429, code: 'ThrottlingException' });
     expect(fake.control.requests).toHaveLength(3);
-    fake.control.failNext('GET', '/model-customization-jobs', 429);
-    expect((await bedrock(fake).listJobs({})).data).toEqual([]);
-    expect(fake.control.requests).toHaveLength(5);
-  });
-
-  it('maps AccessDeniedException to 403, and a 5xx to 502 after the retries', async () => {
     fake.control.failNext('GET', '/model-customization-jobs', 403);
-    expect(await gatewayError(bedrock(fake).listJobs({}))).toMatchObject({ status: 403, code: 'AccessDeniedException' });
+    expect(await failure(bedrock(fake).listJobs({}), 'provider')).toMatchObject({ status: 403, code: 'AccessDeniedException' });
     fake.control.failNext('GET', '/model-customization-jobs', 500, { times: 3 });
-    expect(await gatewayError(bedrock(fake).listJobs({}))).toMatchObject({ status: 502, code: 'InternalServerException' });
+    expect(await failure(bedrock(fake).listJobs({}), 'provider')).toMatchObject({ status: 502, code: 'InternalServerException' });
   });
 
   it('maps a time-out to 504 without retrying it, and an unreachable endpoint to 502', async () => {
     fake.control.delayNext('GET', '/model-customization-jobs', 1_000);
-    const slow = await gatewayError(bedrock(fake, { http: { timeoutMs: 150 } }).listJobs({}));
+    const slow = await failure(bedrock(fake, { http: { timeoutMs: 150 } }).listJobs({}), 'provider');
     expect(slow).toMatchObject({ status: 504, message: 'Amazon Bedrock did not answer in time' });
     expect(fake.control.requests).toHaveLength(1);
     const closed = await startFakeBedrock();
     await closed.close();
     const unreachable = bedrock(closed, { http: { retries: 0 } });
-    expect(await gatewayError(unreachable.listJobs({}))).toMatchObject({ status: 502, message: expect.stringMatching(/^Could not reach Amazon Bedrock/) });
+    expect(await failure(unreachable.listJobs({}), 'provider')).toMatchObject({
+      status: 502,
+      message: expect.stringMatching(/^Could not reach Amazon Bedrock/),
+    });
   });
 
   it('answers a wrong secret with 403 and never echoes a credential, not even the session token AWS quotes back', async () => {
@@ -385,7 +355,7 @@ describe('AWS errors', () => {
       'x-gateway-aws-secret-access-key': 'a-wrong-secret-value',
       'x-gateway-aws-session-token': temporary.sessionToken,
     };
-    const err = await gatewayError(bedrock(fake, { headers }).listJobs({}));
+    const err = await failure(bedrock(fake, { headers }).listJobs({}), 'provider');
     expect(err).toMatchObject({ status: 403, code: 'InvalidSignatureException' });
     expect(err.message).toContain('[redacted]');
     for (const secret of Object.values(headers)) expect(err.message).not.toContain(secret);

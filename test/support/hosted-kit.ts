@@ -25,7 +25,8 @@ export interface HostedOnFake<F> {
   messagesOf(id: string): Promise<string[]>;
 }
 
-export function hostedOnFake<F extends { close(): Promise<void> }>(options: {
+/** A fake provider, the gateway's endpoints for it, its integrations, and what its hosted jobs train. */
+export interface HostedSetup<F> {
   start(): Promise<F>;
   /** The gateway's environment besides the monitor's poll period: the provider's endpoints. */
   env(fake: F): Record<string, string>;
@@ -35,7 +36,9 @@ export function hostedOnFake<F extends { close(): Promise<void> }>(options: {
   dataset: string;
   /** Fields every job create sends besides model, training file and gateway options. */
   job?: Record<string, unknown>;
-}): HostedOnFake<F> {
+}
+
+export function hostedOnFake<F extends { close(): Promise<void> }>(options: HostedSetup<F>): HostedOnFake<F> {
   let slug = '';
   const hosted: HostedOnFake<F> = {
     ...({} as Pick<HostedOnFake<F>, 'fake' | 'gw' | 'client' | 'trainingFileId'>),

@@ -22,7 +22,7 @@ import type { ProviderBatchJob, ProviderBatchStatus } from '../../providers/batc
 import type { ProviderClient } from '../../providers/registry';
 import type { BatchCallFacts } from '../usage/batch-usage';
 import type { FileService } from '../files/file.service';
-import { CANCELLED, EXPIRED, failValidation, loadRequests } from './batch-input';
+import { CANCELLED, EXPIRED, failValidation, loadCancelled, loadRequests } from './batch-input';
 import type { BatchLines } from './batch-lines.repository';
 import type { BatchStatus, GatewayBatch } from './batch.model';
 import type { BatchRepository, EventDraft, TransitionData } from './batch.repository';
@@ -70,7 +70,10 @@ export class ProviderRunner {
     const now = await this.parts.batches.findById(scope, batch.id);
     if (!now) return;
     if (job) await this.follow(scope, now, target, job);
-    else if (now.status === 'cancelling') await this.conclude(scope, now, 'cancelled');
+    else if (now.status === 'cancelling') {
+      await loadCancelled(this.parts.files, this.parts.lines, scope, now);
+      await this.conclude(scope, now, 'cancelled');
+    }
   }
 
   /** Loads, uploads and creates the provider job; null when the batch failed or stopped meanwhile. */
@@ -142,7 +145,8 @@ export class ProviderRunner {
       return;
     }
     if (ENDED.has(job.status)) return this.readOutput(scope, batch, target, job, overdue);
-    const next = mirrored(batch.status, job.status);
+    // Past the window the provider's `cancelling` is the stop asked above (the batch expires), not a cancel from elsewhere.
+    const next = overdue ? null : mirrored(batch.status, job.status);
     if (next)
       await this.parts.batches.transition(scope, batch.id, [batch.status], next, {
         level: 'info',

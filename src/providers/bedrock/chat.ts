@@ -57,9 +57,15 @@ export const finishOf = (reason: string | undefined, jsonMode: boolean): FinishR
 /**
  * Chunks as the stream brings them: text deltas, and each `toolUse` block as a tool call (its id and
  * name first, then its input's JSON in pieces) or, for JSON mode's forced tool, as text. An error event
- * (or a broken stream) ends them with the provider error.
+ * (or a broken stream) ends them with the provider error. However they end, `hangUp` is aborted:
+ * a consumer that stops reading must not leave the runtime's stream (and its billing) running.
  */
-async function* chunksOf(conn: BedrockConnection, stream: AsyncIterable<ConverseStreamOutput>, jsonTool: string | undefined): AsyncGenerator<ChatChunk> {
+async function* chunksOf(
+  conn: BedrockConnection,
+  stream: AsyncIterable<ConverseStreamOutput>,
+  jsonTool: string | undefined,
+  hangUp: AbortController,
+): AsyncGenerator<ChatChunk> {
   /** Tool-call index by content block; JSON mode's block is -1. */
   const calls = new Map<number, number>();
   try {
@@ -84,6 +90,8 @@ async function* chunksOf(conn: BedrockConnection, stream: AsyncIterable<Converse
     }
   } catch (err) {
     throw conn.failure('Amazon Bedrock', err);
+  } finally {
+    hangUp.abort();
   }
 }
 
@@ -93,10 +101,12 @@ export async function chat(conn: BedrockConnection, request: ChatRequest): Promi
   const created = Math.floor(Date.now() / 1000);
   const options = { abortSignal: request.signal };
   if (request.body.stream) {
-    const answer = await conn.call('Amazon Bedrock', () => conn.runtime().send(new ConverseStreamCommand(command), options));
+    const hangUp = new AbortController();
+    const streamOptions = { abortSignal: AbortSignal.any([request.signal, hangUp.signal]) };
+    const answer = await conn.call('Amazon Bedrock', () => conn.runtime().send(new ConverseStreamCommand(command), streamOptions));
     if (!answer.stream) throw new GatewayError('provider', 'Amazon Bedrock answered without a stream', { status: 502 });
     const id = `chatcmpl-${answer.$metadata.requestId ?? randomUUID()}`;
-    return { stream: true, id, model: request.model, created, chunks: chunksOf(conn, answer.stream, jsonTool) };
+    return { stream: true, id, model: request.model, created, chunks: chunksOf(conn, answer.stream, jsonTool, hangUp) };
   }
   const answer = await conn.call('Amazon Bedrock', () => conn.runtime().send(new ConverseCommand(command), options));
   const { content, toolCalls } = answerOf(answer.output?.message?.content ?? [], jsonTool);

@@ -1,0 +1,74 @@
+/**
+ * The Bedrock adapter against the fake Bedrock (S3, control plane, runtime): the adapter contract
+ * (test/support/provider-kit.ts) with what Bedrock does its own way: files are S3 objects listed
+ * in key order (oldest first), a create carries an idempotency token (so a 5xx is retried), a wrong
+ * secret is a 403, and a stopped job reads `cancelled` once Bedrock has stopped it. Datasets, jobs
+ * and chat as only Bedrock has them are in bedrock.files, bedrock.jobs and bedrock.chat.
+ */
+import { Readable } from 'node:stream';
+import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
+import { adapterContract, chatDataset, severalServers } from '../support/provider-kit';
+import { bedrock, DEFAULT_BUCKET, NOVA } from './bedrock-harness';
+
+let fake: FakeBedrock;
+
+beforeEach(async () => {
+  fake = await startFakeBedrock({ streamDelayMs: 20 });
+});
+
+afterEach(() => fake.close());
+
+const upload = (examples: number, filename: string) =>
+  bedrock(fake).uploadFile({ filename, purpose: 'fine-tune', model: NOVA, open: () => Readable.from([chatDataset(examples)]) });
+
+adapterContract('bedrock', {
+  client: (options) => bedrock(fake, options),
+  fake: () =>
+    severalServers(
+      [
+        [`/${DEFAULT_BUCKET}/`, { ...fake.s3, requests: fake.s3.state.requests }],
+        ['/model/', fake.runtime],
+      ],
+      fake.control,
+    ),
+  files: {
+    upload,
+    content: (file) => fake.s3.getObject(DEFAULT_BUCKET, file.id.slice(`s3://${DEFAULT_BUCKET}/`.length))!,
+    uploadPath: `/${DEFAULT_BUCKET}/`,
+    uploadPut: true,
+    lastPageCursor: 'none',
+    order: 'oldest first',
+  },
+  jobs: {
+    create: async (extra) => bedrock(fake).createJob({ model: NOVA, trainingFile: (await upload(12, 'train.jsonl')).id, options: {}, ...extra }),
+    statuses: ['queued', 'running', 'succeeded'],
+    createPath: '/model-customization-jobs',
+    createRetried: true,
+    listPath: '/model-customization-jobs',
+    unknown: { id: 'no-such-job', code: 'ResourceNotFoundException' },
+    cancelledAs: 'cancelled',
+    cancelRefusal: { code: 'ValidationException', message: /cannot be stopped/ },
+  },
+  settings: {
+    required: 'x-gateway-aws-region',
+    hostile: [
+      ['x-gateway-aws-region', 'us-east-1/../x'],
+      ['x-gateway-aws-region', 'evil.com'],
+      ['x-gateway-aws-region', 'us-east-1@evil'],
+      ['x-gateway-aws-s3-bucket', 'a/b'],
+      ['x-gateway-aws-s3-bucket', 'a..b'],
+      ['x-gateway-aws-s3-bucket', '192.168.0.1'],
+      ['x-gateway-aws-s3-bucket', 'b%2f'],
+      ['x-gateway-aws-s3-object-key', '../escape.jsonl'],
+      ['x-gateway-aws-access-key-id', 'not a key'],
+      ['x-gateway-aws-role-arn', 'arn:aws:iam::1:role/x'],
+    ],
+  },
+  wrongCredentials: {
+    headers: { 'x-gateway-aws-secret-access-key': 'a-wrong-secret-value' },
+    secret: 'a-wrong-secret-value',
+    status: 403,
+    code: 'InvalidSignatureException',
+  },
+  chat: { model: 'amazon.nova-lite-v1:0', abandonedStreams: () => fake.state.abandonedStreams },
+});
