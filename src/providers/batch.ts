@@ -76,6 +76,8 @@ export interface BatchUploadInput {
   requests: () => AsyncIterable<BatchRequest>;
   /** How many requests `requests` yields. */
   count: number;
+  /** Client mode: the caller's file (as its upload answered it) the requests come from, for a provider that must name it in its input (`client.describe`). */
+  sourceFileId?: string;
 }
 
 export interface BatchCreateInput {
@@ -151,6 +153,11 @@ export interface ClientBatchSupport<C> {
   ownsHandle(conn: C, kind: BatchHandleKind, handle: string): boolean;
   /** The caller's uploaded OpenAI JSONL (the id as its upload answered it), streamed back from the provider's storage. */
   readInput(conn: C, fileId: string): Promise<Readable>;
+  /**
+   * Completes the views of jobs with what takes another call, one call for a whole page (Together:
+   * the caller's input file, from the name of the input written beside it).
+   */
+  describe?(conn: C, jobs: ProviderBatchJob[]): Promise<ProviderBatchJob[]>;
   /** The caller's file is already the provider's native input (OpenAI, Azure): `create` gets its id; `upload` is skipped. */
   nativeInput?: boolean;
   /**

@@ -269,6 +269,9 @@ export class ProviderClient {
   }
 
   listBatches = (page: PageInput) => this.runBatch('batchList', (b, conn) => b.client?.list(conn, page));
+  /** The jobs with their views completed where the provider needs another call for that (`client.describe`), else as they are. */
+  describeBatches = async (jobs: ProviderBatchJob[]) =>
+    this.module.batch?.client?.describe && jobs.length ? this.runBatch('batchDescribe', (b, conn) => b.client?.describe?.(conn, jobs)) : jobs;
   /** The caller's uploaded batch input, streamed back (client mode reads it at create time). */
   readBatchInput = (fileId: string) => this.runBatch('batchInput', (b, conn) => b.client?.readInput(conn, fileId), { param: 'fileId', value: fileId });
   /** The job's result lines, read as they are iterated (the provider calls are not observed one by one). */
@@ -280,7 +283,7 @@ export class ProviderClient {
 
   private available(op: OperationName): boolean {
     if (op === 'batchFind') return this.supportsBatches('find');
-    if (op === 'batchList' || op === 'batchInput') return this.supportsBatches('client');
+    if (op === 'batchList' || op === 'batchInput' || op === 'batchDescribe') return this.supportsBatches('client');
     return op.startsWith('batch') ? this.supportsBatches() : this.supports(op as ProviderOperationName);
   }
 

@@ -295,7 +295,8 @@ export interface ProviderOperations<C> {
 /** An operation of the contract above. */
 export type ProviderOperationName = keyof ProviderOperations<unknown>;
 /** The operation names the batch steps (batch.ts) are reported under (metrics, traces, required settings). */
-export type BatchOperationName = 'batchUpload' | 'batchCreate' | 'batchFind' | 'batchGet' | 'batchCancel' | 'batchOutput' | 'batchList' | 'batchInput';
+export type BatchOperationName =
+  'batchUpload' | 'batchCreate' | 'batchFind' | 'batchGet' | 'batchCancel' | 'batchOutput' | 'batchList' | 'batchInput' | 'batchDescribe';
 /** Every call a provider client makes: the operations above and the batch service's steps (batch.ts). */
 export type OperationName = ProviderOperationName | BatchOperationName;
 

@@ -2,9 +2,9 @@
  * The provider runner with OpenAI's own batch service, end to end with the official OpenAI SDK against
  * the gateway and the fake OpenAI behind it: the batch is submitted once to the fake's `/v1/batches`
  * (no line goes through chat), followed to `completed`, and its output and error files published in
- * the gateway's file store; cancel mid-run publishes partial output; a provider failure fails the batch
- * with the provider's reason. Each result line the provider answered is one usage ledger row
- * (`batch: true`), recorded once.
+ * the gateway's file store; cancel mid-run publishes partial output, and so does a batch past its
+ * window (expired); a provider failure fails the batch with the provider's reason. Each result line
+ * the provider answered is one usage ledger row (`batch: true`), recorded once.
  */
 import { randomBytes } from 'node:crypto';
 import type OpenAI from 'openai';
@@ -12,7 +12,7 @@ import type { FakeOpenAI } from '../fakes/openai-server';
 import { eventually, type HostedGateway } from '../fine-tuning/harness';
 import { gql } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
-import { chatLine, createBatch, fileLines, finished, jsonl, useBatchGateway } from './harness';
+import { chatLine, createBatch, fileLines, finished, useBatchGateway, taggedFile } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
@@ -26,8 +26,7 @@ beforeAll(() => {
 
 afterEach(() => fake.batches.setLinesPerPoll(Number.POSITIVE_INFINITY));
 
-const uniqueFile = (tag: string, count: number) =>
-  jsonl(Array.from({ length: count }, (_, i) => chatLine(`${tag}-${i + 1}`, 'gpt-4o-mini', `${tag} question ${i + 1}`)));
+const uniqueFile = (tag: string, count: number) => taggedFile(tag, 'gpt-4o-mini', count);
 
 const viaOpenAI = { 'x-gateway-provider': '@my-openai' };
 
@@ -162,6 +161,36 @@ describe('a batch run by OpenAI’s batch service', () => {
     const errors = await fileLines(client, batch.error_file_id!);
     expect(errors).toHaveLength(12 - done);
     for (const line of errors) expect(line).toMatchObject({ response: null, error: { code: 'batch_cancelled' } });
+    expect((await providerBatchOf(created.id)).status).toBe('cancelled');
+  });
+
+  it('expires past its window: the provider is asked to stop, finished requests published, the rest batch_expired', async () => {
+    const tag = `expire-${randomBytes(4).toString('hex')}`;
+    fake.batches.setLinesPerPoll(1);
+    const created = await createBatch(client, uniqueFile(tag, 12), viaOpenAI);
+    await eventually(async () => {
+      const now = await client.batches.retrieve(created.id);
+      return now.status === 'in_progress' && now.request_counts!.completed >= 2 ? now : undefined;
+    });
+    await gw.gateway.services.db.prisma.batch.update({ where: { id: created.id }, data: { expiresAt: new Date() } });
+    const batch = await finished(client, created.id);
+    assertOpenAIShape('Batch', batch, 'expired batch');
+    expect(batch).toMatchObject({ status: 'expired', expired_at: expect.any(Number) });
+    const done = batch.request_counts!.completed;
+    expect(done).toBeGreaterThanOrEqual(2);
+    expect(done).toBeLessThan(12);
+    expect(batch.request_counts).toEqual({ total: 12, completed: done, failed: 12 - done });
+    expect(await fileLines(client, batch.output_file_id!)).toHaveLength(done);
+    const errors = await fileLines(client, batch.error_file_id!);
+    expect(errors).toHaveLength(12 - done);
+    for (const line of errors) {
+      expect(line).toMatchObject({
+        custom_id: expect.stringMatching(new RegExp(`^${tag}-`)),
+        response: null,
+        error: { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' },
+      });
+    }
+    // The provider's batch was stopped, not left running.
     expect((await providerBatchOf(created.id)).status).toBe('cancelled');
   });
 

@@ -43,6 +43,8 @@ describe('client-mode batches with OpenAI', () => {
     logs: () => logs,
     hostile: [['x-gateway-openai-project', 'proj/../../x']],
     cancelled: ['cancelling'],
+    expire: (handle) => openaiFake.batches.expire(handle),
+    fail: (handle) => openaiFake.batches.fail(handle),
     // The caller's file went as it is, the metadata as the caller gave it.
     after: ({ batch }) => {
       const created = [...openaiFake.batches.batches.values()].find((b) => b.metadata?.team === 'client-mode');
@@ -65,6 +67,8 @@ describe('client-mode batches with Azure OpenAI', () => {
     logs: () => logs,
     hostile: ['evil.com/x', 'a.b', 'a%2fb'].map((name): [string, string] => ['x-gateway-azure-resource-name', name]),
     cancelled: ['cancelling'],
+    expire: (handle) => azureFake.batches().expire(handle),
+    fail: (handle) => azureFake.batches().fail(handle),
     after: () => {
       const calls = azureFake.state.requests.filter((r) => r.path.startsWith('/fake-aoai/openai/batches'));
       expect(calls.length).toBeGreaterThan(2);

@@ -57,6 +57,10 @@ export interface ClientBatchSpec {
   provider: string;
   /** Checks on the provider's side after the pass (what it received: native lines, fields). */
   after?(pass: BatchPass): void;
+  /** Makes the provider's batch `handle` end `expired` at its next step (where the fake can). */
+  expire?(handle: string): void;
+  /** Makes the provider's batch `handle` fail at its next step (where the fake can). */
+  fail?(handle: string): void;
   /** The status a cancel answers (providers without `cancelling` end at once). */
   cancelled: Array<'cancelling' | 'cancelled'>;
 }
@@ -195,6 +199,13 @@ async function expectRefused(spec: ClientBatchSpec, method: string, path: string
 }
 
 const forged = (prefix: string, text: string) => prefix + Buffer.from(text).toString('base64url');
+/** The provider's handle inside one of our batch ids (what the fake knows the batch by). */
+const handleOf = (id: string) => Buffer.from(id.slice('batch_cb1'.length), 'base64url').toString('utf8').split('\n')[1];
+
+async function createBatch(sdk: OpenAI, model: string, name: string): Promise<Batch> {
+  const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(batchFile(model)), name), purpose: 'batch' });
+  return sdk.batches.create({ input_file_id: uploaded.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+}
 
 /** The shared client-mode batch tests, inside the caller's `describe`. */
 export function clientBatchContract(spec: ClientBatchSpec) {
@@ -208,9 +219,55 @@ export function clientBatchContract(spec: ClientBatchSpec) {
     expect((await api(spec.gw(), 'GET', '/v1/files')).body.data).toEqual([]);
   });
 
+  it('refuses a bad input file with 400 naming input_file_id, before any batch is made at the provider', async () => {
+    const count = async () => (await api(spec.gw(), 'GET', '/v1/batches?limit=100', { headers: spec.headers() })).body.data.length;
+    const before = await count();
+    const line = (id: string, model: string) => batchFile(model, [id]);
+    for (const [name, content, reason] of [
+      ['duplicate.jsonl', line('a', spec.model) + line('a', spec.model), /custom_id "a" is also on line 1/],
+      ['two-models.jsonl', line('a', spec.model) + line('b', `${spec.model}-other`), /one model per file/],
+      ['garbage.jsonl', `${line('a', spec.model)}{not json\n`, /line 2/],
+    ] as const) {
+      const uploaded = await sdk().files.create({ file: await toFile(Buffer.from(content), name), purpose: 'batch' });
+      const res = await api(spec.gw(), 'POST', '/v1/batches', {
+        headers: spec.headers(),
+        body: { input_file_id: uploaded.id, endpoint: '/v1/chat/completions', completion_window: '24h' },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ param: 'input_file_id', code: 'invalid_batch_file', message: expect.stringMatching(reason) });
+    }
+    expect(await count()).toBe(before);
+  });
+
+  if (spec.expire) {
+    const expire = spec.expire;
+    it('ends an expired batch `expired`, every request without a result in the error file as batch_expired', async () => {
+      const batch = await createBatch(sdk(), spec.model, 'expire.jsonl');
+      expire(handleOf(batch.id));
+      const ended = await follow(sdk(), batch.id);
+      // The counts are the provider's where it reports them (OpenAI's fake counts no expired request as failed).
+      expect(ended).toMatchObject({ status: 'expired', expired_at: expect.any(Number), request_counts: { total: 4 } });
+      const errors = await download(sdk(), ended.error_file_id!);
+      expect(errors.map((l) => l.custom_id).sort()).toEqual(CUSTOM_IDS);
+      for (const line of errors) expect(line).toMatchObject({ response: null, error: { code: 'batch_expired' } });
+    });
+  }
+
+  if (spec.fail) {
+    const fail = spec.fail;
+    it("answers a batch the provider failed `failed`, with the provider's reason in `errors` and no files", async () => {
+      const batch = await createBatch(sdk(), spec.model, 'fail.jsonl');
+      fail(handleOf(batch.id));
+      const ended = await follow(sdk(), batch.id);
+      expect(ended).toMatchObject({ status: 'failed', failed_at: expect.any(Number), errors: { object: 'list', data: [{ message: expect.any(String) }] } });
+      expect(ended.output_file_id).toBeUndefined();
+      const missing = await api(spec.gw(), 'GET', `/v1/files/${batch.id.replace('batch_cb1', 'file-cbo1')}/content`, { headers: spec.headers() });
+      expect(missing.status).toBe(404);
+    });
+  }
+
   it("cancels a batch at the provider, answering OpenAI's cancel words", async () => {
-    const uploaded = await sdk().files.create({ file: await toFile(Buffer.from(batchFile(spec.model)), 'cancel.jsonl'), purpose: 'batch' });
-    const batch = await sdk().batches.create({ input_file_id: uploaded.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const batch = await createBatch(sdk(), spec.model, 'cancel.jsonl');
     const cancelled = await sdk().batches.cancel(batch.id);
     expectOpenAIBatch(cancelled);
     expect(spec.cancelled).toContain(cancelled.status);

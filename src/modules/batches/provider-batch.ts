@@ -145,7 +145,8 @@ export class ProviderRunner {
       return;
     }
     if (ENDED.has(job.status)) return this.readOutput(scope, batch, target, job, overdue);
-    const next = mirrored(batch.status, job.status);
+    // Past the window the provider's `cancelling` is the stop asked above (the batch expires), not a cancel from elsewhere.
+    const next = overdue ? null : mirrored(batch.status, job.status);
     if (next)
       await this.parts.batches.transition(scope, batch.id, [batch.status], next, {
         level: 'info',

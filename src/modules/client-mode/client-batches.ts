@@ -11,7 +11,7 @@
  * submits the job (`create`). Two reads rather than one so that a bad line is refused before anything
  * is written at the provider, with memory flat for a 200 MB file.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { LazyScope } from '../../auth/scope';
 import { GatewayError, invalidField, unsupported } from '../../errors';
@@ -22,6 +22,7 @@ import type { ProviderClient } from '../../providers/registry';
 import type { ProviderFile, ProviderPage } from '../../providers/types';
 import { parseInput, type Input } from '../../validation/parse';
 import { checkBatchStream, readBatchFile } from '../batches/batch-file';
+import { CANCELLED, EXPIRED } from '../batches/batch-input';
 import {
   BATCH_ENDPOINT,
   COMPLETION_WINDOW,
@@ -65,7 +66,7 @@ export class ClientBatchService {
     const gatewayBatchId = randomUUID();
     const input = support.nativeInput
       ? inputFile
-      : await provider.uploadBatch({ gatewayBatchId, model, count, requests: () => requestsOf(provider, inputFile) });
+      : await provider.uploadBatch({ gatewayBatchId, model, count, requests: () => requestsOf(provider, inputFile), sourceFileId: inputFile });
     const job = await provider.createBatch({ gatewayBatchId, model, input, count, metadata: data.metadata ?? null });
     return this.answer(provider, job);
   }
@@ -93,7 +94,7 @@ export class ClientBatchService {
     provider.clientBatches();
     const cursor = after !== undefined && batchIdKind(after) === 'batch' ? provider.batchHandle(after, ['batch'], 'after').handle : after;
     const page = await provider.listBatches({ after: cursor, limit });
-    const data = page.data.map((job) => ({ provider, job, counts: job.requestCounts ?? NO_COUNTS }));
+    const data = (await provider.describeBatches(page.data)).map((job) => ({ provider, job, counts: job.requestCounts ?? NO_COUNTS }));
     const last = page.data.at(-1);
     // A cursor that is the last batch's handle is given as its id, so that OpenAI's `after` = last id works.
     const nextAfter = last && (page.nextAfter === null || page.nextAfter === last.id) ? batchId('batch', provider.name, last.id) : page.nextAfter;
@@ -144,12 +145,13 @@ export class ClientBatchService {
   }
 
   /** The provider's job; the counts of a provider that reports none (Together) read from its results once it has ended. */
-  private async answer(provider: ProviderClient, job: ProviderBatchJob): Promise<ClientBatch> {
+  private async answer(provider: ProviderClient, found: ProviderBatchJob): Promise<ClientBatch> {
+    const [job] = await provider.describeBatches([found]);
     viewOf(job);
     if (job.requestCounts) return { provider, job, counts: job.requestCounts };
     if (!hasResults(job.status)) return { provider, job, counts: NO_COUNTS };
     const counts = { total: 0, completed: 0, failed: 0 };
-    for await (const line of provider.batchOutput(job)) {
+    for await (const line of allResults(provider, job)) {
       counts.total++;
       counts[succeeded(line) ? 'completed' : 'failed']++;
     }
@@ -158,7 +160,7 @@ export class ClientBatchService {
 
   /** The batch behind an output or error file id, once it has ended (before, its files do not exist: 404). */
   private async ended(provider: ProviderClient, handle: string): Promise<ProviderBatchJob> {
-    const job = await provider.getBatch(handle);
+    const [job] = await provider.describeBatches([await provider.getBatch(handle)]);
     if (!hasResults(job.status))
       throw new GatewayError('not_found', `The batch is ${job.status}: its output and error files do not exist yet`, { code: 'not_found' });
     return job;
@@ -178,14 +180,43 @@ async function* requestsOf(provider: ProviderClient, inputFile: string): AsyncGe
   }
 }
 
-/** The job's result lines of one file: successes (`output`) or failures (`error`); a line without custom_id is the provider's fault. */
+/** The job's result lines of one file: successes (`output`) or failures (`error`). */
 async function* resultLines(provider: ProviderClient, job: ProviderBatchJob, kind: 'output' | 'error'): AsyncGenerator<BatchResultLine> {
+  for await (const line of allResults(provider, job)) if (succeeded(line) === (kind === 'output')) yield line;
+}
+
+/** Why a request of a batch that stopped early has no result. */
+const UNRUN: Partial<Record<ProviderBatchStatus, { code: string; message: string }>> = { expired: EXPIRED, cancelled: CANCELLED };
+
+/**
+ * Every result the provider wrote (a line without custom_id is the provider's fault), then, for a
+ * batch that expired or was cancelled, each request of the caller's file the provider left without
+ * one, as OpenAI writes it (`batch_expired`, `batch_cancelled`): nothing is stored in client mode, so
+ * the input is read again to know them. An input deleted since is a batch without those lines.
+ */
+async function* allResults(provider: ProviderClient, job: ProviderBatchJob): AsyncGenerator<BatchResultLine> {
+  const seen = new Set<string>();
   for await (const line of provider.batchOutput(job)) {
     if (typeof line.custom_id !== 'string' || line.custom_id === '')
       throw new GatewayError('provider', `${provider.title} returned a batch result without a custom_id`, { status: 502 });
-    if (succeeded(line) === (kind === 'output')) yield line;
+    seen.add(line.custom_id);
+    yield line;
   }
+  const error = UNRUN[job.status];
+  if (!error) return;
+  let input: Readable;
+  try {
+    input = await provider.readBatchInput(viewOf(job).inputFileId);
+  } catch (err) {
+    if (err instanceof GatewayError && err.status === 404) return;
+    throw err;
+  }
+  for await (const chunk of readBatchFile(input, REQUESTS_PER_READ))
+    for (const { customId } of chunk) if (!seen.has(customId)) yield { id: unrunLineId(job.id, customId), custom_id: customId, response: null, error };
 }
+
+/** Stable across reads: the same request of the same batch always has the same line id. */
+const unrunLineId = (batch: string, customId: string) => `batch_req_${createHash('sha256').update(`${batch}\n${customId}`).digest('hex').slice(0, 24)}`;
 
 /** Leaves out what is unset: OpenAI's document types optional Batch fields as numbers or strings, never null. */
 const present = <K extends string, V>(key: K, value: V | null | undefined) => (value == null ? {} : ({ [key]: value } as Record<K, V>));

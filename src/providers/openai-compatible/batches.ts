@@ -22,29 +22,13 @@ import { urlPath } from '../url';
 import { filePath, pageQuery, type OpenAICompatibleConnection } from './connection';
 import { toPage } from './mappers';
 import { getFile } from './files';
-import type { OpenAIList } from './schemas';
+import { parseAnswer } from '../answer';
+import { openAIBatchListSchema, openAIBatchResultSchema, openAIBatchSchema, type OpenAIBatch } from './schemas';
 import { uploadFile } from './upload-file';
 
 /** The metadata key that carries the gateway's batch id (see find). */
 export const GATEWAY_BATCH_ID_METADATA_KEY = 'gateway_batch_id';
 const MAX_LOOKUP_PAGES = 5;
-
-type BatchTimes = Partial<Record<BatchTimeName, number | string | null>>;
-
-interface OpenAIBatch extends BatchTimes {
-  id: string;
-  status: string;
-  input_file_id?: string;
-  model?: string | null;
-  /** Unix seconds; Azure's how-to shows ISO strings too (both are read). */
-  created_at?: number | string;
-  usage?: { input_tokens?: number; output_tokens?: number } | null;
-  output_file_id?: string | null;
-  error_file_id?: string | null;
-  errors?: { data?: { code?: string; message?: string }[] } | null;
-  request_counts?: { total?: number; completed?: number; failed?: number } | null;
-  metadata?: Record<string, string> | null;
-}
 
 /** What differs between OpenAI's and Azure's batch service. */
 export interface OpenAIBatchWire<C extends OpenAICompatibleConnection> {
@@ -95,12 +79,12 @@ export function openAIBatchSteps<C extends OpenAICompatibleConnection>(
         completion_window: '24h',
         metadata: input.metadata !== undefined ? input.metadata : { [GATEWAY_BATCH_ID_METADATA_KEY]: input.gatewayBatchId },
       };
-      return toJob(await apiRequest<OpenAIBatch>(conn, { method: 'POST', path: '/batches', json: body }));
+      return toJob(await apiRequest(conn, { answer: openAIBatchSchema, method: 'POST', path: '/batches', json: body }));
     },
     async find(conn, gatewayBatchId) {
       let after: string | undefined;
       for (let page = 0; page < MAX_LOOKUP_PAGES; page++) {
-        const found = await apiRequest<OpenAIList<OpenAIBatch>>(conn, { method: 'GET', path: '/batches', query: { limit: 100, after } });
+        const found = await apiRequest(conn, { answer: openAIBatchListSchema, method: 'GET', path: '/batches', query: { limit: 100, after } });
         const mine = found.data.find((b) => b.metadata?.[GATEWAY_BATCH_ID_METADATA_KEY] === gatewayBatchId);
         if (mine) return toJob(mine);
         if (!found.has_more || !found.data.length) return undefined;
@@ -108,14 +92,15 @@ export function openAIBatchSteps<C extends OpenAICompatibleConnection>(
       }
       return undefined;
     },
-    get: async (conn, id) => toJob(await apiRequest<OpenAIBatch>(conn, { method: 'GET', path: batchPath(id) })),
-    cancel: async (conn, id) => toJob(await apiRequest<OpenAIBatch>(conn, { method: 'POST', path: batchPath(id, '/cancel'), idempotent: true })),
+    get: async (conn, id) => toJob(await apiRequest(conn, { answer: openAIBatchSchema, method: 'GET', path: batchPath(id) })),
+    cancel: async (conn, id) => toJob(await apiRequest(conn, { answer: openAIBatchSchema, method: 'POST', path: batchPath(id, '/cancel'), idempotent: true })),
     output: (conn, job) => outputLines(conn, job),
     client: {
       // The caller's upload is already OpenAI's input: the batch is created on it as it is.
       nativeInput: true,
       limits: wire.limits,
-      list: async (conn, page) => toPage(await apiRequest<OpenAIList<OpenAIBatch>>(conn, { method: 'GET', path: '/batches', query: pageQuery(page) }), toJob),
+      list: async (conn, page) =>
+        toPage(await apiRequest(conn, { answer: openAIBatchListSchema, method: 'GET', path: '/batches', query: pageQuery(page) }), toJob),
       ownsHandle: (_conn, kind, handle) => HANDLES[kind].test(handle),
       readInput: async (conn, fileId) => (await apiDownload(conn, filePath(fileId, '/content'))).stream,
     },
@@ -134,15 +119,16 @@ async function* outputLines(conn: OpenAICompatibleConnection, job: ProviderBatch
   }
 }
 
-function toResultLine(line: Record<string, unknown>, title: string): BatchResultLine {
-  if (typeof line.custom_id !== 'string') throw new GatewayError('provider', `${title} returned a batch result without a custom_id`, { status: 502 });
-  const response = line.response as BatchResultLine['response'] | undefined;
-  const error = line.error as BatchResultLine['error'] | undefined;
+/** A result line read through its schema: a line without `custom_id`, or a `response` without `status_code`, is a bad answer (502). */
+function toResultLine(value: Record<string, unknown>, title: string): BatchResultLine {
+  const line = parseAnswer(openAIBatchResultSchema, value, title, 'batch result line');
+  const id = line.id ?? `batch_req_${line.custom_id}`;
+  const { response, error } = line;
   return {
-    id: typeof line.id === 'string' ? line.id : `batch_req_${line.custom_id}`,
+    id,
     custom_id: line.custom_id,
-    response: response ?? null,
-    error: error ?? null,
+    response: response ? { status_code: response.status_code, request_id: response.request_id ?? id, body: response.body } : null,
+    error: error ? { code: error.code ?? 'request_failed', message: error.message ?? `${title} could not run the request` } : null,
   };
 }
 

@@ -31,7 +31,7 @@ function fileType(filename: string): string {
 
 export async function listFiles(conn: TogetherConnection, page: FileListInput): Promise<ProviderPage<ProviderFile>> {
   const list = await apiRequest(conn, { answer: togetherFileListSchema, method: 'GET', path: '/files' });
-  const files = (list.data ?? []).filter((f) => page.purpose === undefined || f.purpose === page.purpose).map(toFile);
+  const files = (list.data ?? []).map(toFile).filter((f) => page.purpose === undefined || f.purpose === page.purpose);
   // Newest first unless asked otherwise; files of the same second keep Together's (upload) order, reversed for newest first.
   const ordered = page.order === 'asc' ? files.sort((a, b) => a.createdAt - b.createdAt) : files.reverse().sort((a, b) => b.createdAt - a.createdAt);
   return pageOf(ordered, { after: page.after, limit: page.limit });

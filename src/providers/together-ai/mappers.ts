@@ -22,12 +22,15 @@ const FILE_STATUS: Readonly<Record<string, FileStatus>> = {
   INVALID_FORMAT: 'error',
 };
 
+/** Together's batch purposes in OpenAI's words (client-mode answers are OpenAI's file objects). */
+const OPENAI_PURPOSES: Readonly<Record<string, string>> = { 'batch-api': 'batch', 'batch-generated': 'batch_output' };
+
 export const toFile = (f: TogetherFile): ProviderFile => ({
   id: f.id,
   bytes: f.bytes,
   createdAt: f.created_at,
   filename: f.filename,
-  purpose: f.purpose,
+  purpose: OPENAI_PURPOSES[f.purpose] ?? f.purpose,
   // Files Together does not validate (other purposes) carry no processing status: they are ready.
   status: f.processing_status ? (FILE_STATUS[f.processing_status] ?? 'uploaded') : 'processed',
   ...(f.processing_status ? { providerStatus: f.processing_status } : {}),
