@@ -4,6 +4,7 @@
  * what a child process costs (CPU time, SQL statements).
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -182,6 +183,18 @@ export async function adminQuery(serverUrl: string, sql: string): Promise<void> 
   } finally {
     await client.end();
   }
+}
+
+/** A scratch database named `prefix` and a random tail on BENCH_DATABASE_URL's server for this run (dropped by the returned function), or none: PGlite. */
+export async function scratchDatabase(prefix: string): Promise<{ url?: string; drop(): Promise<void> }> {
+  const server = process.env.BENCH_DATABASE_URL;
+  if (!server) return { drop: async () => {} };
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(server, `CREATE DATABASE ${name}`);
+  return {
+    url: Object.assign(new URL(server), { pathname: `/${name}` }).toString(),
+    drop: () => adminQuery(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
 }
 
 /** Runs a benchmark's main and exits with its outcome (children and sockets may still hold the loop open). */

@@ -5,7 +5,13 @@
  */
 
 /** A call to the gateway: a JSON body, or a multipart form; fails loudly on anything but 200. */
-async function call(port: number, key: string, method: string, route: string, body?: Record<string, unknown> | FormData): Promise<Record<string, unknown>> {
+export async function call(
+  port: number,
+  key: string,
+  method: string,
+  route: string,
+  body?: Record<string, unknown> | FormData,
+): Promise<Record<string, unknown>> {
   const form = body instanceof FormData;
   const res = await fetch(`http://127.0.0.1:${port}${route}`, {
     method,

@@ -34,7 +34,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { adminQuery, child, cpuMs, load, runBench, SECONDS, statements, stop, streamLoad, type Measured, type Target } from './harness';
+import { child, cpuMs, load, runBench, scratchDatabase, SECONDS, statements, stop, streamLoad, type Measured, type Target } from './harness';
 import { fineTunedModel, workspaceKey } from './hosted-model';
 import { installPeer, startPeer } from './peer-gateway';
 import { report, type Figures, type Route, type ScenarioId } from './peer-report';
@@ -217,18 +217,6 @@ async function measureFirstTokens(streamed: Scenario): Promise<(route: Route) =>
   };
 }
 
-/** A scratch database on BENCH_DATABASE_URL's server for this run (dropped by the returned function), or none: PGlite. */
-async function scratchDatabase(): Promise<{ url?: string; drop(): Promise<void> }> {
-  const server = process.env.BENCH_DATABASE_URL;
-  if (!server) return { drop: async () => {} };
-  const name = `gw_bench_peer_${randomBytes(4).toString('hex')}`;
-  await adminQuery(server, `CREATE DATABASE ${name}`);
-  return {
-    url: Object.assign(new URL(server), { pathname: `/${name}` }).toString(),
-    drop: () => adminQuery(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
-  };
-}
-
 async function main(): Promise<void> {
   const started = new Date();
   const loadBefore = loadavg();
@@ -238,7 +226,7 @@ async function main(): Promise<void> {
   const generator = (scenario: Scenario): Generator => (wrk ? wrkLoad : scenario.stream ? streamLoad : load);
 
   const dataDir = await mkdtemp(path.join(tmpdir(), 'gw-bench-peer-'));
-  const database = await scratchDatabase();
+  const database = await scratchDatabase('gw_bench_peer');
   const key = `gw_bench_${randomBytes(16).toString('hex')}`;
   const outbound: string[] = [];
   const children: Array<{ proc: ChildProcess; graceful: boolean }> = [];

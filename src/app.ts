@@ -18,7 +18,7 @@ import { adminRoutes } from './modules/admin/admin.routes';
 import { batchRoutes } from './modules/batches/batch.routes';
 import { chatRoutes } from './modules/chat/chat.routes';
 import { consoleBuildDir, consoleRoutes, graphqlPageRoute } from './modules/console/console.routes';
-import { clientModeFileRoutes, clientModeJobRoutes } from './modules/client-mode/client-mode.routes';
+import { clientModeBatchRoutes, clientModeFileRoutes, clientModeJobRoutes } from './modules/client-mode/client-mode.routes';
 import { fileRoutes } from './modules/files/file.routes';
 import { fineTuningRoutes } from './modules/fine-tuning/fine-tuning.routes';
 import { integrationRoutes } from './modules/integrations/integration.routes';
@@ -133,7 +133,7 @@ export async function createApp(config: Config, services: Services, logger: Logg
   v1.use('/fine_tuning/jobs', ...jsonBody, creates(), clientModeJobRoutes(services), fineTuningRoutes(services));
   v1.use('/prompts/partials', ...jsonBody, creates(), partialRoutes(services));
   v1.use('/chat', ...jsonBody, chatRoutes(services, logger));
-  v1.use('/batches', ...jsonBody, creates(), batchRoutes(services));
+  v1.use('/batches', ...jsonBody, creates(), clientModeBatchRoutes(services), batchRoutes(services));
   v1.use('/models', modelRoutes(services));
   v1.use('/organization', usageRoutes(services));
   v1.use('/logs', logRoutes(services));

@@ -77,6 +77,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
         files: services.files,
         chat: services.chat,
         meter: (batch) => services.usage.recorder.chatMeter({ keyId: batch.apiKeyId, ...batch }, { batch: true }),
+        meterResults: services.usage.ledger.enabled,
         records: services.batchRecords,
         target: (scope, batch) => services.batches.target(scope, batch),
       },

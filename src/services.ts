@@ -4,7 +4,7 @@ import type { Logger } from './logger';
 import { loadMasterKey, SecretBox, type Sealer } from './crypto/secret-box';
 import { lazy } from './lazy';
 import { ApiKeyCache } from './modules/api-keys/api-key.cache';
-import { HostedCache } from './modules/chat/hosted.cache';
+import { cachedResolve, HostedCache } from './modules/chat/hosted.cache';
 import { Metrics } from './http/observability';
 import { ApiKeyRepository } from './modules/api-keys/api-key.repository';
 import { ApiKeyService } from './modules/api-keys/api-key.service';
@@ -14,6 +14,7 @@ import { BatchService } from './modules/batches/batch.service';
 import { ProviderBatchRecords } from './modules/batches/provider-batch.repository';
 import { createBatchFileCheck } from './modules/batches/batch-file';
 import { ChatService } from './modules/chat/chat.service';
+import { ClientBatchService } from './modules/client-mode/client-batches';
 import { ClientModeService } from './modules/client-mode/client-mode.service';
 import { FileRepository } from './modules/files/file.repository';
 import { FileService } from './modules/files/file.service';
@@ -83,7 +84,9 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const jobCancellation = new JobCancellation(fineTuningJobs, jobLeases, logger);
   const fineTuning = new FineTuningService(fineTuningJobs, files, integrations, providers, jobCancellation);
   files.guardDeletion((tx, scope, fileId) => fineTuning.fileInUse(tx, scope, fileId));
-  const clientMode = new ClientModeService(integrations, providers);
+  // Client mode's `@slug` integrations come from hosted chat's cache (a gateway-run batch names one per line).
+  const clientMode = new ClientModeService(cachedResolve(integrations, hostedCache), providers);
+  const clientBatches = new ClientBatchService(clientMode);
   const models = new ModelService(new ModelRepository(prisma), new IntegrationModels(integrations, logger));
   const usageRecords = new UsageRepository(prisma);
   const ledger = new UsageLedger(usageRecords, config.usage, logger);
@@ -110,6 +113,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
     jobCancellation,
     fineTuning,
     clientMode,
+    clientBatches,
     models,
     chat,
     usage,

@@ -5,8 +5,8 @@
  * (src/modules/batches/provider-batch.ts) drives these steps from the batch runner's leases; an
  * adapter only speaks its provider's wire format, never the database:
  *
- * 1. `accepts(conn, {model, hosted})` — at create time, and only then: null when the service can run
- *    the model, else why not (the batch then runs on the gateway runner by default, and a caller who
+ * 1. `accepts(conn, {model, hosted, count, fields})` — at create time, and only then: null when the
+ *    service can run the model, that many requests and the body fields they set, else why not (the batch then runs on the gateway runner by default, and a caller who
  *    asked for `provider` gets a 400 with that reason). No network call: settings and model only.
  * 2. `upload(conn, input)` — translates every request (`custom_id` + OpenAI chat body, snake_case) to
  *    the provider's input line and uploads them (a file, an object, a dataset); returns the
@@ -31,6 +31,19 @@
  * Ids and references the adapter returns go back to it only (never into a URL without `urlPath`);
  * they are not shown to callers, who see the gateway's batch and file ids.
  */
+/**
+ * Client mode (issue 25, src/modules/client-mode/client-batches.ts) reuses these steps with the
+ * caller's credentials and stores nothing: `create` there reads the caller's uploaded OpenAI JSONL
+ * back from the provider (`client.readInput`), checks it, and runs `upload` + `create` (or `create`
+ * alone where the file is already the provider's input); `get`, `cancel` and `client.list` answer
+ * OpenAI's Batch object from the job alone, so a job then also says what `ProviderBatchJob.view`
+ * holds; `output` serves `GET /v1/files/{id}/content` of the output and error file ids. Ids the caller
+ * sees wrap the provider's handles (batch-ids.ts), and every handle coming back is checked with
+ * `client.ownsHandle` before any connection.
+ */
+import type { Readable } from 'node:stream';
+import type { PageInput, ProviderPage } from './types';
+
 /** OpenAI's eight batch statuses: the only words a provider's state is reported in. */
 export const PROVIDER_BATCH_STATUSES = ['validating', 'failed', 'in_progress', 'finalizing', 'completed', 'expired', 'cancelling', 'cancelled'] as const;
 export type ProviderBatchStatus = (typeof PROVIDER_BATCH_STATUSES)[number];
@@ -47,6 +60,12 @@ export interface BatchModelQuery {
   model: string;
   /** A fine-tuned model of the workspace (hosted) rather than a model the caller names at an integration. */
   hosted: boolean;
+  /** How many requests the batch holds. */
+  count: number;
+  /** Chat body fields any request sets (snake_case); `response_format` only when it asks for more than text. */
+  fields: ReadonlySet<string>;
+  /** Client mode: the model is the caller's lines' own, as the provider names it (an Azure deployment), never rewritten. */
+  client?: boolean;
 }
 
 export interface BatchUploadInput {
@@ -65,6 +84,11 @@ export interface BatchCreateInput {
   /** What `upload` returned. */
   input: string;
   count: number;
+  /**
+   * Client mode: the caller's metadata, sent instead of the gateway batch id (nothing is retried
+   * there, so nothing needs finding). Absent in the provider runner.
+   */
+  metadata?: Record<string, string> | null;
 }
 
 export interface ProviderBatchCounts {
@@ -83,6 +107,62 @@ export interface ProviderBatchJob {
   error: { code: string; message: string } | null;
   /** Where the results are (output and error file ids, a storage prefix): for `output` only. */
   results: Readonly<Record<string, string | null>>;
+  /** What client mode answers besides the above (the provider runner keeps its own): required there. */
+  view?: ProviderBatchView;
+}
+
+/** OpenAI's Batch times that a provider reports, Unix **seconds** (never milliseconds). */
+export type BatchTimeName = 'in_progress_at' | 'expires_at' | 'finalizing_at' | 'completed_at' | 'failed_at' | 'expired_at' | 'cancelling_at' | 'cancelled_at';
+
+export interface ProviderBatchView {
+  /** Unix seconds. */
+  createdAt: number;
+  /** The times the provider reports (seconds); unknown ones left out. */
+  times: Partial<Record<BatchTimeName, number>>;
+  /** The model of the requests, as the provider names it; null until it says. */
+  model: string | null;
+  /** The caller's input file as the upload answered its id (client mode checks and shows it). */
+  inputFileId: string;
+  /** The caller's metadata where the provider keeps it. */
+  metadata: Record<string, string> | null;
+  /** Token usage where the provider reports it. */
+  usage: { inputTokens: number; outputTokens: number } | null;
+}
+
+/** What a handle names: a batch (job ARN, resource name, batch id) or an uploaded input file. */
+export type BatchHandleKind = 'batch' | 'input';
+
+/** A provider's limits on one batch input file, where they differ from OpenAI's (50 000 requests, 200 MB). */
+export interface BatchInputLimits {
+  maxRequests?: number;
+  maxBytes?: number;
+  /** Bedrock: a job needs at least 100 records. */
+  minRequests?: number;
+}
+
+/** The client-mode part of a provider's batch service (see the file comment). */
+export interface ClientBatchSupport<C> {
+  /** The provider's batches, newest first; `page.after` is the previous page's `nextAfter` (its own token or a batch handle). */
+  list(conn: C, page: PageInput): Promise<ProviderPage<ProviderBatchJob>>;
+  /**
+   * Whether a handle decoded from a caller's id (never trusted) is one these settings allow: its
+   * pattern, and for storage handles the settings' own bucket, region or project. No network call.
+   */
+  ownsHandle(conn: C, kind: BatchHandleKind, handle: string): boolean;
+  /** The caller's uploaded OpenAI JSONL (the id as its upload answered it), streamed back from the provider's storage. */
+  readInput(conn: C, fileId: string): Promise<Readable>;
+  /** The caller's file is already the provider's native input (OpenAI, Azure): `create` gets its id; `upload` is skipped. */
+  nativeInput?: boolean;
+  /**
+   * Uploads with purpose `batch` answer ids of ours wrapping the provider's handle (`file-cbi1…`,
+   * batch-ids.ts) rather than the handle itself: for providers whose file ids are storage URIs
+   * (an `s3://` or `gs://` object), which callers must never see. The handle comes back to
+   * `readInput` opened and checked with `ownsHandle(conn, 'input', …)`.
+   */
+  opaqueInputIds?: boolean;
+  /** The purpose a `batch` upload is stored under at the provider (Together: `batch-api`); answers say `batch`. */
+  inputPurpose?: string;
+  limits?: BatchInputLimits;
 }
 
 /** One result line, OpenAI's `BatchRequestOutput`. */
@@ -101,7 +181,6 @@ export interface ProviderBatchSupport<C> {
   get(conn: C, id: string): Promise<ProviderBatchJob>;
   cancel(conn: C, id: string): Promise<ProviderBatchJob>;
   output(conn: C, job: ProviderBatchJob): AsyncIterable<BatchResultLine>;
+  /** Client mode; a provider without it answers client-mode batches `unsupported_operation`. */
+  client?: ClientBatchSupport<C>;
 }
-
-/** The operation names the batch steps are reported under (metrics, traces, required settings). */
-export type BatchOperationName = 'batchUpload' | 'batchCreate' | 'batchFind' | 'batchGet' | 'batchCancel' | 'batchOutput';

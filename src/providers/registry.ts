@@ -33,7 +33,17 @@ import type {
   UploadInput,
 } from './types';
 import type { ProviderEnvironment, ProviderModule } from './module';
-import type { BatchCreateInput, BatchModelQuery, BatchResultLine, BatchUploadInput, ProviderBatchJob, ProviderBatchSupport } from './batch';
+import type {
+  BatchCreateInput,
+  BatchHandleKind,
+  BatchModelQuery,
+  BatchResultLine,
+  BatchUploadInput,
+  ClientBatchSupport,
+  ProviderBatchJob,
+  ProviderBatchSupport,
+} from './batch';
+import { batchId, batchIdKind, openBatchId, type BatchIdKind } from './batch-ids';
 
 export const PROVIDERS: readonly ProviderModule[] = [
   openaiProvider,
@@ -154,7 +164,8 @@ export class ProviderClient {
   }
 
   /** Uploads, converting the dataset to the provider's format on the way when it has its own. */
-  uploadFile = async (input: UploadInput) => {
+  uploadFile = async (upload: UploadInput) => {
+    const input = { ...upload, purpose: this.storedPurpose(upload.purpose) };
     const format = this.module.dataset;
     if (!format) return this.run('uploadFile', (ops, conn) => ops.uploadFile?.(conn, input));
     const converted: UploadInput = { ...input, bytes: undefined, open: () => convertJsonl(input.open(), format.converter(input.model)) };
@@ -164,6 +175,13 @@ export class ProviderClient {
       throw conversionFailure(err) ?? err;
     }
   };
+  /** A `batch` upload goes under the purpose the provider's batch service reads (Together's `batch-api`), known now or late. */
+  private storedPurpose(purpose: UploadInput['purpose']): UploadInput['purpose'] {
+    const stored = this.module.batch?.client?.inputPurpose;
+    if (stored === undefined) return purpose;
+    const map = (p: string) => (p === 'batch' ? stored : p);
+    return typeof purpose === 'string' ? map(purpose) : purpose.then(map);
+  }
   listFiles = (page: FileListInput) => this.run('listFiles', (ops, conn) => ops.listFiles?.(conn, page));
   // Ids reach providers' paths: a dot segment is refused here, for every provider, before anything else.
   getFile = (id: string) => this.run('getFile', (ops, conn) => ops.getFile?.(conn, id), fileId(id));
@@ -187,10 +205,33 @@ export class ProviderClient {
 
   listModels = () => this.run('listModels', (ops, conn) => ops.listModels?.(conn));
 
-  /** Whether the provider has a batch service (batch.ts), and `find` among its steps. */
-  supportsBatches(step: 'create' | 'find' = 'create'): boolean {
+  /** Whether the provider has a batch service (batch.ts), `find` among its steps, or its client-mode part. */
+  supportsBatches(step: 'create' | 'find' | 'client' = 'create'): boolean {
     const batch = this.module.batch;
+    if (step === 'client') return batch?.client !== undefined;
     return step === 'create' ? batch !== undefined : typeof batch?.find === 'function';
+  }
+
+  /** The client-mode part of the batch service (its traits: native input, purpose, limits), or 400 `unsupported_operation`. */
+  clientBatches(): ClientBatchSupport<unknown> {
+    const client = this.module.batch?.client;
+    if (!client) throw unsupported(`${this.module.title} has no client-mode batches in this gateway`);
+    return client;
+  }
+
+  /**
+   * The provider handle a caller's id wraps (batch-ids.ts), refused with 400 `invalid_id` naming
+   * `param` unless it is exactly one of `kinds`, of this provider, and one these settings allow.
+   * No connection is made.
+   */
+  batchHandle(id: string, kinds: readonly BatchIdKind[], param: string): { kind: BatchIdKind; handle: string } {
+    const opened = openBatchId(id, kinds, param);
+    const refuse = (why: string) => new GatewayError('invalid_request', `'${id.slice(0, 80)}' ${why}`, { path: param, code: 'invalid_id' });
+    if (opened.provider !== this.module.name) throw refuse(`belongs to another provider than ${this.module.title}`);
+    const handleKind: BatchHandleKind = opened.kind === 'input' ? 'input' : 'batch';
+    const conn = this.module.connect(readSettings(this.module.settings, this.origin, null), this.env);
+    if (!this.clientBatches().ownsHandle(conn, handleKind, opened.handle)) throw refuse(`names nothing ${this.module.title} may reach with these settings`);
+    return { kind: opened.kind, handle: opened.handle };
   }
 
   /** Null when the provider's batch service runs `query.model`, else why not (no provider call). */
@@ -205,6 +246,31 @@ export class ProviderClient {
   findBatch = (gatewayBatchId: string) => this.runBatch('batchFind', (b, conn) => b.find?.(conn, gatewayBatchId));
   getBatch = (id: string) => this.runBatch('batchGet', (b, conn) => b.get(conn, id), jobId(id));
   cancelBatch = (id: string) => this.runBatch('batchCancel', (b, conn) => b.cancel(conn, id), jobId(id));
+  /**
+   * The provider's reference of a caller's batch input file: an id of ours opened (as `batchHandle`),
+   * or, where uploads answer the provider's own file ids (OpenAI, Azure, Together), that id, checked
+   * the same way (`ownsHandle`). No connection is made.
+   */
+  batchInputHandle(id: string, param: string): string {
+    if (batchIdKind(id) !== null) return this.batchHandle(id, ['input'], param).handle;
+    checkProviderId(id, param);
+    const conn = this.module.connect(readSettings(this.module.settings, this.origin, null), this.env);
+    if (!this.clientBatches().ownsHandle(conn, 'input', id))
+      throw new GatewayError('invalid_request', `'${id.slice(0, 80)}' is not a batch input file id of ${this.module.title}`, {
+        path: param,
+        code: 'invalid_id',
+      });
+    return id;
+  }
+
+  /** The id a caller sees for an input file the provider names `reference` (wrapped where its ids are storage handles). */
+  batchInputId(reference: string): string {
+    return this.module.batch?.client?.opaqueInputIds ? batchId('input', this.module.name, reference) : reference;
+  }
+
+  listBatches = (page: PageInput) => this.runBatch('batchList', (b, conn) => b.client?.list(conn, page));
+  /** The caller's uploaded batch input, streamed back (client mode reads it at create time). */
+  readBatchInput = (fileId: string) => this.runBatch('batchInput', (b, conn) => b.client?.readInput(conn, fileId), { param: 'fileId', value: fileId });
   /** The job's result lines, read as they are iterated (the provider calls are not observed one by one). */
   batchOutput(job: ProviderBatchJob): AsyncIterable<BatchResultLine> {
     const batch = this.module.batch;
@@ -214,6 +280,7 @@ export class ProviderClient {
 
   private available(op: OperationName): boolean {
     if (op === 'batchFind') return this.supportsBatches('find');
+    if (op === 'batchList' || op === 'batchInput') return this.supportsBatches('client');
     return op.startsWith('batch') ? this.supportsBatches() : this.supports(op as ProviderOperationName);
   }
 

@@ -7,7 +7,6 @@
 import type { Readable } from 'node:stream';
 import type { ProviderName } from './names';
 import type { ChatBody } from './chat-request';
-import type { BatchOperationName } from './batch';
 
 export type { ProviderName };
 
@@ -295,6 +294,8 @@ export interface ProviderOperations<C> {
 
 /** An operation of the contract above. */
 export type ProviderOperationName = keyof ProviderOperations<unknown>;
+/** The operation names the batch steps (batch.ts) are reported under (metrics, traces, required settings). */
+export type BatchOperationName = 'batchUpload' | 'batchCreate' | 'batchFind' | 'batchGet' | 'batchCancel' | 'batchOutput' | 'batchList' | 'batchInput';
 /** Every call a provider client makes: the operations above and the batch service's steps (batch.ts). */
 export type OperationName = ProviderOperationName | BatchOperationName;
 

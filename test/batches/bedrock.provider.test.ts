@@ -3,7 +3,8 @@
  * against the fake Bedrock: Converse records in the integration's bucket, one model invocation job
  * with the integration's role (the batch id as its idempotency token), every `.out` object read back
  * into OpenAI's output and error files; a record Bedrock refused lands in the error file with its
- * status. Below Bedrock's record minimum, or with tools, the gateway runner takes the batch.
+ * status. Below Bedrock's record minimum, or with tools or JSON mode, the gateway runner takes the
+ * batch, unless the provider runner was asked for: then the create is a 400 naming the reason.
  */
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
@@ -101,19 +102,65 @@ describe('batches on Amazon Bedrock batch inference', () => {
     expect(new Set(errors.map((l) => l.error?.code))).toEqual(new Set(['batch_cancelled']));
   });
 
-  it('fails a batch Bedrock cannot run on its batch service when the provider runner is asked for: too few records, tools', async () => {
-    const few = await createBatch(requests(3, 'f'), { 'x-gateway-batch-runner': 'provider' });
-    expect(await finished(client, few.id)).toMatchObject({
-      status: 'failed',
-      errors: { data: [{ message: expect.stringContaining('at least 100 requests') }] },
-    });
+  it('runs on the gateway runner by default what Bedrock’s batch service cannot: too few records, tools, JSON mode', async () => {
     const tool = { type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } };
-    const tools = await createBatch([...requests(99, 't'), chatLine('with-tools', MODEL, 'Look it up', { tools: [tool] })], {
-      'x-gateway-batch-runner': 'provider',
-    });
-    expect(await finished(client, tools.id)).toMatchObject({ status: 'failed', errors: { data: [{ message: expect.stringContaining('tools') }] } });
+    // Plain questions (the gateway runner sends each through hosted chat).
+    const plain = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => chatLine(`${prefix}-${i + 1}`, MODEL));
+    const cases = [
+      { lines: plain(3, 'few'), reason: 'at least 100 requests; this batch has 3', refused: [] },
+      { lines: [...plain(120, 'tool'), chatLine('with-tools', MODEL, 'Look it up', { tools: [tool] })], reason: 'cannot carry tools', refused: [] },
+      {
+        lines: [...plain(120, 'json'), chatLine('json-mode', MODEL, 'As JSON', { response_format: { type: 'json_object' } })],
+        reason: 'cannot carry response_format',
+        // Bedrock's chat has no JSON mode in this gateway either: that line is the chat path's 400, the rest run.
+        refused: ['json-mode'],
+      },
+    ];
+    const gatewayRun: string[] = [];
+    for (const { lines, reason, refused } of cases) {
+      const created = await createBatch(lines);
+      gatewayRun.push(created.id);
+      expect(created).toMatchObject({ status: 'validating', gateway: { runner: 'gateway', provider: 'bedrock' } });
+      const events = await api(gw, 'POST', '/graphql', { body: { query: `{ batch(id: "${created.id}") { events(limit: 20) { message } } }` } });
+      expect(JSON.stringify(events.body)).toContain(reason);
+      const done = await finished(client, created.id);
+      expect(done).toMatchObject({ status: 'completed', request_counts: { total: lines.length, completed: lines.length - refused.length } });
+      const errors = done.error_file_id ? await fileLines(client, done.error_file_id) : [];
+      expect(errors.map((l) => [l.custom_id, l.response.status_code])).toEqual(refused.map((id) => [id, 400]));
+    }
+    // A response_format of plain text asks for nothing Converse lacks: Bedrock's batch service keeps it.
+    const text = await createBatch([...requests(100, 'text'), chatLine('as-text', MODEL, 'Plainly', { response_format: { type: 'text' } })]);
+    expect(text).toMatchObject({ gateway: { runner: 'provider' } });
+    const textJob = await jobOf(text.id);
+    await client.batches.cancel(text.id);
+    await eventually(async () => (textJob.status === 'Stopping' ? true : undefined));
+    fake.batch.advance(textJob.jobArn);
+    expect(await finished(client, text.id)).toMatchObject({ status: 'cancelled' });
     const submitted = [...fake.state.invocationJobs.values()].map((j) => j.clientRequestToken);
-    expect(submitted).not.toContain(few.id);
-    expect(submitted).not.toContain(tools.id);
+    for (const id of gatewayRun) expect(submitted).not.toContain(id);
+  });
+
+  it('refuses with a 400 naming the reason when the provider runner is asked for what Bedrock’s batch service cannot run', async () => {
+    const tool = { type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } };
+    const asked = { 'x-gateway-batch-runner': 'provider' };
+    for (const [lines, reason] of [
+      [requests(3, 'f'), 'at least 100 requests; this batch has 3'],
+      [[...requests(99, 't'), chatLine('with-tools', MODEL, 'Look it up', { tools: [tool] })], 'cannot carry tools'],
+    ] as const) {
+      const file = await uploadBatchFile(client, jsonl(lines));
+      const before = fake.state.invocationJobs.size;
+      const res = await api(gw, 'POST', '/v1/batches', {
+        body: {
+          input_file_id: file.id,
+          endpoint: '/v1/chat/completions',
+          completion_window: '24h',
+          gateway_options: { 'x-gateway-provider': '@my-bedrock', ...asked },
+        },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ param: 'gateway_options.x-gateway-batch-runner', message: expect.stringContaining(reason) });
+      expect(fake.state.invocationJobs.size).toBe(before);
+    }
+    expect((await client.batches.list()).data.filter((b) => b.status === 'failed')).toEqual([]);
   });
 });

@@ -1,6 +1,10 @@
 /** What the batch tests share: input files in OpenAI's `BatchRequestInput` lines, and reading output lines. */
 import { randomBytes } from 'node:crypto';
 import { toFile } from 'openai';
+import { createLogger } from '../../src/logger';
+import type { RunningGateway } from '../../src/main';
+import { BatchRunner, type BatchRunnerParts } from '../../src/modules/batches/batch-runner';
+import { unmetered } from '../../src/modules/usage/usage.recorder';
 import type OpenAI from 'openai';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { createIntegration, createTestDatabase, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
@@ -98,6 +102,26 @@ export function useBatchGateway(secret: string, env: Record<string, string>): Ba
   });
   afterAll(() => rig.stop());
   return rig;
+}
+
+/**
+ * A batch runner over `gateway`'s services, for a test that starts it where it wants (the gateway
+ * itself running none: GATEWAY_BATCH_CONCURRENCY=0); `parts` stand in for the gateway's own.
+ */
+export function batchRunner(gateway: RunningGateway, parts: Partial<BatchRunnerParts> = {}): BatchRunner {
+  const { services } = gateway;
+  const all: BatchRunnerParts = {
+    batches: services.batchRepository,
+    lines: services.batchLines,
+    files: services.files,
+    chat: services.chat,
+    meter: () => unmetered,
+    meterResults: false,
+    records: services.batchRecords,
+    target: (scope, batch) => services.batches.target(scope, batch),
+    ...parts,
+  };
+  return new BatchRunner(all, createLogger('silent'), { pollMs: 50, leaseMs: 5000, concurrency: 4 });
 }
 
 /** One provider's row of the fine-tuned-model batch test (gatewayRunsTunedModel). */

@@ -2,8 +2,9 @@
  * The provider runner with OpenAI's own batch service, end to end with the official OpenAI SDK against
  * the gateway and the fake OpenAI behind it: the batch is submitted once to the fake's `/v1/batches`
  * (no line goes through chat), followed to `completed`, and its output and error files published in
- * the gateway's file store; cancel mid-run publishes partial output; a provider failure fails the batch
- * with the provider's reason.
+ * the gateway's file store; cancel mid-run publishes partial output, and so does a batch past its
+ * window (expired); a provider failure fails the batch with the provider's reason. Each result line
+ * the provider answered is one usage ledger row (`batch: true`), recorded once.
  */
 import { randomBytes } from 'node:crypto';
 import type OpenAI from 'openai';
@@ -11,7 +12,7 @@ import type { FakeOpenAI } from '../fakes/openai-server';
 import { eventually, type HostedGateway } from '../fine-tuning/harness';
 import { gql } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
-import { chatLine, createBatch, fileLines, finished, jsonl, useBatchGateway } from './harness';
+import { chatLine, createBatch, fileLines, finished, useBatchGateway, taggedFile } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
@@ -25,8 +26,7 @@ beforeAll(() => {
 
 afterEach(() => fake.batches.setLinesPerPoll(Number.POSITIVE_INFINITY));
 
-const uniqueFile = (tag: string, count: number) =>
-  jsonl(Array.from({ length: count }, (_, i) => chatLine(`${tag}-${i + 1}`, 'gpt-4o-mini', `${tag} question ${i + 1}`)));
+const uniqueFile = (tag: string, count: number) => taggedFile(tag, 'gpt-4o-mini', count);
 
 const viaOpenAI = { 'x-gateway-provider': '@my-openai' };
 
@@ -85,6 +85,61 @@ describe('a batch run by OpenAI’s batch service', () => {
     expect(statuses).toEqual(expect.arrayContaining(['in_progress', 'finalizing', 'completed']));
   });
 
+  it('records each line the provider answered in the usage ledger as a batch call, once', async () => {
+    const tag = `usage-${randomBytes(4).toString('hex')}`;
+    fake.batches.failRequests([`${tag}-2`], 500);
+    const { prisma } = gw.gateway.services.db;
+    const day = Math.floor(Date.now() / 86_400_000) * 86_400;
+    const batchUsage = async () => {
+      const page = await client.get<any>('/organization/usage/completions', { query: { start_time: day, group_by: ['batch'], batch: true } });
+      return page.data[0].results[0] ?? { input_tokens: 0, output_tokens: 0, num_model_requests: 0 };
+    };
+    const before = { rows: await prisma.usageRecord.count(), usage: await batchUsage() };
+
+    const batch = await finished(client, (await createBatch(client, uniqueFile(tag, 4), viaOpenAI)).id);
+    expect(batch.request_counts).toEqual({ total: 4, completed: 3, failed: 1 });
+    const rows = await prisma.usageRecord.findMany({ orderBy: { id: 'asc' }, skip: before.rows });
+    const stored = await prisma.batch.findUniqueOrThrow({ where: { id: batch.id } });
+    expect(rows).toHaveLength(4);
+    for (const row of rows) {
+      expect(row).toMatchObject({
+        batch: true,
+        operation: 'chat',
+        apiKeyId: stored.apiKeyId,
+        integration: 'my-openai',
+        provider: 'openai',
+        model: 'gpt-4o-mini',
+        mode: 'client',
+      });
+    }
+    // The failed request was a call too: its status, no tokens.
+    expect(rows.map((r) => r.status).sort()).toEqual([200, 200, 200, 500]);
+    const sum = (pick: (r: (typeof rows)[number]) => number) => rows.reduce((n, r) => n + pick(r), 0);
+    expect({ input: sum((r) => r.inputTokens), output: sum((r) => r.outputTokens) }).toEqual({
+      input: batch.usage!.input_tokens,
+      output: batch.usage!.output_tokens,
+    });
+    expect(rows.find((r) => r.status === 500)).toMatchObject({ inputTokens: 0, outputTokens: 0 });
+
+    // The Usage API's batch group counts them as this batch's requests and tokens.
+    const after = await batchUsage();
+    expect({
+      input_tokens: after.input_tokens - before.usage.input_tokens,
+      output_tokens: after.output_tokens - before.usage.output_tokens,
+      num_model_requests: after.num_model_requests - before.usage.num_model_requests,
+    }).toEqual({ input_tokens: batch.usage!.input_tokens, output_tokens: batch.usage!.output_tokens, num_model_requests: 4 });
+
+    // The output read again (a runner resuming after a crash) records nothing twice.
+    const lines = [...(await fileLines(client, batch.output_file_id!)), ...(await fileLines(client, batch.error_file_id!))];
+    const again = async function* () {
+      yield* lines;
+    };
+    const scope = { organisationId: stored.organisationId, workspaceId: stored.workspaceId };
+    const facts = { ...scope, apiKeyId: null, provider: 'openai', integration: 'my-openai', model: 'gpt-4o-mini', baseModel: null, mode: 'client' as const };
+    expect(await gw.gateway.services.batchRecords.record(scope, batch.id, again(), facts)).toBe(4);
+    expect(await prisma.usageRecord.count()).toBe(before.rows + 4);
+  });
+
   it('cancels mid-run: cancelling at once, cancelled with the finished requests in the output file', async () => {
     const tag = `cancel-${randomBytes(4).toString('hex')}`;
     fake.batches.setLinesPerPoll(1);
@@ -106,6 +161,36 @@ describe('a batch run by OpenAI’s batch service', () => {
     const errors = await fileLines(client, batch.error_file_id!);
     expect(errors).toHaveLength(12 - done);
     for (const line of errors) expect(line).toMatchObject({ response: null, error: { code: 'batch_cancelled' } });
+    expect((await providerBatchOf(created.id)).status).toBe('cancelled');
+  });
+
+  it('expires past its window: the provider is asked to stop, finished requests published, the rest batch_expired', async () => {
+    const tag = `expire-${randomBytes(4).toString('hex')}`;
+    fake.batches.setLinesPerPoll(1);
+    const created = await createBatch(client, uniqueFile(tag, 12), viaOpenAI);
+    await eventually(async () => {
+      const now = await client.batches.retrieve(created.id);
+      return now.status === 'in_progress' && now.request_counts!.completed >= 2 ? now : undefined;
+    });
+    await gw.gateway.services.db.prisma.batch.update({ where: { id: created.id }, data: { expiresAt: new Date() } });
+    const batch = await finished(client, created.id);
+    assertOpenAIShape('Batch', batch, 'expired batch');
+    expect(batch).toMatchObject({ status: 'expired', expired_at: expect.any(Number) });
+    const done = batch.request_counts!.completed;
+    expect(done).toBeGreaterThanOrEqual(2);
+    expect(done).toBeLessThan(12);
+    expect(batch.request_counts).toEqual({ total: 12, completed: done, failed: 12 - done });
+    expect(await fileLines(client, batch.output_file_id!)).toHaveLength(done);
+    const errors = await fileLines(client, batch.error_file_id!);
+    expect(errors).toHaveLength(12 - done);
+    for (const line of errors) {
+      expect(line).toMatchObject({
+        custom_id: expect.stringMatching(new RegExp(`^${tag}-`)),
+        response: null,
+        error: { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' },
+      });
+    }
+    // The provider's batch was stopped, not left running.
     expect((await providerBatchOf(created.id)).status).toBe('cancelled');
   });
 

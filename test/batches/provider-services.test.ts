@@ -12,7 +12,7 @@ import { startFakeTogether, type FakeTogether } from '../fakes/together-server';
 import { eventually } from '../fine-tuning/harness';
 import { api } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
-import { type BatchGateway, chatLine, createBatch, fileLines, finished, jsonl, startBatchGateway } from './harness';
+import { type BatchGateway, chatLine, createBatch, fileLines, finished, startBatchGateway, taggedFile } from './harness';
 
 const TOGETHER_MODEL = 'Qwen/Qwen2.5-7B-Instruct';
 
@@ -53,13 +53,10 @@ afterAll(async () => {
   await together.close();
 });
 
-const uniqueFile = (tag: string, model: string, count: number) =>
-  jsonl(Array.from({ length: count }, (_, i) => chatLine(`${tag}-${i + 1}`, model, `${tag} question ${i + 1}`)));
-
 describe('Azure OpenAI’s Global Batch as the provider runner', () => {
   it('runs the batch on the Global-Batch deployment and publishes OpenAI output files', async () => {
     const tag = `az-${randomBytes(4).toString('hex')}`;
-    const created = await createBatch(client, uniqueFile(tag, 'gpt-4o', 4), { 'x-gateway-provider': '@azure-batch' });
+    const created = await createBatch(client, taggedFile(tag, 'gpt-4o', 4), { 'x-gateway-provider': '@azure-batch' });
     expect(created).toMatchObject({ gateway: { runner: 'provider', provider: 'azure-openai' } });
     const batch = await finished(client, created.id);
     assertOpenAIShape('Batch', batch, 'Azure batch');
@@ -87,7 +84,7 @@ describe('Azure OpenAI’s Global Batch as the provider runner', () => {
 
   it('leaves a batch to the gateway runner where the integration names no Global-Batch deployment, and refuses the provider runner there', async () => {
     const tag = `az-plain-${randomBytes(4).toString('hex')}`;
-    const content = uniqueFile(tag, 'gpt-4o', 1);
+    const content = taggedFile(tag, 'gpt-4o', 1);
     const defaulted = await createBatch(client, content, { 'x-gateway-provider': '@azure-plain', 'x-gateway-batch-runner': 'gateway' });
     expect(defaulted).toMatchObject({ gateway: { runner: 'gateway' } });
     const byDefault = await createBatch(client, content, { 'x-gateway-provider': '@azure-plain' });
@@ -107,7 +104,7 @@ describe('Together AI’s batch service as the provider runner', () => {
   it('uploads {custom_id, body} lines with purpose batch-api and maps Together’s statuses and results', async () => {
     const tag = `tg-${randomBytes(4).toString('hex')}`;
     together.batches.failRequests([`${tag}-2`]);
-    const created = await createBatch(client, uniqueFile(tag, TOGETHER_MODEL, 3), { 'x-gateway-provider': '@together' });
+    const created = await createBatch(client, taggedFile(tag, TOGETHER_MODEL, 3), { 'x-gateway-provider': '@together' });
     expect(created).toMatchObject({ gateway: { runner: 'provider', provider: 'together-ai' } });
     const batch = await finished(client, created.id);
     assertOpenAIShape('Batch', batch, 'Together batch');
@@ -138,7 +135,7 @@ describe('Together AI’s batch service as the provider runner', () => {
     const tag = `tg-cancel-${randomBytes(4).toString('hex')}`;
     together.batches.setLinesPerPoll(1);
     try {
-      const created = await createBatch(client, uniqueFile(tag, TOGETHER_MODEL, 10), { 'x-gateway-provider': '@together' });
+      const created = await createBatch(client, taggedFile(tag, TOGETHER_MODEL, 10), { 'x-gateway-provider': '@together' });
       await eventually(async () => {
         const remote = [...together.batches.batches.values()].find((b) => b.progress >= 20 && b.status === 'IN_PROGRESS');
         return remote ?? undefined;
@@ -159,7 +156,7 @@ describe('Together AI’s batch service as the provider runner', () => {
 
   it('fails with Together’s error when Together fails the batch', async () => {
     const tag = `tg-fail-${randomBytes(4).toString('hex')}`;
-    const created = await createBatch(client, uniqueFile(tag, 'no-such/model', 2), { 'x-gateway-provider': '@together' });
+    const created = await createBatch(client, taggedFile(tag, 'no-such/model', 2), { 'x-gateway-provider': '@together' });
     const batch = await finished(client, created.id);
     expect(batch).toMatchObject({ status: 'failed', errors: { data: [{ message: expect.stringContaining('no-such/model') }] } });
   });

@@ -6,14 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import type OpenAI from 'openai';
-import { createLogger } from '../../src/logger';
-import { BatchRunner } from '../../src/modules/batches/batch-runner';
-import { unmetered } from '../../src/modules/usage/usage.recorder';
 import type { FakeOpenAI } from '../fakes/openai-server';
 import { eventually, type HostedGateway } from '../fine-tuning/harness';
 import { gql } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
-import { chatLine, createBatch, fileLines, finished, jsonl, useBatchGateway } from './harness';
+import { batchRunner, type chatLine, createBatch, fileLines, finished, taggedFile, useBatchGateway } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
@@ -35,13 +32,10 @@ const chatPosts = () => fake.state.requests.filter((r) => r.method === 'POST' &&
 /** Chat requests the fake answered whose question names this tag. */
 const answeredFor = (tag: string) => fake.state.chatRequests.filter((r) => JSON.stringify(r.body).includes(tag));
 
-const uniqueFile = (tag: string, model: string, count: number) =>
-  jsonl(Array.from({ length: count }, (_, i) => chatLine(`${tag}-${i + 1}`, model, `${tag} question ${i + 1}`)));
-
 describe('a batch run by the gateway', () => {
   it('runs every request once through the chat path and publishes OpenAI output lines', async () => {
     const tag = `run-${randomBytes(4).toString('hex')}`;
-    const created = await createBatch(client, uniqueFile(tag, 'gpt-4o-mini', 25), viaOpenAI);
+    const created = await createBatch(client, taggedFile(tag, 'gpt-4o-mini', 25), viaOpenAI);
     expect(created.status).toBe('validating');
     const batch = await finished(client, created.id);
     expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 25, completed: 25, failed: 0 }, output_file_id: expect.any(String) });
@@ -82,7 +76,7 @@ describe('a batch run by the gateway', () => {
 
   it('puts requests the provider refuses in the error file with its status code', async () => {
     const tag = `refused-${randomBytes(4).toString('hex')}`;
-    const batch = await finished(client, (await createBatch(client, uniqueFile(tag, 'no-such-model', 3), viaOpenAI)).id);
+    const batch = await finished(client, (await createBatch(client, taggedFile(tag, 'no-such-model', 3), viaOpenAI)).id);
     expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 0, failed: 3 }, error_file_id: expect.any(String) });
     expect(batch).not.toHaveProperty('output_file_id');
     const lines = await fileLines(client, batch.error_file_id!);
@@ -101,7 +95,7 @@ describe('a batch run by the gateway', () => {
     // Two seconds: longer than the first back-off step (one second), so only Retry-After explains the wait.
     fake.failNext('POST', '/v1/chat/completions', 429, { times: 3, retryAfter: '2' });
     const started = Date.now();
-    const batch = await finished(client, (await createBatch(client, uniqueFile(tag, 'gpt-4o-mini', 5), viaOpenAI)).id);
+    const batch = await finished(client, (await createBatch(client, taggedFile(tag, 'gpt-4o-mini', 5), viaOpenAI)).id);
     expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
     expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 5, completed: 5, failed: 0 } });
     expect(batch).not.toHaveProperty('error_file_id');
@@ -116,7 +110,7 @@ describe('a batch run by the gateway', () => {
     // One request, refused twice: sent again after one second, then after two more.
     fake.failNext('POST', '/v1/chat/completions', 503, { times: 2 });
     const started = Date.now();
-    const recovered = await finished(client, (await createBatch(client, uniqueFile(tag, 'gpt-4o-mini', 1), viaOpenAI)).id);
+    const recovered = await finished(client, (await createBatch(client, taggedFile(tag, 'gpt-4o-mini', 1), viaOpenAI)).id);
     expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
     expect(recovered).toMatchObject({ status: 'completed', request_counts: { total: 1, completed: 1, failed: 0 } });
     expect(chatPosts() - sentBefore).toBe(3);
@@ -124,7 +118,7 @@ describe('a batch run by the gateway', () => {
     // A 500 on every attempt (four, after 1 + 2 + 4 seconds of back-off): the request fails with it, the batch still completes.
     sentBefore = chatPosts();
     fake.failNext('POST', '/v1/chat/completions', 500, { times: 4 });
-    const failed = await finished(client, (await createBatch(client, uniqueFile(`${tag}-b`, 'gpt-4o-mini', 1), viaOpenAI)).id, 20_000);
+    const failed = await finished(client, (await createBatch(client, taggedFile(`${tag}-b`, 'gpt-4o-mini', 1), viaOpenAI)).id, 20_000);
     expect(failed).toMatchObject({ status: 'completed', request_counts: { total: 1, completed: 0, failed: 1 } });
     expect(chatPosts() - sentBefore).toBe(4);
     const [line] = await fileLines(client, failed.error_file_id!);
@@ -137,7 +131,7 @@ describe('a batch run by the gateway', () => {
   it('cancels mid-run: finished requests in the output file, the rest as batch_cancelled', async () => {
     const tag = `cancel-${randomBytes(4).toString('hex')}`;
     fake.delayNext('POST', '/v1/chat/completions', 1000, 8);
-    const created = await createBatch(client, uniqueFile(tag, 'gpt-4o-mini', 30), viaOpenAI);
+    const created = await createBatch(client, taggedFile(tag, 'gpt-4o-mini', 30), viaOpenAI);
     await eventually(async () => ((await client.batches.retrieve(created.id)).status === 'in_progress' ? true : undefined));
     const cancelling = await client.batches.cancel(created.id);
     expect(cancelling.status).toBe('cancelling');
@@ -159,7 +153,7 @@ describe('a batch run by the gateway', () => {
   it('expires past its window: unfinished requests fail as batch_expired', async () => {
     const tag = `expire-${randomBytes(4).toString('hex')}`;
     fake.delayNext('POST', '/v1/chat/completions', 1000, 4);
-    const created = await createBatch(client, uniqueFile(tag, 'gpt-4o-mini', 12), viaOpenAI);
+    const created = await createBatch(client, taggedFile(tag, 'gpt-4o-mini', 12), viaOpenAI);
     await eventually(async () => ((await client.batches.retrieve(created.id)).status === 'in_progress' ? true : undefined));
     await gw.gateway.services.db.prisma.batch.update({ where: { id: created.id }, data: { expiresAt: new Date() } });
     const batch = await finished(client, created.id);
@@ -178,14 +172,14 @@ describe('a batch run by the gateway', () => {
 
 describe('a runner taking over a crashed one', () => {
   it('never repeats a finished request, and fails (does not resend) one left without an answer', async () => {
-    const { services, batchRunner } = gw.gateway;
-    await batchRunner.stop();
+    const { services } = gw.gateway;
+    await gw.gateway.batchRunner.stop();
     const tag = `crash-${randomBytes(4).toString('hex')}`;
-    const created = await createBatch(client, uniqueFile(tag, 'gpt-4o-mini', 6), viaOpenAI);
+    const created = await createBatch(client, taggedFile(tag, 'gpt-4o-mini', 6), viaOpenAI);
     const row = await services.db.prisma.batch.findUniqueOrThrow({ where: { id: created.id } });
     const scope = { organisationId: row.organisationId, workspaceId: row.workspaceId };
     // What a crashed runner left: the requests loaded, the first answered, the second sent but not answered.
-    const requests = JSON.parse(`[${uniqueFile(tag, 'gpt-4o-mini', 6).trim().split('\n').join(',')}]`) as Array<ReturnType<typeof chatLine>>;
+    const requests = JSON.parse(`[${taggedFile(tag, 'gpt-4o-mini', 6).trim().split('\n').join(',')}]`) as Array<ReturnType<typeof chatLine>>;
     await services.batchLines.add(
       scope,
       created.id,
@@ -196,33 +190,19 @@ describe('a runner taking over a crashed one', () => {
       data: { status: 'in_progress', requestTotal: 6, leaseOwner: 'crashed', leaseExpiresAt: new Date(Date.now() + 60_000) },
     });
     const first = await services.batchLines.claim(scope, created.id, 'crashed');
-    await services.batchLines.finish(scope, created.id, first!.line, 'crashed', {
+    // The first request answered, the second claimed in the same statement, then the crash.
+    const outcome = {
       succeeded: true,
       output: { id: 'batch_req_before', custom_id: first!.customId, response: { status_code: 200, request_id: 'x', body: {} }, error: null },
       inputTokens: 1,
       outputTokens: 1,
-    });
-    await services.batchLines.claim(scope, created.id, 'crashed');
+    };
+    const second = await services.batchLines.finish(scope, created.id, first!.line, 'crashed', outcome, true);
+    expect(second).toMatchObject({ line: 2, customId: `${tag}-2` });
     // The crashed runner's lease runs out.
     await services.db.prisma.batch.update({ where: { id: created.id }, data: { leaseExpiresAt: new Date(Date.now() - 1000) } });
 
-    const runner = new BatchRunner(
-      {
-        batches: services.batchRepository,
-        lines: services.batchLines,
-        files: services.files,
-        chat: services.chat,
-        meter: () => unmetered,
-        records: services.batchRecords,
-        target: (scope, batch) => services.batches.target(scope, batch),
-      },
-      createLogger('silent'),
-      {
-        pollMs: 50,
-        leaseMs: 5000,
-        concurrency: 2,
-      },
-    );
+    const runner = batchRunner(gw.gateway);
     runner.start();
     try {
       const batch = await finished(client, created.id);

@@ -2,12 +2,14 @@
  * Chat through the gateway's route with Amazon Bedrock in client mode (the OpenAI SDK, AWS settings
  * in headers) against the fake runtime's Converse and ConverseStream: a custom model answers through
  * the deployment named in x-gateway-aws-bedrock-model, streamed and not, with usage; without one the
- * model goes to Bedrock, whose refusal comes back; throttling comes back as 429.
+ * model goes to Bedrock, whose refusal comes back; throttling comes back as 429. Both calls are in the
+ * usage ledger with Bedrock's token counts.
  */
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
 import { awsHeaders, fakeEndpoints } from '../providers/bedrock-harness';
 import { gatewaySdk } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { expectLedgered } from '../usage/harness';
 import { streamedText } from './harness';
 
 const CUSTOM_MODEL = 'arn:aws:bedrock:us-east-1:123456789012:custom-model/amazon.nova-micro-v1:0:128k/abcdefghijkl';
@@ -63,6 +65,11 @@ it('answers with the custom model through its deployment, streamed and not', asy
   expect(chunks.some((c) => c.choices[0]?.finish_reason === 'stop')).toBe(true);
   expect(chunks.at(-1)?.usage?.total_tokens).toBeGreaterThan(0);
   expect(fake.state.converseCalls.at(-1)).toMatchObject({ modelId: deployment, stream: true });
+  // The usage ledger holds both calls with the tokens Bedrock reported.
+  await expectLedgered(gw, 'bedrock', [
+    { streamed: false, usage: completion.usage },
+    { streamed: true, usage: chunks.at(-1)?.usage },
+  ]);
 });
 
 it('passes a custom model without a deployment on to Bedrock and relays its refusal (client mode does not second-guess)', async () => {

@@ -1,6 +1,6 @@
 /**
- * Hosted-mode chat once warm: resolving `model` (job → integration → decrypted credentials) and the
- * request's prompt partials costs no SQL statement. A rotated credential, a changed partial and a
+ * Hosted-mode chat once warm: resolving `model` (job → integration → decrypted credentials), a stored
+ * integration named by `x-gateway-provider: @slug`, and the request's prompt partials cost no SQL statement. A rotated credential, a changed partial and a
  * deleted integration are in force from the next call on; the credentials never reach the logs.
  */
 import { randomBytes } from 'node:crypto';
@@ -42,6 +42,12 @@ afterAll(async () => {
 });
 
 const chat = (content = 'Hi {{>tone}}') => api(gw, 'POST', '/v1/chat/completions', { body: { model: job.model, messages: [{ role: 'user', content }] } });
+/** Client mode naming the stored integration (as every line of a gateway-run batch does). */
+const namedChat = () =>
+  api(gw, 'POST', '/v1/chat/completions', {
+    headers: { 'x-gateway-provider': '@cached-openai' },
+    body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] },
+  });
 const sentToProvider = () => fake.state.chatRequests.at(-1)!.body.messages;
 
 it('runs no SQL statement for a warm hosted call, streamed or not', async () => {
@@ -54,6 +60,10 @@ it('runs no SQL statement for a warm hosted call, streamed or not', async () => 
   expect(streamed.status).toBe(200);
   expect(statements).toEqual([]);
   expect(sentToProvider()).toEqual([{ role: 'user', content: 'Be brief.' }]);
+  expect((await namedChat()).status).toBe(200);
+  statements = [];
+  for (let i = 0; i < 3; i++) expect((await namedChat()).status).toBe(200);
+  expect(statements).toEqual([]);
 });
 
 it('serves a changed partial text from the next call on', async () => {
@@ -68,11 +78,14 @@ it('uses a rotated credential from the next call on, and a deleted integration n
   await chat();
   expect((await api(gw, 'PATCH', '/v1/integrations/cached-openai', { body: { credentials: { api_key: 'sk-revoked-elsewhere' } } })).status).toBe(200);
   expect((await chat()).status).not.toBe(200);
+  expect((await namedChat()).status).not.toBe(200);
   expect((await api(gw, 'PATCH', '/v1/integrations/cached-openai', { body: { credentials: { api_key: SECRET } } })).status).toBe(200);
   expect((await chat()).status).toBe(200);
+  expect((await namedChat()).status).toBe(200);
   expect((await api(gw, 'DELETE', '/v1/integrations/cached-openai')).status).toBe(200);
   const gone = await chat();
   expect(gone.status).toBe(404);
   expect(gone.body.error.message).toContain('cached-openai');
+  expect((await namedChat()).status).toBe(404);
   expect(gw.logs.join('\n')).not.toContain(SECRET);
 });

@@ -21,6 +21,7 @@ import {
 } from '../fine-tuning/harness';
 import { gatewayFetch, gatewaySdk } from '../support/answers';
 import { api, createOrganisation } from '../support/gateway';
+import { expectLedgered } from '../usage/harness';
 import { sseData, streamedText, succeededJob } from './harness';
 import { expectError } from '../support/expect';
 import { openAIWireSent, toolRequestCase } from './sdk-suite';
@@ -303,6 +304,11 @@ describe('provider mode: a model of a succeeded Azure OpenAI job', () => {
     expect(text).toBe(`Answer from ${azureJob.model}: Stream Azure`);
     expect(chunks[0].id).toMatch(/\S/);
     expect(chunks.at(-1)?.usage?.total_tokens).toBeGreaterThan(0);
+    // The usage ledger holds both calls with the tokens Azure reported.
+    await expectLedgered(gw, 'azure-openai', [
+      { streamed: false, usage: completion.usage },
+      { streamed: true, usage: chunks.at(-1)?.usage },
+    ]);
   });
 });
 

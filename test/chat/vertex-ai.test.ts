@@ -10,6 +10,7 @@ import { dataset, eventually, sdk } from '../fine-tuning/harness';
 import { BUCKET, fakeEndpoints } from '../providers/vertex-ai.support';
 import { gatewayFetch } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { expectLedgered } from '../usage/harness';
 import { sseData, streamedText } from './harness';
 
 let fake: FakeVertex;
@@ -79,6 +80,11 @@ it('answers from the tuned model’s endpoint, streamed and not, and lists the m
   expect(text).toMatch(/endpoints\/[^:]+: Stream it$/);
   expect(lastCall()).toMatchObject({ method: 'streamGenerateContent', alt: 'sse' });
   expect(chunks.at(-1)?.usage?.total_tokens).toBeGreaterThan(0);
+  // The usage ledger holds both calls with the tokens Vertex reported.
+  await expectLedgered(gw, 'vertex-ai', [
+    { streamed: false, usage: completion.usage },
+    { streamed: true, usage: chunks.at(-1)?.usage },
+  ]);
 
   expect((await client.models.list()).data.map((m) => m.id)).toContain(model);
 });

@@ -666,6 +666,8 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
     failNext: server.failNext,
     /** The next `times` (default 1) matching requests are answered only after `ms`. */
     delayNext: server.delayNext,
+    /** The JSON body of the next `times` (default 1) matching successful answers goes through `reshape` (a field dropped, retyped). */
+    reshapeNext: server.reshapeNext,
     /** Pause between streamed chat chunks from now on. */
     setStreamDelay(ms: number) {
       streamDelayMs = ms;

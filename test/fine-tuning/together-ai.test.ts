@@ -9,6 +9,7 @@ import { startFakeTogether } from '../fakes/together-server';
 import { hostedOnFake } from '../support/hosted-kit';
 import { dataset } from './harness';
 import { openAIWireSent, toolRequestCase } from '../chat/sdk-suite';
+import { expectLedgered } from '../usage/harness';
 
 const KEY = 'tg-hosted-key-0123456789abcdef';
 const BASE = 'meta-llama/Meta-Llama-3.1-8B-Instruct-Reference';
@@ -95,6 +96,11 @@ describe('hosted fine-tuning jobs on Together AI', () => {
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe(`Answer from ${model}: Stream it`);
+    // The usage ledger holds both calls: the stream's tokens too, though this caller did not ask for them.
+    await expectLedgered(hosted.gw, 'together-ai', [
+      { streamed: false, usage: completion.usage },
+      { streamed: true, usage: undefined },
+    ]);
   });
 
   describe('tools and structured outputs, as sent', () => {

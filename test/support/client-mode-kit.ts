@@ -106,9 +106,9 @@ export interface ProviderErrors {
 }
 
 /** The OpenAI SDK in client mode: the key in `authorization` becomes the SDK's apiKey, the rest headers. */
-export function clientSdk(gw: TestGateway, headers: Headers): OpenAI {
+export function clientSdk(gw: TestGateway, headers: Headers, onAnswer?: (text: string) => void): OpenAI {
   const { authorization, ...rest } = headers;
-  return gatewaySdk(gw, { apiKey: authorization?.replace(/^Bearer /, '') ?? 'unused', headers: rest });
+  return gatewaySdk(gw, { apiKey: authorization?.replace(/^Bearer /, '') ?? 'unused', headers: rest, onAnswer });
 }
 
 async function exerciseFiles(spec: ClientModeSpec, sdk: OpenAI) {

@@ -26,7 +26,10 @@ export interface TestGateway {
  * DATA_DIR in env it gets a temporary one (files, master key), removed on stop, so tests never touch
  * the project's ./.data.
  */
-export async function startTestGateway(env: Record<string, string> = {}, options: { onQuery?: (sql: string) => void } = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  env: Record<string, string> = {},
+  options: { onQuery?: (sql: string) => void; /** Receives every log line (LOG_LEVEL debug). */ logs?: string[] } = {},
+): Promise<TestGateway> {
   const { reuseDatabase, ...overrides } = env;
   env = overrides;
   const database: TestDatabase = reuseDatabase
@@ -38,13 +41,15 @@ export async function startTestGateway(env: Record<string, string> = {}, options
     ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}),
     PORT: '0',
     HOST: '127.0.0.1',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    LOG_LEVEL: options.logs ? 'debug' : (process.env.TEST_LOG_LEVEL ?? 'silent'),
     GATEWAY_BOOTSTRAP_API_KEY: key,
     ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
     ...env,
   });
   if (database.pgliteDir) config.pgliteDir = database.pgliteDir;
-  const gateway = await startGateway(config, createLogger(config.logLevel), { onQuery: options.onQuery, pgliteLoadDataDir: database.pgliteLoadDataDir });
+  const logs = options.logs;
+  const logger = logs ? createLogger(config.logLevel, { write: (line: string) => void logs.push(line) }) : createLogger(config.logLevel);
+  const gateway = await startGateway(config, logger, { onQuery: options.onQuery, pgliteLoadDataDir: database.pgliteLoadDataDir });
   return {
     url: gateway.url,
     key,

@@ -40,7 +40,32 @@ export async function workspaceWithKey(gw: { url: string; key: string }, slug: s
 }
 
 /** The ledger's rows once everything buffered is written, oldest first. */
-export async function ledgerRows(gw: HostedGateway) {
+export async function ledgerRows(gw: Pick<HostedGateway, 'gateway'>) {
   await gw.gateway.services.usage.ledger.flush();
   return gw.gateway.services.db.prisma.usageRecord.findMany({ orderBy: { id: 'asc' } });
+}
+
+/** A chat call as the caller saw it: streamed or not, and the usage its answer (or its last chunk) reported. */
+export interface MeteredCall {
+  streamed: boolean;
+  usage: { prompt_tokens: number; completion_tokens: number } | null | undefined;
+}
+
+/**
+ * The ledger's newest rows are these calls', in order: the provider, succeeded, streamed or not, and
+ * the tokens each answer reported (`usage` undefined: the caller did not ask for it, so only that
+ * tokens were recorded is checked).
+ */
+export async function expectLedgered(gw: Pick<HostedGateway, 'gateway'>, provider: string, calls: MeteredCall[]): Promise<void> {
+  const rows = (await ledgerRows(gw)).slice(-calls.length);
+  expect(rows.map((r) => ({ provider: r.provider, status: r.status, streamed: r.streamed, input: r.inputTokens, output: r.outputTokens }))).toEqual(
+    calls.map(({ streamed, usage }) => ({
+      provider,
+      status: 200,
+      streamed,
+      input: usage ? usage.prompt_tokens : expect.any(Number),
+      output: usage ? usage.completion_tokens : expect.any(Number),
+    })),
+  );
+  for (const row of rows) expect(row.inputTokens * row.outputTokens).toBeGreaterThan(0);
 }

@@ -9,6 +9,7 @@ import { formatByteSize } from '../../storage/file-store';
 import { parseInput } from '../../validation/parse';
 import { chatCompletionSchema } from '../chat/chat.schemas';
 import { DEFAULT_MAX_REPORTED_ERRORS, JsonlScanner, listLineErrors, type ContentCheck, type DatasetError, type LineSink } from '../files/dataset-validator';
+import type { BatchInputLimits } from '../../providers/batch';
 import { BATCH_ENDPOINT, MAX_BATCH_BYTES, MAX_BATCH_REQUESTS } from './batch.schemas';
 
 /** One request of a batch file, as the runner sends it. */
@@ -58,16 +59,21 @@ class BatchFileCheck implements ContentCheck {
   private requests = 0;
   private readonly ids = new Map<string, number>();
   private model: { name: string; line: number } | null = null;
+  private readonly fields = new Set<string>();
+
+  constructor(private readonly limits: Required<BatchInputLimits> = OPENAI_LIMITS) {}
 
   value(line: number, value: unknown): void {
-    if (this.requests > MAX_BATCH_REQUESTS) return;
+    const max = this.limits.maxRequests;
+    if (this.requests > max) return;
     this.requests += 1;
-    if (this.requests > MAX_BATCH_REQUESTS) return this.problem(line, `the file holds more than ${MAX_BATCH_REQUESTS} requests`);
+    if (this.requests > max) return this.problem(line, `the file holds more than ${max} requests`);
     const request = parseRequest(line, value);
     if (typeof request === 'string') return this.problem(line, request);
     const first = this.ids.get(request.customId);
     if (first !== undefined) return this.problem(line, `custom_id ${JSON.stringify(request.customId)} is also on line ${first}`);
     this.ids.set(request.customId, line);
+    addFields(this.fields, request.body);
     const model = String(request.body.model);
     if (this.model === null) this.model = { name: model, line };
     else if (model !== this.model.name)
@@ -80,10 +86,45 @@ class BatchFileCheck implements ContentCheck {
   }
 
   verdict(bytes: number): void {
-    if (bytes > MAX_BATCH_BYTES) throw invalidFile(`the file is ${formatByteSize(bytes)}; a batch file may hold at most ${formatByteSize(MAX_BATCH_BYTES)}`);
+    const { maxBytes, minRequests } = this.limits;
+    if (bytes > maxBytes) throw invalidFile(`the file is ${formatByteSize(bytes)}; a batch file may hold at most ${formatByteSize(maxBytes)}`);
     if (this.errors.length > 0) throw invalidFile(listLineErrors(this.errors, this.errorCount));
     if (this.requests === 0) throw invalidFile('the file holds no requests');
+    if (this.requests < minRequests) throw invalidFile(`the file holds ${this.requests} requests; this provider's batch service needs at least ${minRequests}`);
   }
+
+  /** The model, request count and fields of a file `verdict` accepted. */
+  summary(): BatchFileSummary {
+    return { model: this.model?.name ?? '', count: this.requests, fields: this.fields };
+  }
+}
+
+const OPENAI_LIMITS: Required<BatchInputLimits> = { maxRequests: MAX_BATCH_REQUESTS, maxBytes: MAX_BATCH_BYTES, minRequests: 1 };
+
+/**
+ * Client mode: the caller's batch file, read back from the provider's storage, checked as an upload
+ * is (one model, one url, unique custom_ids, every line a request) under the provider's `limits`;
+ * streamed, so memory holds one line and the custom_ids. 400 `invalid_batch_file` naming `param`.
+ */
+export async function checkBatchStream(stream: NodeJS.ReadableStream, limits: BatchInputLimits, param: string): Promise<BatchFileSummary> {
+  const check = new BatchFileCheck({ ...OPENAI_LIMITS, ...limits });
+  const scanner = new JsonlScanner([check]);
+  let bytes = 0;
+  try {
+    for await (const chunk of stream) {
+      const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      bytes += buffer.length;
+      scanner.write(buffer);
+    }
+    scanner.finish();
+    check.verdict(bytes);
+  } catch (err) {
+    if (err instanceof GatewayError && err.code === 'invalid_batch_file') throw badRequest(err.message, param, 'invalid_batch_file');
+    throw err;
+  } finally {
+    if (stream instanceof Readable) stream.destroy();
+  }
+  return check.summary();
 }
 
 const invalidFile = (why: string) => badRequest(`Invalid batch file: ${why}`, 'file', 'invalid_batch_file');
@@ -119,5 +160,32 @@ export async function* readBatchFile(stream: NodeJS.ReadableStream, size: number
   } finally {
     // Reading stops early (the first request only, or an error): the store's stream is released.
     if (stream instanceof Readable) stream.destroy();
+  }
+}
+
+/** What the runner choice needs of a stored batch file: its model, how many requests, which body fields they set. */
+export interface BatchFileSummary {
+  model: string;
+  count: number;
+  /** Body fields any request sets; `response_format` only when it asks for more than text (JSON mode, a schema). */
+  fields: Set<string>;
+}
+
+/** Reads a stored batch file through once: `onlyModel` stops at its first request. */
+export async function summariseBatchFile(stream: NodeJS.ReadableStream, onlyModel: boolean): Promise<BatchFileSummary | null> {
+  let summary: BatchFileSummary | null = null;
+  for await (const chunk of readBatchFile(stream, 1000)) {
+    summary ??= { model: String(chunk[0].body.model), count: 0, fields: new Set() };
+    summary.count += chunk.length;
+    for (const { body } of chunk) addFields(summary.fields, body);
+    if (onlyModel) break;
+  }
+  return summary;
+}
+
+/** Adds the fields `body` sets to `fields`: `response_format` only when it asks for more than text (text is what every provider answers). */
+function addFields(fields: Set<string>, body: Record<string, unknown>): void {
+  for (const [field, value] of Object.entries(body)) {
+    if (!(field === 'response_format' && isObject(value) && value.type === 'text')) fields.add(field);
   }
 }

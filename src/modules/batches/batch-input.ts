@@ -11,12 +11,13 @@ import type { BatchRepository, EventDraft } from './batch.repository';
 const LOAD_CHUNK = 500;
 
 /**
- * Loads the requests (again after a crash: rows already there are kept); how many there are, or why
- * the batch fails (its input file was deleted, or no longer reads as a batch file).
+ * Loads the requests (again after a crash: rows already there are kept) and records how many there
+ * are on the batch; that number, or why the batch fails (its input file was deleted, or no longer
+ * reads as a batch file).
  */
 export async function loadRequests(
   files: Pick<FileService, 'find' | 'openContent'>,
-  lines: Pick<BatchLines, 'add' | 'count'>,
+  lines: Pick<BatchLines, 'add' | 'recordTotal'>,
   scope: Scope,
   batch: GatewayBatch,
 ): Promise<{ total: number } | { error: BatchError }> {
@@ -29,7 +30,20 @@ export async function loadRequests(
     if (!(err instanceof GatewayError) || err.kind !== 'invalid_request') throw err;
     return { error: { code: 'invalid_batch_file', message: err.message, param: 'input_file_id', line: null } };
   }
-  return { total: await lines.count(scope, batch.id) };
+  return { total: await lines.recordTotal(scope, batch.id) };
+}
+
+/**
+ * A batch cancelled before its requests were read (while `validating`): reads them now, so that each
+ * is counted and published as `batch_cancelled`. An unreadable input file leaves nothing to publish.
+ */
+export async function loadCancelled(
+  files: Pick<FileService, 'find' | 'openContent'>,
+  lines: Pick<BatchLines, 'add' | 'recordTotal'>,
+  scope: Scope,
+  batch: GatewayBatch,
+): Promise<void> {
+  if (batch.status === 'cancelling' && batch.requestCounts.total === 0) await loadRequests(files, lines, scope, batch);
 }
 
 /** validating → failed, with the reason as the batch's `errors`. */

@@ -1,7 +1,7 @@
 import type { Scope } from '../../auth/scope';
 import type { PrismaClient } from '../../db/database';
 import { inScope, scopeSql } from '../../db/scope';
-import type { Prisma } from '../../generated/prisma/client';
+import { Prisma } from '../../generated/prisma/client';
 import type { BatchRequestLine } from './batch-file';
 import { toBatch, type GatewayBatch } from './batch.model';
 
@@ -26,12 +26,32 @@ export type FinishedState = 'succeeded' | 'failed';
 
 const lease = (ms: number) => `${ms / 1000}`;
 
+type ClaimedRow = { line: number; custom_id: string; body: Record<string, unknown> };
+
+const toLine = (rows: ClaimedRow[]): BatchRequestLine | null => (rows[0] ? { line: rows[0].line, customId: rows[0].custom_id, body: rows[0].body } : null);
+
+/**
+ * Marks the next pending request as sent by `owner` and returns it, while the batch is `in_progress`
+ * within its window under this owner's lease (not cancelled, expired or taken over).
+ */
+const claimNext = (scope: Scope, batchId: string, owner: string) => Prisma.sql`
+  UPDATE batch_lines SET state = 'running', owner = ${owner}
+  WHERE batch_id = ${batchId}::uuid AND ${scopeSql(scope)}
+    AND line = (
+      SELECT line FROM batch_lines WHERE batch_id = ${batchId}::uuid AND state = 'pending'
+      ORDER BY line LIMIT 1 FOR UPDATE SKIP LOCKED
+    )
+    AND EXISTS (
+      SELECT 1 FROM batches WHERE id = ${batchId}::uuid AND status = 'in_progress' AND expires_at > now() AND lease_owner = ${owner}
+    )
+  RETURNING line, custom_id, body`;
+
 /**
  * The batch runner's bookkeeping: leases on `batches` (as the job monitor's on fine-tuning jobs) and
  * the requests' progress on `batch_lines`. `claimDue` and `handBackAll` span tenants, because the
  * runner serves them all; every other statement carries the batch's scope. A request is claimed
  * (`running`, with the runner's name) before it is sent and finished in one statement with the
- * batch's counts, so a line costs two statements, and a line found `running` by the next runner was
+ * batch's counts (and the next request claimed) in one statement, so a line costs one statement, and a line found `running` by the next runner was
  * possibly sent: it is failed, never sent again.
  */
 export class BatchLines {
@@ -87,45 +107,48 @@ export class BatchLines {
     });
   }
 
+  /** Sets the batch's `request_total` to its recorded requests, whatever its status (a cancel may have overtaken the load); the total. */
+  async recordTotal(scope: Scope, batchId: string): Promise<number> {
+    const rows = await this.prisma.$queryRaw<{ total: number }[]>`
+      UPDATE batches SET request_total = (SELECT count(*)::integer FROM batch_lines WHERE batch_id = ${batchId}::uuid AND ${scopeSql(scope)})
+      WHERE id = ${batchId}::uuid AND ${scopeSql(scope)}
+      RETURNING request_total AS total`;
+    return Number(rows[0]?.total ?? 0);
+  }
+
   count(scope: Scope, batchId: string, state?: string): Promise<number> {
     return this.prisma.batchLine.count({ where: { ...inScope(scope), batchId, ...(state ? { state } : {}) } });
   }
 
-  /**
-   * The next pending request, marked as sent by `owner`; null when none is left, or when the batch is
-   * no longer `in_progress` within its window under this owner's lease (cancelled, expired, taken over).
-   */
+  /** The next pending request, marked as sent by `owner` (claimNext); null when none is left or the batch stopped. */
   async claim(scope: Scope, batchId: string, owner: string): Promise<BatchRequestLine | null> {
-    const rows = await this.prisma.$queryRaw<{ line: number; custom_id: string; body: Record<string, unknown> }[]>`
-      UPDATE batch_lines SET state = 'running', owner = ${owner}
-      WHERE batch_id = ${batchId}::uuid AND ${scopeSql(scope)}
-        AND line = (
-          SELECT line FROM batch_lines WHERE batch_id = ${batchId}::uuid AND state = 'pending'
-          ORDER BY line LIMIT 1 FOR UPDATE SKIP LOCKED
-        )
-        AND EXISTS (
-          SELECT 1 FROM batches WHERE id = ${batchId}::uuid AND status = 'in_progress' AND expires_at > now() AND lease_owner = ${owner}
-        )
-      RETURNING line, custom_id, body`;
-    const row = rows[0];
-    return row ? { line: row.line, customId: row.custom_id, body: row.body } : null;
+    return toLine(await this.prisma.$queryRaw<ClaimedRow[]>`${claimNext(scope, batchId, owner)}`);
   }
 
-  /** Finishes a request this owner sent, and counts it on the batch, in one statement. */
-  async finish(scope: Scope, batchId: string, line: number, owner: string, outcome: LineOutcome): Promise<void> {
+  /**
+   * Finishes a request this owner sent and counts it on the batch; with `next`, claims the next
+   * request too (as `claim`), in the same statement. The request claimed, or null.
+   */
+  async finish(scope: Scope, batchId: string, line: number, owner: string, outcome: LineOutcome, next: boolean): Promise<BatchRequestLine | null> {
     const state: FinishedState = outcome.succeeded ? 'succeeded' : 'failed';
-    await this.prisma.$executeRaw`
+    const claimed = next
+      ? Prisma.sql`, claimed AS (${claimNext(scope, batchId, owner)}) SELECT line, custom_id, body FROM claimed`
+      : Prisma.sql` SELECT 1 WHERE false`;
+    const rows = await this.prisma.$queryRaw<ClaimedRow[]>`
       WITH done AS (
         UPDATE batch_lines SET state = ${state}, result = ${JSON.stringify(outcome.output)}::jsonb
         WHERE batch_id = ${batchId}::uuid AND line = ${line}::integer AND ${scopeSql(scope)} AND state = 'running' AND owner = ${owner}
         RETURNING 1
-      ), n AS (SELECT count(*)::integer AS c FROM done)
-      UPDATE batches SET
-        request_completed = request_completed + CASE WHEN ${outcome.succeeded}::boolean THEN (SELECT c FROM n) ELSE 0 END,
-        request_failed = request_failed + CASE WHEN ${outcome.succeeded}::boolean THEN 0 ELSE (SELECT c FROM n) END,
-        input_tokens = input_tokens + ${outcome.inputTokens}::bigint * (SELECT c FROM n),
-        output_tokens = output_tokens + ${outcome.outputTokens}::bigint * (SELECT c FROM n)
-      WHERE id = ${batchId}::uuid AND ${scopeSql(scope)}`;
+      ), n AS (SELECT count(*)::integer AS c FROM done),
+      counted AS (
+        UPDATE batches SET
+          request_completed = request_completed + CASE WHEN ${outcome.succeeded}::boolean THEN (SELECT c FROM n) ELSE 0 END,
+          request_failed = request_failed + CASE WHEN ${outcome.succeeded}::boolean THEN 0 ELSE (SELECT c FROM n) END,
+          input_tokens = input_tokens + ${outcome.inputTokens}::bigint * (SELECT c FROM n),
+          output_tokens = output_tokens + ${outcome.outputTokens}::bigint * (SELECT c FROM n)
+        WHERE id = ${batchId}::uuid AND ${scopeSql(scope)}
+      )${claimed}`;
+    return toLine(rows);
   }
 
   /** Puts a request this owner claimed but never got an answer for (a 429) back, unsent. */

@@ -32,7 +32,7 @@ import type { ChatService } from '../chat/chat.service';
 import type { ChatMeter } from '../usage/usage.recorder';
 import type { FileService } from '../files/file.service';
 import type { BatchRequestLine } from './batch-file';
-import { CANCELLED, EXPIRED, failValidation, loadRequests } from './batch-input';
+import { CANCELLED, EXPIRED, failValidation, loadCancelled, loadRequests } from './batch-input';
 import { ProviderRunner, type BatchTarget } from './provider-batch';
 import type { ProviderBatchRecords } from './provider-batch.repository';
 import type { BatchLines, FinishedState, LineOutcome } from './batch-lines.repository';
@@ -59,6 +59,8 @@ export interface BatchRunnerParts {
   chat: Pick<ChatService, 'complete'>;
   /** Records a batch's requests in the usage ledger. */
   meter: (batch: GatewayBatch) => ChatMeter;
+  /** The usage ledger is on: a provider-run batch's result lines are recorded in it. */
+  meterResults: boolean;
   /** The provider runner's bookkeeping. */
   records: ProviderBatchRecords;
   /** Where a batch's requests go (BatchService.target). */
@@ -78,7 +80,7 @@ const INTERRUPTED = {
 /** A batch being sent, with the meter its requests are recorded by. */
 type MeteredBatch = GatewayBatch & { meter: ChatMeter };
 
-/** A counting semaphore: requests in flight per integration and model. */
+/** A counting semaphore: requests in flight per integration and model, handed over in arrival order. */
 class Slots {
   private free: number;
   private readonly waiting: Array<() => void> = [];
@@ -87,16 +89,20 @@ class Slots {
     this.free = size;
   }
 
-  async run<T>(task: () => Promise<T>): Promise<T> {
+  /** Whether a worker waits for a slot (another batch of the same integration and model). */
+  get contended(): boolean {
+    return this.waiting.length > 0;
+  }
+
+  async acquire(): Promise<void> {
     if (this.free > 0) this.free -= 1;
     else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    try {
-      return await task();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.free += 1;
-    }
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free += 1;
   }
 }
 
@@ -210,6 +216,7 @@ export class BatchRunner {
     const interrupted = await this.parts.lines.failAll(scope, batch.id, 'running', INTERRUPTED);
     if (interrupted) this.logger.warn({ batchId: batch.id, interrupted }, 'batch requests interrupted by a stopped runner were failed');
     if (batch.status === 'validating') batch = await this.load(scope, batch);
+    else await loadCancelled(this.parts.files, this.parts.lines, scope, batch);
     if (batch?.status === 'in_progress') batch = await this.send(scope, batch);
     if (batch && !this.stopped) await this.conclude(scope, batch);
   }
@@ -239,23 +246,39 @@ export class BatchRunner {
     return this.parts.batches.findById(scope, batch.id);
   }
 
-  /** One worker: claim a request, send it, record what came back; until none is left or the batch stops. */
+  /** One worker: requests sent one after the other, each within a slot; until none is left or the batch stops. */
   private async work(scope: Scope, batch: MeteredBatch, slots: Slots): Promise<void> {
-    const { lines } = this.parts;
-    while (!this.stopping.signal.aborted) {
-      const line = await slots.run(async () => {
-        const claimed = await lines.claim(scope, batch.id, this.owner);
-        if (claimed) await this.sendOne(scope, batch, claimed);
-        return claimed;
-      });
-      if (!line) return;
+    for (let more = true; more && !this.stopping.signal.aborted;) {
+      await slots.acquire();
+      try {
+        more = await this.sendWhileFree(scope, batch, slots);
+      } finally {
+        slots.release();
+      }
     }
   }
 
-  private async sendOne(scope: Scope, batch: MeteredBatch, line: BatchRequestLine): Promise<void> {
-    const outcome = await this.call(scope, batch, line);
-    if (outcome) await this.parts.lines.finish(scope, batch.id, line.line, this.owner, outcome);
-    else await this.parts.lines.giveBack(scope, batch.id, line.line, this.owner);
+  /**
+   * Holding a slot: claims a request and sends it, then finishes it and claims the next in one
+   * statement, for as long as no other batch waits for the slot. A request is claimed only with a
+   * slot in hand, so a crash fails (as interrupted) only requests that were in flight. False when no
+   * request is left to claim (or the batch stopped).
+   */
+  private async sendWhileFree(scope: Scope, batch: MeteredBatch, slots: Slots): Promise<boolean> {
+    const { lines } = this.parts;
+    let line = await lines.claim(scope, batch.id, this.owner);
+    while (line) {
+      const outcome = await this.call(scope, batch, line);
+      if (!outcome) {
+        await lines.giveBack(scope, batch.id, line.line, this.owner);
+        return true;
+      }
+      const keep = !slots.contended && !this.stopping.signal.aborted;
+      const next = await lines.finish(scope, batch.id, line.line, this.owner, outcome, keep);
+      if (!keep) return true;
+      line = next;
+    }
+    return false;
   }
 
   /** The request's outcome, or null when it was never answered and is given back (the batch stopped while a 429 was waited out). */

@@ -36,5 +36,12 @@ export const createBatchSchema = z
 
 export const listBatchesSchema = z.object({ after: z.string().min(1).max(200).optional(), limit: intInRange(1, 100).default(20) }).strict();
 
+/** Client mode: ids wrap the provider's handles (a Vertex resource name, a Bedrock ARN), so they run longer. */
+const MAX_CLIENT_ID_LENGTH = 1024;
+export const clientCreateBatchSchema = createBatchSchema.extend({ inputFileId: z.string().min(1).max(MAX_CLIENT_ID_LENGTH) });
+export const clientListBatchesSchema = listBatchesSchema.extend({ after: z.string().min(1).max(MAX_CLIENT_ID_LENGTH).optional() });
+
 export type CreateBatchInput = z.input<typeof createBatchSchema>;
 export type ListBatchesInput = z.input<typeof listBatchesSchema>;
+export type ClientCreateBatchInput = z.input<typeof clientCreateBatchSchema>;
+export type ClientListBatchesInput = z.input<typeof clientListBatchesSchema>;

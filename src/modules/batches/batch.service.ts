@@ -12,7 +12,7 @@ import type { ClientModeService } from '../client-mode/client-mode.service';
 import type { TrainingFileSource } from '../fine-tuning/fine-tuning.service';
 import type { IntegrationService } from '../integrations/integration.service';
 import type { ModelService } from '../models/model.service';
-import { readBatchFile } from './batch-file';
+import { summariseBatchFile, type BatchFileSummary } from './batch-file';
 import { isFinished, type BatchEvent, type GatewayBatch } from './batch.model';
 import type { BatchRepository } from './batch.repository';
 import type { BatchTarget } from './provider-batch';
@@ -56,9 +56,10 @@ export class BatchService {
   async create(scope: Scope, input: Input<CreateBatchInput>, apiKeyId: string | null = null): Promise<GatewayBatch> {
     const data = parseInput(createBatchSchema, input);
     const { [PROVIDER_OPTION]: ref, [RUNNER_OPTION]: runnerName, ...settings } = data.gatewayOptions ?? {};
-    const model = await this.modelOf(scope, data.inputFileId);
+    const requests = await this.inputOf(scope, data.inputFileId, runnerName);
+    const { model } = requests;
     const route = ref === undefined ? await this.hostedRoute(scope, model, settings) : await this.integrationRoute(scope, ref, settings, model);
-    const { runner, why } = chooseRunner(runnerName, route);
+    const { runner, why } = chooseRunner(runnerName, route, requests);
     const created = await this.batches.create(
       scope,
       {
@@ -132,14 +133,19 @@ export class BatchService {
     return this.batches.events(scope, ids, take);
   }
 
-  /** The model of the input file's requests (the upload check made it one per file). */
-  private async modelOf(scope: Scope, fileId: string): Promise<string> {
+  /**
+   * The input file's requests: their model (the upload check made it one per file) and, unless the
+   * gateway runner was asked for, how many there are and the fields they set (a provider's batch
+   * service may take too few, or not every feature).
+   */
+  private async inputOf(scope: Scope, fileId: string, runnerName: string | undefined): Promise<BatchFileSummary> {
     const file = await this.files.find(scope, fileId);
     if (!file) throw new GatewayError('not_found', `File '${fileId}' not found`, { path: 'inputFileId', code: 'not_found' });
     if (file.purpose !== 'batch')
       throw invalidField('inputFileId', `names a file with purpose '${file.purpose}'; upload the requests with purpose 'batch'`, 'invalid_file_purpose');
-    for await (const [first] of readBatchFile(await this.files.openContent(scope, fileId), 1)) return String(first.body.model);
-    throw invalidField('inputFileId', 'names a file without requests', 'invalid_batch_file');
+    const summary = await summariseBatchFile(await this.files.openContent(scope, fileId), runnerName === 'gateway');
+    if (!summary) throw invalidField('inputFileId', 'names a file without requests', 'invalid_batch_file');
+    return summary;
   }
 
   /** A fine-tuned model of the workspace: its job's provider and integration, and its model there. */
@@ -159,25 +165,26 @@ export class BatchService {
     }
     const client = await this.integrations.hostedProvider(scope, job, 'inputFileId', settings);
     const providerModel = job.servingModel ?? job.fineTunedModel ?? model;
-    return { provider: job.provider, integrationSlug: job.integrationSlug, client, model: providerModel, hosted: true };
+    return { provider: job.provider, integrationSlug: job.integrationSlug, client, model: providerModel, hosted: true, baseModel: job.model };
   }
 
   /** `x-gateway-provider: @slug`: that integration, with the other options as its settings (checked as chat checks them). */
   private async integrationRoute(scope: Scope, ref: string, settings: Record<string, string>, model: string): Promise<Route> {
     if (!ref.startsWith('@')) throw invalidField(PROVIDER_PATH, 'must name a stored integration as "@slug" (a batch runs with stored credentials)');
     const client = await this.clientMode.provider(() => Promise.resolve(scope), { ...settings, [PROVIDER_OPTION]: ref });
-    return { provider: client.name, integrationSlug: ref.slice(1), client, model, hosted: false };
+    return { provider: client.name, integrationSlug: ref.slice(1), client, model, hosted: false, baseModel: null };
   }
 }
 
 /**
- * The runner asked for, or by default `provider` where the provider's batch service runs the model
- * and `gateway` elsewhere; `why` says in the creation event why the default fell on the gateway.
+ * The runner asked for, or by default `provider` where the provider's batch service runs the model,
+ * this many requests and the fields they set, and `gateway` elsewhere; `why` says in the creation
+ * event why the default fell on the gateway.
  */
-function chooseRunner(name: string | undefined, route: Route): { runner: BatchRunnerName; why: string } {
+function chooseRunner(name: string | undefined, route: Route, requests: BatchFileSummary): { runner: BatchRunnerName; why: string } {
   if (name !== undefined && !(RUNNERS as readonly string[]).includes(name)) throw invalidField(RUNNER_PATH, `must be one of ${RUNNERS.join(', ')}`);
   if (name === 'gateway') return { runner: 'gateway', why: '' };
-  const refusal = route.client.batchRefusal({ model: route.model, hosted: route.hosted });
+  const refusal = route.client.batchRefusal({ model: route.model, hosted: route.hosted, count: requests.count, fields: requests.fields });
   if (refusal === null) return { runner: 'provider', why: '' };
   if (name === 'provider') throw unsupported(`The provider runner cannot run this batch: ${refusal}`, RUNNER_PATH);
   return { runner: 'gateway', why: ` (${refusal})` };

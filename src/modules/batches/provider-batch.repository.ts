@@ -2,9 +2,13 @@ import type { Scope } from '../../auth/scope';
 import type { PrismaClient } from '../../db/database';
 import { scopeSql } from '../../db/scope';
 import type { BatchRequest, BatchResultLine, ProviderBatchCounts } from '../../providers/batch';
+import { batchResultUsage, type BatchCallFacts } from '../usage/batch-usage';
+import { insertUsageRows } from '../usage/usage.repository';
 
 /** Results recorded per statement while a provider's output is read. */
 const RECORD_CHUNK = 500;
+/** A chunk's transaction may wait behind others on a busy database (Prisma's defaults: 2 s, 5 s). */
+const TX_OPTIONS = { maxWait: 20_000, timeout: 20_000 };
 
 /**
  * The provider runner's bookkeeping on `batches` and `batch_lines`, always within the batch's scope:
@@ -63,13 +67,14 @@ export class ProviderBatchRecords {
 
   /**
    * Records result lines on their requests by `custom_id` (requests already recorded are kept, so
-   * reading the output again after a crash changes nothing); how many matched no pending request.
+   * reading the output again after a crash changes nothing) and, with `usage`, the lines recorded in
+   * the usage ledger in the same transaction (so each is counted once); how many matched no pending request.
    */
-  async record(scope: Scope, batchId: string, results: AsyncIterable<BatchResultLine>): Promise<number> {
+  async record(scope: Scope, batchId: string, results: AsyncIterable<BatchResultLine>, usage: BatchCallFacts | null): Promise<number> {
     let unmatched = 0;
     let chunk: BatchResultLine[] = [];
     const flush = async () => {
-      if (chunk.length) unmatched += chunk.length - (await this.recordChunk(scope, batchId, chunk));
+      if (chunk.length) unmatched += chunk.length - (await this.recordChunk(scope, batchId, chunk, usage));
       chunk = [];
     };
     for await (const result of results) {
@@ -80,13 +85,28 @@ export class ProviderBatchRecords {
     return unmatched;
   }
 
-  private recordChunk(scope: Scope, batchId: string, results: readonly BatchResultLine[]): Promise<number> {
+  private recordChunk(scope: Scope, batchId: string, results: readonly BatchResultLine[], usage: BatchCallFacts | null): Promise<number> {
     const rows = results.map((r) => ({ custom_id: r.custom_id, state: isSuccess(r) ? 'succeeded' : 'failed', result: r }));
-    return this.prisma.$executeRaw`
-      UPDATE batch_lines AS l SET state = r.state, result = r.result
-      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(custom_id text, state text, result jsonb)
-      WHERE l.batch_id = ${batchId}::uuid AND l.organisation_id = ${scope.organisationId}::uuid
-        AND l.workspace_id = ${scope.workspaceId}::uuid AND l.custom_id = r.custom_id AND l.state = 'pending'`;
+    return this.prisma.$transaction(async (tx) => {
+      const recorded = await tx.$queryRaw<{ custom_id: string }[]>`
+        UPDATE batch_lines AS l SET state = r.state, result = r.result
+        FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(custom_id text, state text, result jsonb)
+        WHERE l.batch_id = ${batchId}::uuid AND l.organisation_id = ${scope.organisationId}::uuid
+          AND l.workspace_id = ${scope.workspaceId}::uuid AND l.custom_id = r.custom_id AND l.state = 'pending'
+        RETURNING l.custom_id`;
+      if (usage) {
+        const ids = new Set(recorded.map((r) => r.custom_id));
+        // Each recorded request once, even were the provider to repeat its line.
+        await insertUsageRows(
+          tx,
+          batchResultUsage(
+            usage,
+            results.filter((r) => ids.delete(r.custom_id)),
+          ),
+        );
+      }
+      return recorded.length;
+    }, TX_OPTIONS);
   }
 
   /**

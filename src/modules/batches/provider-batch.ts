@@ -20,8 +20,9 @@ import { GatewayError } from '../../errors';
 import type { Logger } from '../../logger';
 import type { ProviderBatchJob, ProviderBatchStatus } from '../../providers/batch';
 import type { ProviderClient } from '../../providers/registry';
+import type { BatchCallFacts } from '../usage/batch-usage';
 import type { FileService } from '../files/file.service';
-import { CANCELLED, EXPIRED, failValidation, loadRequests } from './batch-input';
+import { CANCELLED, EXPIRED, failValidation, loadCancelled, loadRequests } from './batch-input';
 import type { BatchLines } from './batch-lines.repository';
 import type { BatchStatus, GatewayBatch } from './batch.model';
 import type { BatchRepository, EventDraft, TransitionData } from './batch.repository';
@@ -32,6 +33,8 @@ export interface BatchTarget {
   client: ProviderClient;
   model: string;
   hosted: boolean;
+  /** A fine-tuned model's base model (the usage ledger's), else null. */
+  baseModel: string | null;
 }
 
 export interface ProviderRunnerParts {
@@ -43,6 +46,8 @@ export interface ProviderRunnerParts {
   target: (scope: Scope, batch: GatewayBatch) => Promise<BatchTarget>;
   /** Writes the output and error files from the recorded requests (the gateway runner's own). */
   publish: (scope: Scope, batch: GatewayBatch) => Promise<TransitionData>;
+  /** The usage ledger is on: the provider's result lines are recorded in it as batch calls. */
+  meterResults: boolean;
 }
 
 /** Provider statuses after which the job does nothing more. */
@@ -65,7 +70,10 @@ export class ProviderRunner {
     const now = await this.parts.batches.findById(scope, batch.id);
     if (!now) return;
     if (job) await this.follow(scope, now, target, job);
-    else if (now.status === 'cancelling') await this.conclude(scope, now, 'cancelled');
+    else if (now.status === 'cancelling') {
+      await loadCancelled(this.parts.files, this.parts.lines, scope, now);
+      await this.conclude(scope, now, 'cancelled');
+    }
   }
 
   /** Loads, uploads and creates the provider job; null when the batch failed or stopped meanwhile. */
@@ -137,7 +145,8 @@ export class ProviderRunner {
       return;
     }
     if (ENDED.has(job.status)) return this.readOutput(scope, batch, target, job, overdue);
-    const next = mirrored(batch.status, job.status);
+    // Past the window the provider's `cancelling` is the stop asked above (the batch expires), not a cancel from elsewhere.
+    const next = overdue ? null : mirrored(batch.status, job.status);
     if (next)
       await this.parts.batches.transition(scope, batch.id, [batch.status], next, {
         level: 'info',
@@ -160,7 +169,8 @@ export class ProviderRunner {
       if (!moved) return;
       batch = moved;
     }
-    const unmatched = await this.parts.records.record(scope, batch.id, target.client.batchOutput(job));
+    const usage = this.parts.meterResults ? callFacts(batch, target) : null;
+    const unmatched = await this.parts.records.record(scope, batch.id, target.client.batchOutput(job), usage);
     if (unmatched) this.logger.warn({ batchId: batch.id, unmatched }, 'provider batch results matched no request of the batch');
     await this.conclude(scope, batch, final);
   }
@@ -184,6 +194,18 @@ export class ProviderRunner {
     await this.parts.batches.transition(scope, batch.id, ['validating'], 'validating', { level: 'info', message, data: { runner: 'provider', ...data } });
   }
 }
+
+/** What the ledger rows of a batch's results share: recorded for the key that created it, under the model it names. */
+const callFacts = (batch: GatewayBatch, target: BatchTarget): BatchCallFacts => ({
+  organisationId: batch.organisationId,
+  workspaceId: batch.workspaceId,
+  apiKeyId: batch.apiKeyId,
+  provider: batch.provider,
+  integration: batch.integrationSlug,
+  model: batch.model,
+  baseModel: target.baseModel,
+  mode: target.hosted ? 'hosted' : 'client',
+});
 
 /** The status a running batch moves to when the provider reports `remote`, or null when it stays. */
 function mirrored(local: BatchStatus, remote: ProviderBatchStatus): BatchStatus | null {

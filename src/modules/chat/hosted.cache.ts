@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { NotificationWaiters } from '../../db/notification-waiters';
 import type { WorkspaceChanges } from '../../db/workspace-changes';
 import type { HostedJob } from '../fine-tuning/fine-tuning.model';
-import type { ResolvedIntegration } from '../integrations/integration.port';
+import type { IntegrationSource, ResolvedIntegration } from '../integrations/integration.port';
 
 export interface HostedCacheOptions {
   /** Most hosted models (workspace and model) kept; the least recently used goes first. 0 turns the cache off. */
@@ -37,6 +37,7 @@ const keyOf = (workspaceId: string, name: string) => `${workspaceId}\n${name}`;
 export class HostedCache implements WorkspaceChanges {
   private readonly routes?: LRUCache<string, HostedRoute>;
   private readonly texts?: LRUCache<string, string>;
+  private readonly integrations?: LRUCache<string, ResolvedIntegration>;
   /** Bumped by every invalidation: a read that began before one must not store what it read. */
   private generation = 0;
   private readonly waiters = new NotificationWaiters();
@@ -48,6 +49,7 @@ export class HostedCache implements WorkspaceChanges {
     const { maxEntries, maxPartialChars, ttlMs } = options;
     if (ttlMs <= 0) return;
     if (maxEntries > 0) this.routes = new LRUCache({ max: maxEntries, ttl: ttlMs });
+    if (maxEntries > 0) this.integrations = new LRUCache({ max: maxEntries, ttl: ttlMs });
     // A text's size is its length, at least 1 (lru-cache refuses 0); a text beyond the bound is not kept.
     if (maxPartialChars > 0) this.texts = new LRUCache({ maxSize: maxPartialChars, sizeCalculation: (text) => Math.max(text.length, 1), ttl: ttlMs });
   }
@@ -65,6 +67,17 @@ export class HostedCache implements WorkspaceChanges {
     const route = await load();
     if (this.active && token === this.generation) this.routes?.set(key, route);
     return route;
+  }
+
+  /** The integration `ref` names in the workspace (client mode's `@slug`, a batch's every line): from memory, or `load`ed. */
+  async integration(workspaceId: string, ref: string, load: () => Promise<ResolvedIntegration>): Promise<ResolvedIntegration> {
+    const key = keyOf(workspaceId, ref);
+    const cached = this.active ? this.integrations?.get(key) : undefined;
+    if (cached) return cached;
+    const token = this.generation;
+    const integration = await load();
+    if (this.active && token === this.generation) this.integrations?.set(key, integration);
+    return integration;
   }
 
   /** The default texts of `slugs` in the workspace (missing ones left out); only those not in memory are `load`ed. */
@@ -126,13 +139,19 @@ export class HostedCache implements WorkspaceChanges {
     this.generation++;
     this.routes?.clear();
     this.texts?.clear();
+    this.integrations?.clear();
   }
 
   private dropWorkspace(workspaceId: string): void {
     this.generation++;
     const prefix = keyOf(workspaceId, '');
-    for (const cache of [this.routes, this.texts]) {
+    for (const cache of [this.routes, this.texts, this.integrations]) {
       for (const key of [...(cache?.keys() ?? [])]) if (key.startsWith(prefix)) cache?.delete(key);
     }
   }
+}
+
+/** `source`'s `resolve`, answered from `cache` while it serves (client mode's `@slug`: a warm call runs no statement). */
+export function cachedResolve(source: Pick<IntegrationSource, 'resolve'>, cache: HostedCache): Pick<IntegrationSource, 'resolve'> {
+  return { resolve: (scope, ref, path) => cache.integration(scope.workspaceId, ref, () => source.resolve(scope, ref, path)) };
 }

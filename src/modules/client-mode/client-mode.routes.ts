@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import { GatewayError, invalidField } from '../../errors';
+import { GatewayError, invalidField, unsupported } from '../../errors';
 import { receiveMultipartUpload } from '../../http/multipart';
 import { headersOf, PROVIDER_HEADER } from '../../http/provider-headers';
 import { callerOf, json, lazyTenantRequest, pathParam } from '../../http/rest';
@@ -8,6 +8,7 @@ import { cursorListJson, type Page } from '../../http/openai-shapes';
 import type { ProviderFile, ProviderJob, ProviderPage } from '../../providers/types';
 import type { Services } from '../../services';
 import { idempotencyKeyOf } from '../idempotency/idempotency.middleware';
+import { toClientBatchJson } from './client-batches';
 import { toCheckpointJson, toEventListJson, toJobJson, toJobListJson, type JobView } from '../fine-tuning/fine-tuning.mapper';
 
 /** Only requests naming a provider are client mode; the others go on to the hosted routes. */
@@ -69,7 +70,7 @@ function refuseIdempotencyKey(req: Request): void {
 /** `/v1/files` in client mode: the caller's provider, streamed through both ways. */
 export function clientModeFileRoutes(services: Services): Router {
   const router = Router();
-  const { clientMode, files } = services;
+  const { clientMode, clientBatches, files } = services;
   router.use(onlyClientMode);
 
   router.post(
@@ -106,17 +107,22 @@ export function clientModeFileRoutes(services: Services): Router {
     }),
   );
 
+  // A batch's output and error files are read from the batch (client-batches.ts), the others from the provider's files.
   router.get(
     '/:fileId',
     json(async (req, res) => {
       const { scope } = await lazyTenantRequest(services.workspaces, req, res);
-      return providerFileJson(await clientMode.getFile(scope, headersOf(req), pathParam(req, 'fileId')));
+      const id = pathParam(req, 'fileId');
+      const file = clientBatches.isResultFile(id) ? clientBatches.file(scope, headersOf(req), id) : clientMode.getFile(scope, headersOf(req), id);
+      return providerFileJson(await file);
     }),
   );
 
   router.get('/:fileId/content', async (req, res) => {
     const { scope } = await lazyTenantRequest(services.workspaces, req, res);
-    const content = await clientMode.fileContent(scope, headersOf(req), pathParam(req, 'fileId'));
+    const id = pathParam(req, 'fileId');
+    if (clientBatches.isResultFile(id)) return streamContent(res, await clientBatches.content(scope, headersOf(req), id), JSONL, null);
+    const content = await clientMode.fileContent(scope, headersOf(req), id);
     await streamContent(res, content.stream, content.contentType, content.bytes);
   });
 
@@ -125,6 +131,7 @@ export function clientModeFileRoutes(services: Services): Router {
     json(async (req, res) => {
       const { scope } = await lazyTenantRequest(services.workspaces, req, res);
       const id = pathParam(req, 'fileId');
+      if (clientBatches.isResultFile(id)) throw unsupported("A batch's results stay with the batch at the provider: delete them there", 'fileId');
       await clientMode.deleteFile(scope, headersOf(req), id);
       return { id, object: 'file', deleted: true };
     }),
@@ -146,6 +153,7 @@ export async function streamContent(res: Response, stream: NodeJS.ReadableStream
 }
 
 const PAGE_PARAMS = ['after', 'limit'];
+const JSONL = 'application/jsonl';
 
 /** `/v1/fine_tuning/jobs` in client mode. */
 export function clientModeJobRoutes(services: Services): Router {
@@ -200,6 +208,51 @@ export function clientModeJobRoutes(services: Services): Router {
     json(async (req, res) => {
       const { scope, query } = await lazyTenantRequest(services.workspaces, req, res, PAGE_PARAMS);
       return providerListJson(await clientMode.listCheckpoints(scope, headersOf(req), pathParam(req, 'jobId'), query), toCheckpointJson);
+    }),
+  );
+
+  return router;
+}
+
+/** `/v1/batches` in client mode: the provider's own batch service, nothing stored (client-batches.ts). */
+export function clientModeBatchRoutes(services: Services): Router {
+  const router = Router();
+  const { clientBatches } = services;
+  router.use(onlyClientMode);
+
+  router.post(
+    '/',
+    json(async (req, res) => {
+      const { scope, body } = await lazyTenantRequest(services.workspaces, req, res);
+      return toClientBatchJson(await clientBatches.create(scope, headersOf(req), body));
+    }),
+  );
+
+  router.get(
+    '/',
+    json(async (req, res) => {
+      const { scope, query } = await lazyTenantRequest(services.workspaces, req, res, PAGE_PARAMS);
+      const page = await clientBatches.list(scope, headersOf(req), query);
+      // `last_id`: the list's own cursor (client-batches.ts makes it the last batch's id where it is its handle).
+      return { ...cursorListJson(pageOf(page), toClientBatchJson), last_id: page.nextAfter };
+    }),
+  );
+
+  router.get(
+    '/:batchId',
+    json(async (req, res) => {
+      const { scope } = await lazyTenantRequest(services.workspaces, req, res);
+      return toClientBatchJson(await clientBatches.get(scope, headersOf(req), pathParam(req, 'batchId')));
+    }),
+  );
+
+  router.post(
+    '/:batchId/cancel',
+    json(async (req, res) => {
+      const { scope, body } = await lazyTenantRequest(services.workspaces, req, res);
+      const unknown = Object.keys(body)[0];
+      if (unknown !== undefined) throw invalidField(unknown, 'is not a known field');
+      return toClientBatchJson(await clientBatches.cancel(scope, headersOf(req), pathParam(req, 'batchId')));
     }),
   );
 

@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 import type { LazyScope } from '../../auth/scope';
 import { invalidField, type FieldPath } from '../../errors';
 import { PROVIDER_HEADER, type RequestHeaders } from '../../http/provider-headers';
+import { batchIdKind } from '../../providers/batch-ids';
 import type { ProviderClient, ProviderRegistry } from '../../providers/registry';
 import type { CreateJobInput as ProviderCreateJob, ProviderContent, ProviderFile, ProviderJob, ProviderPage, UploadInput } from '../../providers/types';
 import { parseInput, type Input } from '../../validation/parse';
@@ -31,9 +32,12 @@ export interface PassThroughUpload {
   stream: Readable;
 }
 
+/** The provider's reference of a file id: a batch input id of ours (batch-ids.ts) opened and checked, any other id as it is. */
+const fileReference = (provider: ProviderClient, id: string) => (batchIdKind(id) === 'input' ? provider.batchHandle(id, ['input'], 'fileId').handle : id);
+
 export class ClientModeService {
   constructor(
-    private readonly integrations: IntegrationSource,
+    private readonly integrations: Pick<IntegrationSource, 'resolve'>,
     private readonly providers: ProviderRegistry,
   ) {}
 
@@ -65,7 +69,8 @@ export class ClientModeService {
       open: () => upload.stream,
       model: headers['x-gateway-provider-model'],
     };
-    return provider.uploadFile(input);
+    const file = await provider.uploadFile(input);
+    return file.purpose === 'batch' ? { ...file, id: provider.batchInputId(file.id) } : file;
   }
 
   async listFiles(scope: LazyScope, headers: RequestHeaders, query: Input<ListFilesInput> = {}): Promise<ProviderPage<ProviderFile>> {
@@ -74,15 +79,19 @@ export class ClientModeService {
   }
 
   async getFile(scope: LazyScope, headers: RequestHeaders, id: string): Promise<ProviderFile> {
-    return (await this.provider(scope, headers)).getFile(id);
+    const provider = await this.provider(scope, headers);
+    const file = await provider.getFile(fileReference(provider, id));
+    return { ...file, id };
   }
 
   async fileContent(scope: LazyScope, headers: RequestHeaders, id: string): Promise<ProviderContent> {
-    return (await this.provider(scope, headers)).fileContent(id);
+    const provider = await this.provider(scope, headers);
+    return provider.fileContent(fileReference(provider, id));
   }
 
   async deleteFile(scope: LazyScope, headers: RequestHeaders, id: string): Promise<void> {
-    await (await this.provider(scope, headers)).deleteFile(id);
+    const provider = await this.provider(scope, headers);
+    await provider.deleteFile(fileReference(provider, id));
   }
 
   async createJob(scope: LazyScope, headers: RequestHeaders, body: Input<CreateJobInput>): Promise<ProviderJob> {

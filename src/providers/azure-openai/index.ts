@@ -59,13 +59,15 @@ interface AzureConnection extends OpenAICompatibleConnection {
  * Azure's Global Batch: OpenAI's batch wire, every line's `model` the integration's Global-Batch
  * deployment, the create `endpoint` written `/chat/completions`, and an input file used only once
  * Azure has processed it. Azure's FAQ: fine-tuned models do not run in batches, so those stay on the
- * gateway runner, as does an integration without a Global-Batch deployment.
+ * gateway runner, as does an integration without a Global-Batch deployment. In client mode the
+ * caller's file goes as it is (its lines name the Global-Batch deployment), up to Azure's 100 000 requests.
  */
 const batch = openAIBatchSteps<AzureConnection>(
-  { endpoint: '/chat/completions', model: (conn, model) => conn.batchDeployment ?? model, waitForFile: true },
+  { endpoint: '/chat/completions', model: (conn, model) => conn.batchDeployment ?? model, waitForFile: true, limits: { maxRequests: 100_000 } },
   (conn, query) => {
     if (query.hosted) return "Azure OpenAI's Global Batch does not run fine-tuned models";
-    if (!conn.batchDeployment) return 'the integration names no Global-Batch deployment (x-gateway-azure-batch-deployment)';
+    // In client mode the caller's lines name the deployment themselves, as Azure takes them.
+    if (!conn.batchDeployment && !query.client) return 'the integration names no Global-Batch deployment (x-gateway-azure-batch-deployment)';
     return null;
   },
 );

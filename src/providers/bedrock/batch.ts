@@ -51,6 +51,8 @@ import { PART_SIZE } from './upload-file';
 export const MIN_RECORDS = 100;
 const PREFIX = 'gateway-batches/';
 const CUSTOM_MODEL = /^arn:aws(?:-[a-z]+)*:bedrock:/;
+/** Chat fields Converse batch jobs take no equivalent of: tools, and JSON mode (a forced tool elsewhere). */
+const UNCARRIED = ['tools', 'response_format'] as const;
 
 /** Bedrock's ten job statuses in OpenAI's words (docs/batches.md). */
 const STATUS: Readonly<Record<ModelInvocationJobStatus, ProviderBatchStatus>> = {
@@ -77,6 +79,9 @@ function accepts(conn: BedrockConnection, query: BatchModelQuery): string | null
   if (!conn.bucket) return 'Amazon Bedrock batch inference needs the integration’s S3 bucket (x-gateway-aws-s3-bucket)';
   if (!conn.roleArn) return 'Amazon Bedrock batch inference needs an IAM role it runs with (x-gateway-aws-role-arn)';
   if (CUSTOM_MODEL.test(query.model)) return `Amazon Bedrock batch inference does not run custom or provisioned models (${query.model})`;
+  if (query.count < MIN_RECORDS) return `Amazon Bedrock runs batch jobs of at least ${MIN_RECORDS} requests; this batch has ${query.count}`;
+  const carried = UNCARRIED.find((field) => query.fields.has(field));
+  if (carried) return `Amazon Bedrock batch jobs (Converse) cannot carry ${carried}`;
   return null;
 }
 

@@ -5,29 +5,30 @@
  * batch's `metadata`, where `find` looks for it. Results are already OpenAI's output lines.
  */
 import { GatewayError, providerCode } from '../../errors';
-import type { BatchCreateInput, BatchResultLine, BatchUploadInput, ProviderBatchJob, ProviderBatchStatus, ProviderBatchSupport } from '../batch';
+import type {
+  BatchCreateInput,
+  BatchInputLimits,
+  BatchResultLine,
+  BatchTimeName,
+  BatchUploadInput,
+  ProviderBatchJob,
+  ProviderBatchStatus,
+  ProviderBatchSupport,
+} from '../batch';
 import { PROVIDER_BATCH_STATUSES } from '../batch';
 import { jsonLines, jsonLinesOf } from '../batch-jsonl';
 import { apiDownload, apiRequest } from '../api';
 import { urlPath } from '../url';
-import { filePath, type OpenAICompatibleConnection } from './connection';
+import { filePath, pageQuery, type OpenAICompatibleConnection } from './connection';
+import { toPage } from './mappers';
 import { getFile } from './files';
-import type { OpenAIList } from './schemas';
+import { parseAnswer } from '../answer';
+import { openAIBatchListSchema, openAIBatchResultSchema, openAIBatchSchema, type OpenAIBatch } from './schemas';
 import { uploadFile } from './upload-file';
 
 /** The metadata key that carries the gateway's batch id (see find). */
 export const GATEWAY_BATCH_ID_METADATA_KEY = 'gateway_batch_id';
 const MAX_LOOKUP_PAGES = 5;
-
-interface OpenAIBatch {
-  id: string;
-  status: string;
-  output_file_id?: string | null;
-  error_file_id?: string | null;
-  errors?: { data?: { code?: string; message?: string }[] } | null;
-  request_counts?: { total?: number; completed?: number; failed?: number } | null;
-  metadata?: Record<string, string> | null;
-}
 
 /** What differs between OpenAI's and Azure's batch service. */
 export interface OpenAIBatchWire<C extends OpenAICompatibleConnection> {
@@ -37,6 +38,8 @@ export interface OpenAIBatchWire<C extends OpenAICompatibleConnection> {
   model(conn: C, model: string): string;
   /** Azure processes an uploaded file before a batch may use it. */
   waitForFile: boolean;
+  /** The limits of one input file where they are not OpenAI's (Azure: 100 000 requests). */
+  limits?: BatchInputLimits;
 }
 
 const batchPath = (id: string, suffix = '') => urlPath`/batches/${id}` + suffix;
@@ -74,14 +77,14 @@ export function openAIBatchSteps<C extends OpenAICompatibleConnection>(
         input_file_id: input.input,
         endpoint: wire.endpoint,
         completion_window: '24h',
-        metadata: { [GATEWAY_BATCH_ID_METADATA_KEY]: input.gatewayBatchId },
+        metadata: input.metadata !== undefined ? input.metadata : { [GATEWAY_BATCH_ID_METADATA_KEY]: input.gatewayBatchId },
       };
-      return toJob(await apiRequest<OpenAIBatch>(conn, { method: 'POST', path: '/batches', json: body }));
+      return toJob(await apiRequest(conn, { answer: openAIBatchSchema, method: 'POST', path: '/batches', json: body }));
     },
     async find(conn, gatewayBatchId) {
       let after: string | undefined;
       for (let page = 0; page < MAX_LOOKUP_PAGES; page++) {
-        const found = await apiRequest<OpenAIList<OpenAIBatch>>(conn, { method: 'GET', path: '/batches', query: { limit: 100, after } });
+        const found = await apiRequest(conn, { answer: openAIBatchListSchema, method: 'GET', path: '/batches', query: { limit: 100, after } });
         const mine = found.data.find((b) => b.metadata?.[GATEWAY_BATCH_ID_METADATA_KEY] === gatewayBatchId);
         if (mine) return toJob(mine);
         if (!found.has_more || !found.data.length) return undefined;
@@ -89,11 +92,23 @@ export function openAIBatchSteps<C extends OpenAICompatibleConnection>(
       }
       return undefined;
     },
-    get: async (conn, id) => toJob(await apiRequest<OpenAIBatch>(conn, { method: 'GET', path: batchPath(id) })),
-    cancel: async (conn, id) => toJob(await apiRequest<OpenAIBatch>(conn, { method: 'POST', path: batchPath(id, '/cancel'), idempotent: true })),
+    get: async (conn, id) => toJob(await apiRequest(conn, { answer: openAIBatchSchema, method: 'GET', path: batchPath(id) })),
+    cancel: async (conn, id) => toJob(await apiRequest(conn, { answer: openAIBatchSchema, method: 'POST', path: batchPath(id, '/cancel'), idempotent: true })),
     output: (conn, job) => outputLines(conn, job),
+    client: {
+      // The caller's upload is already OpenAI's input: the batch is created on it as it is.
+      nativeInput: true,
+      limits: wire.limits,
+      list: async (conn, page) =>
+        toPage(await apiRequest(conn, { answer: openAIBatchListSchema, method: 'GET', path: '/batches', query: pageQuery(page) }), toJob),
+      ownsHandle: (_conn, kind, handle) => HANDLES[kind].test(handle),
+      readInput: async (conn, fileId) => (await apiDownload(conn, filePath(fileId, '/content'))).stream,
+    },
   };
 }
+
+/** The provider's own ids, passed through (validated by their form: nothing else may reach a path). */
+const HANDLES = { batch: /^batch_[A-Za-z0-9_-]{1,128}$/, input: /^file-[A-Za-z0-9_-]{1,128}$/ };
 
 /** The output file's lines, then the error file's: OpenAI's `BatchRequestOutput` lines as they are. */
 async function* outputLines(conn: OpenAICompatibleConnection, job: ProviderBatchJob): AsyncGenerator<BatchResultLine> {
@@ -104,15 +119,16 @@ async function* outputLines(conn: OpenAICompatibleConnection, job: ProviderBatch
   }
 }
 
-function toResultLine(line: Record<string, unknown>, title: string): BatchResultLine {
-  if (typeof line.custom_id !== 'string') throw new GatewayError('provider', `${title} returned a batch result without a custom_id`, { status: 502 });
-  const response = line.response as BatchResultLine['response'] | undefined;
-  const error = line.error as BatchResultLine['error'] | undefined;
+/** A result line read through its schema: a line without `custom_id`, or a `response` without `status_code`, is a bad answer (502). */
+function toResultLine(value: Record<string, unknown>, title: string): BatchResultLine {
+  const line = parseAnswer(openAIBatchResultSchema, value, title, 'batch result line');
+  const id = line.id ?? `batch_req_${line.custom_id}`;
+  const { response, error } = line;
   return {
-    id: typeof line.id === 'string' ? line.id : `batch_req_${line.custom_id}`,
+    id,
     custom_id: line.custom_id,
-    response: response ?? null,
-    error: error ?? null,
+    response: response ? { status_code: response.status_code, request_id: response.request_id ?? id, body: response.body } : null,
+    error: error ? { code: error.code ?? 'request_failed', message: error.message ?? `${title} could not run the request` } : null,
   };
 }
 
@@ -131,5 +147,39 @@ function toJob(batch: OpenAIBatch): ProviderBatchJob {
     requestCounts: counts ? { total: counts.total ?? 0, completed: counts.completed ?? 0, failed: counts.failed ?? 0 } : null,
     error: first ? { code: first.code ?? 'failed', message: first.message ?? 'The batch failed' } : null,
     results: { output: batch.output_file_id ?? null, error: batch.error_file_id ?? null },
+    view: {
+      createdAt: seconds(batch.created_at) ?? 0,
+      times: Object.fromEntries(TIMES.flatMap((name) => (seconds(batch[name]) === null ? [] : [[name, seconds(batch[name])]]))),
+      model: batch.model ?? null,
+      inputFileId: batch.input_file_id ?? '',
+      metadata: withoutGatewayId(batch.metadata),
+      usage: batch.usage ? { inputTokens: batch.usage.input_tokens ?? 0, outputTokens: batch.usage.output_tokens ?? 0 } : null,
+    },
   };
+}
+
+const TIMES: readonly BatchTimeName[] = [
+  'in_progress_at',
+  'expires_at',
+  'finalizing_at',
+  'completed_at',
+  'failed_at',
+  'expired_at',
+  'cancelling_at',
+  'cancelled_at',
+];
+
+/** Unix seconds from OpenAI's integer or Azure's ISO string; null when absent. */
+function seconds(value: unknown): number | null {
+  if (typeof value === 'number') return Math.floor(value);
+  if (typeof value !== 'string') return null;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? null : Math.floor(ms / 1000);
+}
+
+/** The caller's metadata, without the key the provider runner adds to find its batches. */
+function withoutGatewayId(metadata: Record<string, string> | null | undefined): Record<string, string> | null {
+  if (!metadata) return null;
+  const { [GATEWAY_BATCH_ID_METADATA_KEY]: _gateway, ...rest } = metadata;
+  return rest;
 }

@@ -88,3 +88,39 @@ export const openAIFileListSchema = listOf(openAIFileSchema);
 export const openAIJobListSchema = listOf(openAIJobSchema);
 export const openAIEventListSchema = listOf(openAIEventSchema);
 export const openAICheckpointListSchema = listOf(openAICheckpointSchema);
+
+/** A batch's time: Unix seconds; Azure's how-to shows ISO strings too (both are read). */
+const batchTime = z.union([z.number(), z.string()]).nullish();
+
+/** A batch of OpenAI's Batch API (Azure writes its statuses capitalised in some answers). */
+export const openAIBatchSchema = z.object({
+  id: z.string(),
+  status: z.string(),
+  input_file_id: z.string().nullish(),
+  model: z.string().nullish(),
+  created_at: batchTime,
+  in_progress_at: batchTime,
+  expires_at: batchTime,
+  finalizing_at: batchTime,
+  completed_at: batchTime,
+  failed_at: batchTime,
+  expired_at: batchTime,
+  cancelling_at: batchTime,
+  cancelled_at: batchTime,
+  usage: z.object({ input_tokens: z.number().nullish(), output_tokens: z.number().nullish() }).nullish(),
+  output_file_id: z.string().nullish(),
+  error_file_id: z.string().nullish(),
+  errors: z.object({ data: z.array(z.object({ code: z.string().nullish(), message: z.string().nullish() })).nullish() }).nullish(),
+  request_counts: z.object({ total: z.number().nullish(), completed: z.number().nullish(), failed: z.number().nullish() }).nullish(),
+  metadata: z.record(z.string()).nullish(),
+});
+export type OpenAIBatch = z.output<typeof openAIBatchSchema>;
+export const openAIBatchListSchema = listOf(openAIBatchSchema);
+
+/** A line of a batch's output or error file, OpenAI's `BatchRequestOutput`: a response, or an error. */
+export const openAIBatchResultSchema = z.object({
+  id: z.string().nullish(),
+  custom_id: z.string(),
+  response: z.object({ status_code: z.number(), request_id: z.string().nullish(), body: z.unknown() }).nullish(),
+  error: z.object({ code: z.string().nullish(), message: z.string().nullish() }).nullish(),
+});

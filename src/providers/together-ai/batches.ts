@@ -6,23 +6,21 @@
  * keeps nothing with a job that could carry the gateway's id, so `find` goes through the input file,
  * named after the gateway batch (uploaded once: its reference is stored before the create).
  */
-import { GatewayError } from '../../errors';
 import type { BatchResultLine, ProviderBatchJob, ProviderBatchStatus, ProviderBatchSupport } from '../batch';
 import { jsonLines, jsonLinesOf } from '../batch-jsonl';
 import { apiDownload, apiRequest } from '../api';
 import { urlPath } from '../url';
 import { filePath, type TogetherConnection } from './connection';
-import { togetherFileListSchema } from './schemas';
+import { parseAnswer } from '../answer';
+import {
+  togetherBatchCreatedSchema,
+  togetherBatchListSchema,
+  togetherBatchResultSchema,
+  togetherBatchSchema,
+  togetherFileListSchema,
+  type TogetherBatch,
+} from './schemas';
 import { uploadFile } from './files';
-
-interface TogetherBatch {
-  id: string;
-  status: string;
-  input_file_id?: string;
-  output_file_id?: string | null;
-  error_file_id?: string | null;
-  error?: string | null;
-}
 
 const STATUSES: Record<string, ProviderBatchStatus> = {
   VALIDATING: 'validating',
@@ -46,20 +44,19 @@ export const togetherBatches: ProviderBatchSupport<TogetherConnection> = {
   },
   async create(conn, input) {
     const body = { endpoint: '/v1/chat/completions', input_file_id: input.input, completion_window: '24h', model_id: input.model };
-    const created = await apiRequest<{ job?: TogetherBatch }>(conn, { method: 'POST', path: '/batches', json: body });
-    if (!created.job) throw new GatewayError('provider', `${conn.title} answered a batch creation without its job`, { status: 502 });
+    const created = await apiRequest(conn, { answer: togetherBatchCreatedSchema, method: 'POST', path: '/batches', json: body });
     return toJob(created.job);
   },
   async find(conn, gatewayBatchId) {
     const files = await apiRequest(conn, { answer: togetherFileListSchema, method: 'GET', path: '/files' });
     const inputs = new Set((files.data ?? []).filter((f) => f.filename === inputName(gatewayBatchId) && f.purpose === 'batch-api').map((f) => f.id));
     if (!inputs.size) return undefined;
-    const batches = await apiRequest<TogetherBatch[]>(conn, { method: 'GET', path: '/batches' });
-    const mine = (Array.isArray(batches) ? batches : []).find((b) => b.input_file_id !== undefined && inputs.has(b.input_file_id));
+    const batches = await apiRequest(conn, { answer: togetherBatchListSchema, method: 'GET', path: '/batches' });
+    const mine = batches.find((b) => typeof b.input_file_id === 'string' && inputs.has(b.input_file_id));
     return mine && toJob(mine);
   },
-  get: async (conn, id) => toJob(await apiRequest<TogetherBatch>(conn, { method: 'GET', path: batchPath(id) })),
-  cancel: async (conn, id) => toJob(await apiRequest<TogetherBatch>(conn, { method: 'POST', path: batchPath(id, '/cancel'), idempotent: true })),
+  get: async (conn, id) => toJob(await apiRequest(conn, { answer: togetherBatchSchema, method: 'GET', path: batchPath(id) })),
+  cancel: async (conn, id) => toJob(await apiRequest(conn, { answer: togetherBatchSchema, method: 'POST', path: batchPath(id, '/cancel'), idempotent: true })),
   output: (conn, job) => outputLines(conn, job),
 };
 
@@ -86,26 +83,25 @@ async function* outputLines(conn: TogetherConnection, job: ProviderBatchJob): As
  * A result as Together writes it: `{custom_id, response: {status_code, body}}`, or a failure as
  * `{custom_id, error: {message, code}}` (or a bare string); made OpenAI's `BatchRequestOutput`.
  */
-function toResultLine(line: Record<string, unknown>, title: string): BatchResultLine {
+function toResultLine(value: Record<string, unknown>, title: string): BatchResultLine {
+  const line = parseAnswer(togetherBatchResultSchema, value, title, 'batch result line');
   const customId = line.custom_id;
-  if (typeof customId !== 'string') throw new GatewayError('provider', `${title} returned a batch result without a custom_id`, { status: 502 });
-  const id = typeof line.id === 'string' ? line.id : `batch_req_${customId}`;
-  const response = isRecord(line.response) ? line.response : null;
+  const id = line.id ?? `batch_req_${customId}`;
+  const { response } = line;
   if (response && line.error == null) {
-    const status = typeof response.status_code === 'number' ? response.status_code : 200;
     const body = response.body;
-    const requestId = typeof response.request_id === 'string' ? response.request_id : isRecord(body) && typeof body.id === 'string' ? body.id : id;
-    return { id, custom_id: customId, response: { status_code: status, request_id: requestId, body }, error: null };
+    const requestId = response.request_id ?? (isRecord(body) && typeof body.id === 'string' ? body.id : id);
+    return { id, custom_id: customId, response: { status_code: response.status_code ?? 200, request_id: requestId, body }, error: null };
   }
-  const error = isRecord(line.error) ? line.error : { message: line.error };
-  const message = typeof error.message === 'string' ? error.message : `${title} could not run the request`;
-  const code = typeof error.code === 'number' ? error.code : null;
-  if (code !== null) {
+  const error = typeof line.error === 'string' || line.error == null ? { message: line.error, code: null } : line.error;
+  const message = error.message ?? `${title} could not run the request`;
+  const code = error.code ?? null;
+  if (typeof code === 'number') {
     // A request the model service answered with an error status: as OpenAI writes it, the status and an error body.
     const body = { error: { message, type: code >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: null } };
     return { id, custom_id: customId, response: { status_code: code, request_id: id, body }, error: null };
   }
-  return { id, custom_id: customId, response: null, error: { code: typeof error.code === 'string' ? error.code : 'request_failed', message } };
+  return { id, custom_id: customId, response: null, error: { code: code ?? 'request_failed', message } };
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -64,3 +64,29 @@ export const togetherFileListSchema = listOf(togetherFileSchema);
 export const togetherJobListSchema = listOf(togetherJobSchema);
 export const togetherEventListSchema = listOf(togetherEventSchema);
 export const togetherCheckpointListSchema = listOf(togetherCheckpointSchema);
+
+/** A batch job of Together's Batch API (statuses OpenAI's, upper-cased). */
+export const togetherBatchSchema = z.object({
+  id: z.string(),
+  status: z.string(),
+  input_file_id: z.string().nullish(),
+  output_file_id: z.string().nullish(),
+  error_file_id: z.string().nullish(),
+  error: z.string().nullish(),
+});
+export type TogetherBatch = z.output<typeof togetherBatchSchema>;
+/** `POST /batches` answers 201 `{job}`. */
+export const togetherBatchCreatedSchema = z.object({ job: togetherBatchSchema });
+/** `GET /batches` answers a bare array. */
+export const togetherBatchListSchema = z.array(togetherBatchSchema);
+
+/**
+ * A line of a batch's output or error file: `{custom_id, response: {status_code, body}}`, or a failure
+ * as `{custom_id, error: {message, code}}` (`code` the model service's status, or a word) or a bare string.
+ */
+export const togetherBatchResultSchema = z.object({
+  id: z.string().nullish(),
+  custom_id: z.string(),
+  response: z.object({ status_code: z.number().nullish(), request_id: z.string().nullish(), body: z.unknown() }).nullish(),
+  error: z.union([z.string(), z.object({ message: z.string().nullish(), code: z.union([z.number(), z.string()]).nullish() })]).nullish(),
+});
