@@ -6,7 +6,6 @@
  * keeps nothing with a job that could carry the gateway's id, so `find` goes through the input file,
  * named after the gateway batch (uploaded once: its reference is stored before the create).
  */
-import { GatewayError } from '../../errors';
 import type { BatchResultLine, BatchTimeName, ProviderBatchJob, ProviderBatchStatus, ProviderBatchSupport } from '../batch';
 import { pageOf } from '../paging';
 import { jsonLines, jsonLinesOf } from '../batch-jsonl';
