@@ -68,11 +68,22 @@ export function chatFieldMatrix(): string {
   ].join('\n');
 }
 
+/** Which providers' own batch services the gateway uses: for hosted batches (the provider runner), and in client mode (`batch.client`). */
+export function batchSupport(): string {
+  const mark = (on: boolean) => (on ? '✓' : '—');
+  return [
+    row(['provider', 'provider runner (hosted)', 'client mode']),
+    row(['---', ':-:', ':-:']),
+    ...PROVIDERS.map((p) => row([`\`${p.name}\``, mark(p.batch !== undefined), mark(p.batch?.client !== undefined)])),
+  ].join('\n');
+}
+
 export const README_BLOCKS = {
   'provider-matrix': providerMatrix,
   'provider-endpoints': providerEndpoints,
   'pinned-settings': pinnedSettings,
   'chat-fields': chatFieldMatrix,
+  'batch-support': batchSupport,
 } as const;
 
 /** The text between `<!-- name:start … -->` and `<!-- name:end -->`. */

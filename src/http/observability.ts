@@ -64,8 +64,9 @@ export class Metrics {
   }
 
   request(method: string, route: string, status: number, seconds: number): void {
-    this.requests.inc({ method, status: String(status) });
-    this.latency.observe({ method, route, status: String(status) }, seconds);
+    const code = String(status);
+    this.requests.inc({ method, status: code });
+    this.latency.observe({ method, route, status: code }, seconds);
   }
 
   /** One provider call's outcome; `status` is the HTTP status of the gateway's error (502, 504, a provider's 4xx…). */
@@ -111,6 +112,8 @@ export function requestLog(logger: Logger, metrics: Metrics): RequestHandler {
       // Mounted middleware (GraphQL) has no route: its mount point; nothing matched: `unmatched` (bounded label values).
       const route = res.locals.route ?? (req.baseUrl || 'unmatched');
       metrics.request(req.method, route, res.statusCode, seconds);
+      // The line's fields are built only when it is written (an operator may run at `warn`; the benchmarks run `silent`).
+      if (!logger.isLevelEnabled('info')) return;
       const path = req.originalUrl.split('?')[0];
       logger.info({ method: req.method, path, route, status: res.statusCode, ms: Math.round(seconds * 10_000) / 10 }, 'request');
     });

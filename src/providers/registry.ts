@@ -75,8 +75,12 @@ export type ProviderCallObserver = (provider: ProviderName, operation: Operation
 
 export class ProviderRegistry {
   private readonly modules = new Map<ProviderName, ProviderModule>(PROVIDERS.map((m) => [m.name, m]));
-  /** Where each module's signed URLs may point: its own storage hosts and those its `downloads` variable adds. */
-  private readonly downloadHosts: ReadonlyMap<ProviderName, readonly string[]>;
+  /**
+   * Each module's environment: its base URLs, which of them the server configured, where its signed
+   * URLs may point (its own storage hosts and those its `downloads` variable adds). Built once: the
+   * variables are server configuration, and a client is made per request.
+   */
+  private readonly environments: ReadonlyMap<ProviderName, ProviderEnvironment>;
 
   constructor(
     /** `GATEWAY_*_BASE_URL`, `GATEWAY_*_DOWNLOAD_HOSTS` and similar variables (server configuration, never a request). */
@@ -87,8 +91,16 @@ export class ProviderRegistry {
     /** Wraps every provider call in a client span when tracing is on. */
     private readonly tracer: ProviderTracer | null = null,
   ) {
-    const hosts = (m: ProviderModule) => (m.downloads ? [...m.downloads.default, ...parseHostList(endpointOverrides[m.downloads.env] ?? '')] : []);
-    this.downloadHosts = new Map(PROVIDERS.map((m) => [m.name, hosts(m)]));
+    this.environments = new Map(PROVIDERS.map((m) => [m.name, this.environment(m)]));
+  }
+
+  private environment(module: ProviderModule): ProviderEnvironment {
+    const overrides = this.endpointOverrides;
+    const endpoints = Object.entries(module.endpoints);
+    const baseUrls = Object.fromEntries(endpoints.map(([key, spec]) => [key, overrides[spec.env] ?? spec.default]));
+    const configured = new Set(endpoints.filter(([, spec]) => overrides[spec.env] !== undefined).map(([key]) => key));
+    const downloadHosts = module.downloads ? [...module.downloads.default, ...parseHostList(overrides[module.downloads.env] ?? '')] : [];
+    return { baseUrls, configured, downloadHosts, http: this.http };
   }
 
   /** The module of a provider; `path` names the caller's field in the error when there is none. */
@@ -106,11 +118,7 @@ export class ProviderRegistry {
   /** A client for one provider, reading its settings from `origin` (validated on every call). */
   client(name: string, origin: SettingsOrigin): ProviderClient {
     const module = this.module(name);
-    const endpoints = Object.entries(module.endpoints);
-    const baseUrls = Object.fromEntries(endpoints.map(([key, spec]) => [key, this.endpointOverrides[spec.env] ?? spec.default]));
-    const configured = new Set(endpoints.filter(([, spec]) => this.endpointOverrides[spec.env] !== undefined).map(([key]) => key));
-    const downloadHosts = this.downloadHosts.get(module.name) ?? [];
-    return new ProviderClient(module, origin, { baseUrls, configured, downloadHosts, http: this.http }, this.observe, this.tracer);
+    return new ProviderClient(module, origin, this.environments.get(module.name) ?? this.environment(module), this.observe, this.tracer);
   }
 }
 

@@ -253,10 +253,24 @@ export interface ToolCallDelta {
 export type ChatChunk =
   | { type: 'delta'; index?: number; content?: string; refusal?: string; toolCalls?: ToolCallDelta[]; logprobs?: ChatLogprobs }
   | { type: 'finish'; index?: number; finishReason: FinishReason }
-  | { type: 'usage'; usage: ChatUsage };
+  | { type: 'usage'; usage: ChatUsage }
+  /**
+   * A relayed stream's events (OpenAI's wire format), ready for the caller: `data: …` and a blank line
+   * each, with the caller's model; `finishReason` is the last one relayed so far (traces).
+   */
+  | { type: 'events'; text: string; finishReason?: FinishReason };
 
 export type ChatAnswer =
-  { stream: false; completion: ChatCompletion } | { stream: true; id: string; model: string; created: number; chunks: AsyncIterable<ChatChunk> };
+  | { stream: false; completion: ChatCompletion }
+  | {
+      stream: true;
+      id: string;
+      model: string;
+      created: number;
+      chunks: AsyncIterable<ChatChunk>;
+      /** The chunks are the provider's own events (`events`, then the usage): the caller gets no role chunk of the gateway's. */
+      relayed?: boolean;
+    };
 
 export interface ProviderContent {
   stream: Readable;

@@ -163,7 +163,8 @@ async function* traced(span: Span, chunks: AsyncIterable<ChatChunk>): AsyncGener
   try {
     for await (const chunk of chunks) {
       if (chunk.type === 'usage') setUsage(span, chunk.usage);
-      if (chunk.type === 'finish') span.setAttribute('gen_ai.response.finish_reasons', [chunk.finishReason]);
+      const finished = chunk.type === 'finish' || chunk.type === 'events' ? chunk.finishReason : undefined;
+      if (finished) span.setAttribute('gen_ai.response.finish_reasons', [finished]);
       yield chunk;
     }
     span.end();

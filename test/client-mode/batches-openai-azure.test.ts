@@ -6,7 +6,9 @@
  */
 import { AZURE_TEST_API_KEY, startFakeAzureOpenAI, type FakeAzureOpenAI } from '../fakes/azure-openai-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { clientBatchContract } from '../support/client-batch-kit';
+import { toFile } from 'openai';
+import { batchFile, clientBatchContract } from '../support/client-batch-kit';
+import { clientSdk } from '../support/client-mode-kit';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 
 const OPENAI_KEY = 'sk-client-batches-0123456789abcdef';
@@ -52,6 +54,15 @@ describe('client-mode batches with OpenAI', () => {
       expect(batch.metadata).toEqual({ team: 'client-mode' });
     },
   });
+});
+
+it('passes a fine-tuned model through to OpenAI (client mode excludes no model: the provider judges it)', async () => {
+  const tuned = 'ft:gpt-4o-mini-2024-07-18:acme::cb1';
+  const sdk = clientSdk(gw, { 'x-gateway-provider': 'openai', authorization: `Bearer ${OPENAI_KEY}` });
+  const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(batchFile(tuned)), 'tuned.jsonl'), purpose: 'batch' });
+  const batch = await sdk.batches.create({ input_file_id: uploaded.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+  expect(batch.status).toBe('validating');
+  expect(openaiFake.state.files.get(uploaded.id)?.content.toString()).toContain(tuned);
 });
 
 describe('client-mode batches with Azure OpenAI', () => {

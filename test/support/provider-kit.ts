@@ -332,14 +332,13 @@ function chatContract(adapter: AdapterUnderTest, chat: NonNullable<AdapterUnderT
     if (!answer.stream) throw new Error('expected a stream');
     const chunks: ChatChunk[] = [];
     for await (const chunk of answer.chunks) chunks.push(chunk);
+    expect(answer.model).toBe(chat.model);
+    expect(chunks.at(-1)).toEqual({ type: 'usage', usage: expect.objectContaining({ totalTokens: expect.any(Number) }) });
+    if (answer.relayed) return expectRelayedEvents(chunks.slice(0, -1), chat.model, reply);
     const deltas = chunks.flatMap((c) => (c.type === 'delta' ? [c.content ?? ''] : []));
     expect(deltas.length).toBeGreaterThan(2);
     expect(deltas.join('')).toBe(reply);
-    expect(answer.model).toBe(chat.model);
-    expect(chunks.slice(-2)).toMatchObject([
-      { type: 'finish', finishReason: 'stop' },
-      { type: 'usage', usage: expect.objectContaining({ totalTokens: expect.any(Number) }) },
-    ]);
+    expect(chunks.at(-2)).toMatchObject({ type: 'finish', finishReason: 'stop' });
     // A one-choice stream may leave the index out (Bedrock's): absent means 0.
     expect([0, undefined]).toContain((chunks.at(-2) as { index?: number }).index);
   });
@@ -358,7 +357,26 @@ function chatContract(adapter: AdapterUnderTest, chat: NonNullable<AdapterUnderT
   it("chat: ends the provider's stream when the consumer stops reading", async () => {
     const answer = await ask(true);
     if (!answer.stream) throw new Error('expected a stream');
-    for await (const chunk of answer.chunks) if (chunk.type === 'delta') break;
+    for await (const chunk of answer.chunks) if (chunk.type === 'delta' || chunk.type === 'events') break;
     await eventually(() => chat.abandonedStreams() === 1, 5_000, 20, 'the fake to see the stream abandoned');
   });
+}
+
+/**
+ * A relayed stream (OpenAI's wire format): OpenAI's own chunks as server-sent events, each with the
+ * model the caller named and without usage (which comes after them as the contract's chunk), the
+ * text in deltas, the last choice chunk finishing with `stop`.
+ */
+function expectRelayedEvents(chunks: ChatChunk[], model: string, reply: string) {
+  const text = chunks.map((c) => (c.type === 'events' ? c.text : `unexpected ${c.type} chunk`)).join('');
+  const events = text.split('\n\n').filter(Boolean);
+  expect(events.every((e) => e.startsWith('data: '))).toBe(true);
+  const parsed = events.map(
+    (e) => JSON.parse(e.slice('data: '.length)) as { model: string; usage?: unknown; choices: { delta: { content?: string }; finish_reason: string | null }[] },
+  );
+  expect(parsed.every((c) => c.model === model && c.usage === undefined)).toBe(true);
+  const deltas = parsed.flatMap((c) => c.choices.map((choice) => choice.delta.content ?? ''));
+  expect(deltas.filter(Boolean).length).toBeGreaterThan(2);
+  expect(deltas.join('')).toBe(reply);
+  expect(parsed.at(-1)?.choices[0].finish_reason).toBe('stop');
 }

@@ -1,6 +1,6 @@
 /** The contract's chat answers in OpenAI's wire shapes: `chat.completion` (../../providers/chat-json.ts) and `chat.completion.chunk`. */
 import { logprobsJson, usageJson } from '../../providers/chat-json';
-import type { ChatChunk, ChatLogprobs, ToolCallDelta } from '../../providers/types';
+import type { ChatChunk, ToolCallDelta } from '../../providers/types';
 
 export { finishReasonOf, toCompletionJson, toolCallJson } from '../../providers/chat-json';
 
@@ -11,28 +11,44 @@ export interface StreamHead {
   created: number;
 }
 
-const chunkJson = (head: StreamHead, choices: unknown[], extra: Record<string, unknown> = {}) => ({
-  id: head.id,
-  object: 'chat.completion.chunk' as const,
-  created: head.created,
-  model: head.model,
-  choices,
-  ...extra,
-});
+/**
+ * The events of a translated stream (Bedrock, Vertex AI: the contract's chunks) in OpenAI's
+ * `chat.completion.chunk` shape, written as text: what every chunk repeats is serialised once per
+ * stream, and a chunk costs its own fields' serialisation only.
+ */
+export class ChunkEvents {
+  /** `data: {"id":…,"object":…,"created":…,"model":…,"choices":` */
+  private readonly prefix: string;
 
-const choice = (index: number, delta: Record<string, unknown>, finishReason: string | null, logprobs: ChatLogprobs | null = null) => ({
-  index,
-  delta,
-  logprobs: logprobsJson(logprobs),
-  finish_reason: finishReason,
-});
+  constructor(head: StreamHead) {
+    this.prefix = `data: {"id":${JSON.stringify(head.id)},"object":"chat.completion.chunk","created":${head.created},"model":${JSON.stringify(head.model)},"choices":`;
+  }
 
-/** The first chunk, as OpenAI sends it: each choice's role, no text yet. */
-export const roleChunkJson = (head: StreamHead, choices: number) =>
-  chunkJson(
-    head,
-    Array.from({ length: choices }, (_, index) => choice(index, { role: 'assistant', content: '' }, null)),
-  );
+  /** The first event, as OpenAI sends it: each choice's role, no text yet. */
+  role(choices: number): string {
+    const each = Array.from({ length: choices }, (_, index) => choiceJson(index, '{"role":"assistant","content":""}', null, 'null'));
+    return this.event(`[${each.join(',')}]`);
+  }
+
+  /** One of the contract's chunks; a usage chunk has no choices and is sent only when the caller asked for it (`stream_options.include_usage`), else ''. */
+  of(chunk: Exclude<ChatChunk, { type: 'events' }>, includeUsage: boolean): string {
+    switch (chunk.type) {
+      case 'delta':
+        return this.event(`[${choiceJson(chunk.index ?? 0, deltaJson(chunk), null, chunk.logprobs ? JSON.stringify(logprobsJson(chunk.logprobs)) : 'null')}]`);
+      case 'finish':
+        return this.event(`[${choiceJson(chunk.index ?? 0, '{}', chunk.finishReason, 'null')}]`);
+      case 'usage':
+        return includeUsage ? this.event(`[],"usage":${JSON.stringify(usageJson(chunk.usage))}`) : '';
+    }
+  }
+
+  private event(rest: string): string {
+    return `${this.prefix}${rest}}\n\n`;
+  }
+}
+
+const choiceJson = (index: number, delta: string, finishReason: string | null, logprobs: string) =>
+  `{"index":${index},"delta":${delta},"logprobs":${logprobs},"finish_reason":${finishReason === null ? 'null' : JSON.stringify(finishReason)}}`;
 
 /** OpenAI's tool-call delta: `id`, `type` and the name on a call's first piece, the arguments in pieces. */
 const toolCallDeltaJson = (call: ToolCallDelta) => ({
@@ -41,23 +57,11 @@ const toolCallDeltaJson = (call: ToolCallDelta) => ({
   function: { ...(call.name ? { name: call.name } : {}), arguments: call.arguments ?? '' },
 });
 
-/**
- * One of the contract's chunks as OpenAI's; a usage chunk has no choices and is sent only when the
- * caller asked for it (`stream_options.include_usage`), else null.
- */
-export function toChunkJson(head: StreamHead, chunk: ChatChunk, includeUsage: boolean) {
-  switch (chunk.type) {
-    case 'delta': {
-      const delta = {
-        ...(chunk.content !== undefined ? { content: chunk.content } : {}),
-        ...(chunk.refusal !== undefined ? { refusal: chunk.refusal } : {}),
-        ...(chunk.toolCalls ? { tool_calls: chunk.toolCalls.map(toolCallDeltaJson) } : {}),
-      };
-      return chunkJson(head, [choice(chunk.index ?? 0, delta, null, chunk.logprobs)]);
-    }
-    case 'finish':
-      return chunkJson(head, [choice(chunk.index ?? 0, {}, chunk.finishReason)]);
-    case 'usage':
-      return includeUsage ? chunkJson(head, [], { usage: usageJson(chunk.usage) }) : null;
-  }
+/** A delta's fields (text, refusal, tool-call pieces) as OpenAI's `delta` object. */
+function deltaJson(chunk: Extract<ChatChunk, { type: 'delta' }>): string {
+  const fields: string[] = [];
+  if (chunk.content !== undefined) fields.push(`"content":${JSON.stringify(chunk.content)}`);
+  if (chunk.refusal !== undefined) fields.push(`"refusal":${JSON.stringify(chunk.refusal)}`);
+  if (chunk.toolCalls) fields.push(`"tool_calls":${JSON.stringify(chunk.toolCalls.map(toolCallDeltaJson))}`);
+  return `{${fields.join(',')}}`;
 }

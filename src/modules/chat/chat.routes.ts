@@ -6,7 +6,7 @@ import { callerOf, lazyTenantRequest } from '../../http/rest';
 import type { Logger } from '../../logger';
 import type { ChatAnswer } from '../../providers/types';
 import type { Services } from '../../services';
-import { roleChunkJson, toChunkJson, toCompletionJson } from './chat.mapper';
+import { ChunkEvents, toCompletionJson } from './chat.mapper';
 
 type Streamed = Extract<ChatAnswer, { stream: true }>;
 
@@ -34,20 +34,24 @@ export function chatRoutes(services: Services, logger: Logger): Router {
   return router;
 }
 
+const EVENT_STREAM_HEAD = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
+
 /**
- * Writes each chunk as the provider produces it (`data: {chunk}`), then `data: [DONE]`. Once the
- * head is sent a failure can no longer be a status: it ends the stream with an error event in the
- * error shape (OpenAI's SDKs raise it). A client that left stops the loop, which closes the
- * provider's stream.
+ * Writes the answer's events as the provider produces them (a relayed stream's as they came, a
+ * translated one's chunk by chunk), then `data: [DONE]`. Once the head is sent a failure can no longer
+ * be a status: it ends the stream with an error event in the error shape (OpenAI's SDKs raise it). A
+ * client that left stops the loop, which closes the provider's stream.
  */
 async function streamAnswer(res: Response, answer: Streamed, includeUsage: boolean, choices: number, logger: Logger): Promise<void> {
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  res.writeHead(200, EVENT_STREAM_HEAD);
+  const events = new ChunkEvents(answer);
   try {
-    await send(res, roleChunkJson(answer, choices));
+    if (!answer.relayed) await send(res, events.role(choices), true);
     for await (const chunk of answer.chunks) {
       if (res.destroyed) return;
-      const json = toChunkJson(answer, chunk, includeUsage);
-      if (json) await send(res, json);
+      // A relayed read is one write already; a translated read's chunks are gathered into one (`corked`).
+      const text = chunk.type === 'events' ? chunk.text : events.of(chunk, includeUsage);
+      if (text) await send(res, text, chunk.type !== 'events');
     }
     res.end('data: [DONE]\n\n');
   } catch (err) {
@@ -58,17 +62,17 @@ async function streamAnswer(res: Response, answer: Streamed, includeUsage: boole
 }
 
 /**
- * One event; waits while the client's socket is full (or until it closes) so a slow reader holds the
- * provider back. The events of one provider read (often several) leave in one write: the socket is
- * corked until the event loop has run the promise jobs that turn them into events, which delays
- * none of them past that loop turn.
+ * One or more events; waits while the client's socket is full (or until it closes) so a slow reader
+ * holds the provider back. With `corked`, the events of one provider read (often several) leave in one
+ * write: the socket is corked until the event loop has run the promise jobs that turn them into
+ * events, which delays none of them past that loop turn.
  */
-function send(res: Response, json: unknown): Promise<void> | void {
-  if (!res.writableCorked) {
+function send(res: Response, text: string, corked: boolean): Promise<void> | void {
+  if (corked && !res.writableCorked) {
     res.cork();
     setImmediate(() => res.uncork());
   }
-  if (res.write(`data: ${JSON.stringify(json)}\n\n`)) return;
+  if (res.write(text)) return;
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done);

@@ -103,11 +103,12 @@ function settleWithAnswer(res: Response, claim: IdempotencyClaim, idempotency: I
  * itself and claim their key once it has streamed in (FileService.receive).
  */
 export function idempotentCreates(idempotency: IdempotencyService, paths: readonly string[] = ['/']): RequestHandler {
-  return async (req, res, next) => {
+  return (req, res, next) => {
+    // Reads and updates pass at once: no path parsing, no promise (this runs on every request of its routers).
+    if (req.method !== 'POST') return next();
     const path = req.path.replace(/\/$/, '') || '/';
-    const key = req.method === 'POST' && paths.includes(path) ? idempotencyKeyOf(req) : undefined;
-    const replay = key === undefined ? null : await claimRequest(idempotency, req, res, key, [JSON.stringify(req.body ?? null)]);
-    if (replay) sendReplay(res, replay);
-    else next();
+    const key = paths.includes(path) ? idempotencyKeyOf(req) : undefined;
+    if (key === undefined) return next();
+    return claimRequest(idempotency, req, res, key, [JSON.stringify(req.body ?? null)]).then((replay) => (replay ? sendReplay(res, replay) : next()));
   };
 }
