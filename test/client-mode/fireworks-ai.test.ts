@@ -35,6 +35,7 @@ describe('client mode with Fireworks AI', () => {
     gw: () => gw,
     headers: () => HEADERS_WITH_KEY,
     seen: () => fake.state.requests.length,
+    errors: { fake: () => fake, listPath: `/v1/accounts/${ACCOUNT}/supervisedFineTuningJobs`, unknownJob: 'missing-job', secret: KEY },
     dataset: () => dataset(12),
     model: BASE,
     file: (content) => ({ id: expect.stringMatching(/^train-[0-9a-f]{8}$/), bytes: content.length, status: 'processed' }),
@@ -109,16 +110,9 @@ describe('client mode with Fireworks AI', () => {
     expect(fake.state.requests.length).toBe(before);
   });
 
-  it('maps provider errors: 403 for another account, 404, 500 → 502 (key never echoed), time-out → 504', async () => {
-    const headers = HEADERS_WITH_KEY;
-    expect((await api(gw, 'GET', '/v1/files', { headers: { ...headers, 'x-gateway-fireworks-account-id': 'someone-else' } })).status).toBe(403);
-    expect((await api(gw, 'GET', '/v1/fine_tuning/jobs/missing-job', { headers })).status).toBe(404);
-    fake.failNext('GET', `/v1/accounts/${ACCOUNT}/supervisedFineTuningJobs`, 500, { times: 3, message: `boom ${KEY}` });
-    const broken = await api(gw, 'GET', '/v1/fine_tuning/jobs', { headers });
-    expect(broken.status).toBe(502);
-    expect(JSON.stringify(broken.body)).not.toContain(KEY);
-    fake.delayNext('GET', `/v1/accounts/${ACCOUNT}/supervisedFineTuningJobs`, 3_000, 3);
-    expect((await api(gw, 'GET', '/v1/fine_tuning/jobs', { headers })).status).toBe(504);
+  it('answers a call on another account with 403', async () => {
+    const headers = { ...HEADERS_WITH_KEY, 'x-gateway-fireworks-account-id': 'someone-else' };
+    expect((await api(gw, 'GET', '/v1/files', { headers })).status).toBe(403);
   });
 
   it('passes a fine-tuned model without a deployment on to Fireworks, relaying its 404 with what to do', async () => {

@@ -10,6 +10,7 @@
  */
 import type OpenAI from 'openai';
 import { toFile } from 'openai';
+import type { FakeServer } from '../fakes/kit';
 import { gatewaySdk } from './answers';
 import { api, type TestGateway } from './gateway';
 
@@ -83,6 +84,25 @@ export interface ClientModeSpec {
   required: string[];
   /** A wrong credential: answered `status` with `error`, its value nowhere in the answer. */
   wrongKey?: { header: string; value: string; status: number; error: Record<string, unknown> };
+  /** The provider's errors mapped on a job list and an unknown job: 404, 429 once retries are spent, 5xx → 502, time-out → 504. */
+  errors: ProviderErrors;
+}
+
+export interface ProviderErrors {
+  /** The fake server the job list goes to, for injected failures and delays. */
+  fake(): Pick<FakeServer, 'failNext' | 'delayNext'>;
+  /** The path of the provider's job list on that server. */
+  listPath: string;
+  /** A job id of the provider's form that names no job. */
+  unknownJob: string;
+  /** The provider's codes for a missing job and for throttling, where it names them. */
+  codes?: { notFound?: string; throttled?: string };
+  /** The credential the provider's error messages quote (it must not reach the answer). */
+  secret: string;
+  /** False where the gateway under test waits longer for this provider than the contract delays (no time-out check). */
+  timesOut?: boolean;
+  /** Registered by the caller (`errors()` of the contract's answer) after its own tests: the injected failures would upset their checks. */
+  deferred?: boolean;
 }
 
 /** The OpenAI SDK in client mode: the key in `authorization` becomes the SDK's apiKey, the rest headers. */
@@ -165,7 +185,7 @@ async function expectRefused(spec: ClientModeSpec, headers: Headers, param: stri
 
 /**
  * The shared client-mode tests, inside the caller's `describe`. Returns `exercise` for a provider's
- * own passes (another model, another way of passing credentials).
+ * own passes (another model, another way of passing credentials), and `errors` for deferred error tests.
  */
 export function clientModeContract(spec: ClientModeSpec) {
   it('forwards every files and fine-tuning call with the settings from headers, storing nothing', async () => {
@@ -210,5 +230,30 @@ export function clientModeContract(spec: ClientModeSpec) {
     });
   }
 
-  return { exercise: (sdk: OpenAI) => exercise(spec, sdk) };
+  if (!spec.errors.deferred) errorsContract(spec, spec.errors);
+  return { exercise: (sdk: OpenAI) => exercise(spec, sdk), errors: () => errorsContract(spec, spec.errors) };
+}
+
+function errorsContract(spec: ClientModeSpec, errors: ProviderErrors) {
+  const list = () => api(spec.gw(), 'GET', '/v1/fine_tuning/jobs', { headers: spec.headers() });
+  it(`maps provider errors: 404, 429, 500 → 502 (credential never echoed)${errors.timesOut === false ? '' : ', time-out → 504'}`, async () => {
+    const missing = await api(spec.gw(), 'GET', `/v1/fine_tuning/jobs/${encodeURIComponent(errors.unknownJob)}`, { headers: spec.headers() });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error).toMatchObject({ type: 'provider_error', ...(errors.codes?.notFound ? { code: errors.codes.notFound } : {}) });
+
+    errors.fake().failNext('GET', errors.listPath, 429, { times: 3, retryAfter: '0' });
+    const limited = await list();
+    expect(limited.status).toBe(429);
+    expect(limited.body.error).toMatchObject({ type: 'provider_error', ...(errors.codes?.throttled ? { code: errors.codes.throttled } : {}) });
+
+    errors.fake().failNext('GET', errors.listPath, 500, { times: 3, message: `boom ${errors.secret}` });
+    const broken = await list();
+    expect(broken.status).toBe(502);
+    expect(JSON.stringify(broken.body)).not.toContain(errors.secret);
+
+    if (errors.timesOut === false) return;
+    // One slow answer: a time-out is not retried, and a delay left over would slow the provider file's next test.
+    errors.fake().delayNext('GET', errors.listPath, 3_000, 1);
+    expect((await list()).status).toBe(504);
+  });
 }
