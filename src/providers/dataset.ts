@@ -81,3 +81,18 @@ export function conversionFailure(err: unknown): GatewayError | undefined {
   }
   return undefined;
 }
+
+/** OpenAI's batch request line (`custom_id`, `url`, `body`): batch input, never a training example. */
+const isBatchRequestLine = (example: unknown): boolean =>
+  typeof example === 'object' && example !== null && 'custom_id' in example && 'url' in example && 'body' in example;
+
+/**
+ * `make`'s conversion for training examples, OpenAI batch lines left as they are: a client-mode
+ * batch upload (stored as written, read back at batch create) whose purpose comes after the file
+ * (late-purpose.ts) is known by its lines. The converter is made on the first line that needs it, so
+ * a batch upload needs no base model.
+ */
+export function keepingBatchLines(make: () => LineConverter): LineConverter {
+  let convert: LineConverter | undefined;
+  return (example, lineNumber) => (isBatchRequestLine(example) ? example : (convert ??= make())(example, lineNumber));
+}

@@ -9,7 +9,7 @@
 import { lazy } from '../lazy';
 import type { SettingValues, SettingsSpec } from './settings';
 import type { ProviderOperationName } from './types';
-import type { ProviderBatchSupport } from './batch';
+import type { ClientBatchSupport, ProviderBatchSupport } from './batch';
 import type { ProviderEnvironment, ProviderModule } from './module';
 
 /** What the deferred part exports: the module's `connect` and `operations`, and its batch service when it has one. */
@@ -24,9 +24,17 @@ export interface DeferredConnection<T extends SettingsSpec> {
 type Declaration<T extends SettingsSpec> = Omit<ProviderModule<T>, 'connect' | 'operations' | 'batch'> & {
   /** The operations the implementation has; checked when it loads. */
   operations: readonly ProviderOperationName[];
-  /** The implementation has a batch service (../batch.ts); checked when it loads. */
-  batch?: true;
+  /**
+   * The implementation has a batch service (../batch.ts), checked when it loads; with `client`, its
+   * client-mode part too, whose traits (limits, purpose) are declared here.
+   */
+  batch?: true | { client: ClientBatchTraits };
 };
+
+/** What the gateway reads of a client-mode batch service without calling it. */
+type ClientBatchTraits = Omit<ClientBatchSupport<unknown>, ClientBatchStep>;
+type ClientBatchStep = 'list' | 'ownsHandle' | 'readInput';
+const CLIENT_BATCH_STEPS: readonly ClientBatchStep[] = ['list', 'ownsHandle', 'readInput'];
 
 type AnyOperation = (conn: unknown, ...args: unknown[]) => Promise<unknown>;
 
@@ -48,26 +56,32 @@ export function deferredProvider<T extends SettingsSpec, C>(
     ...declared,
     connect: (settings, env) => ({ settings, env }),
     operations: Object.fromEntries(declaration.operations.map((name) => [name, operation(name)])),
-    ...(batch ? { batch: deferredBatch(implementation) } : {}),
+    ...(batch ? { batch: deferredBatch(implementation, batch === true ? undefined : batch.client) } : {}),
   };
 }
 
 type BatchStep = keyof ProviderBatchSupport<unknown>;
 const BATCH_STEPS: readonly BatchStep[] = ['accepts', 'upload', 'create', 'find', 'get', 'cancel', 'output'];
 
-/** The batch service's steps, each loading the implementation and connecting before it runs. */
-function deferredBatch<T extends SettingsSpec, C>(implementation: () => ProviderImplementation<T, C>): ProviderBatchSupport<DeferredConnection<T>> {
+/** The batch service's steps (and its client-mode part's), each loading the implementation and connecting before it runs. */
+function deferredBatch<T extends SettingsSpec, C>(
+  implementation: () => ProviderImplementation<T, C>,
+  client: ClientBatchTraits | undefined,
+): ProviderBatchSupport<DeferredConnection<T>> {
+  type Steps = Record<string, ((conn: C, ...args: unknown[]) => unknown) | undefined> | undefined;
   const step =
-    (name: BatchStep) =>
+    (name: string, steps: (impl: ProviderImplementation<T, C>) => Steps) =>
     (conn: DeferredConnection<T>, ...args: unknown[]): unknown => {
       const impl = implementation();
       // `checked` made sure the implementation has a batch service with every step.
-      const steps = impl.batch as Record<BatchStep, ((conn: C, ...args: unknown[]) => unknown) | undefined> | undefined;
-      const run = steps?.[name];
+      const run = steps(impl)?.[name];
       if (!run) throw new Error(`The batch service has no step ${name}`);
       return run(impl.connect(conn.settings, conn.env), ...args);
     };
-  return Object.fromEntries(BATCH_STEPS.map((name) => [name, step(name)])) as unknown as ProviderBatchSupport<DeferredConnection<T>>;
+  const service = Object.fromEntries(BATCH_STEPS.map((name) => [name, step(name, (impl) => impl.batch as Steps)]));
+  const clientSteps = (impl: ProviderImplementation<T, C>) => impl.batch?.client as Steps;
+  const clientPart = client && { ...client, ...Object.fromEntries(CLIENT_BATCH_STEPS.map((name) => [name, step(name, clientSteps)])) };
+  return { ...service, ...(clientPart ? { client: clientPart } : {}) } as unknown as ProviderBatchSupport<DeferredConnection<T>>;
 }
 
 /** The loaded implementation, refused when its operations are not exactly the declared ones. */
@@ -75,7 +89,10 @@ function checked<T extends SettingsSpec, C>(declaration: Declaration<T>, impl: P
   const implemented = Object.keys(impl.operations).sort().join(', ');
   const declared = [...declaration.operations].sort().join(', ');
   if (implemented !== declared) throw new Error(`${declaration.title} declares the operations ${declared} but implements ${implemented}`);
-  const steps = Object.keys(impl.batch ?? {}).length;
+  const steps = BATCH_STEPS.filter((name) => impl.batch?.[name] !== undefined).length;
   if (declaration.batch && steps !== BATCH_STEPS.length) throw new Error(`${declaration.title} declares a batch service but implements ${steps} of its steps`);
+  if (declaration.batch !== true && declaration.batch?.client && !impl.batch?.client) {
+    throw new Error(`${declaration.title} declares client-mode batches but implements none`);
+  }
   return impl;
 }

@@ -17,7 +17,7 @@ import { readSettings, type SettingsOrigin } from './settings';
 import { parseHostList } from './signed-urls';
 import { checkProviderId } from './url';
 import type { ProviderTracer } from '../telemetry/tracing';
-import { conversionFailure, convertJsonl } from './dataset';
+import { conversionFailure, convertJsonl, keepingBatchLines } from './dataset';
 import { checkChatSupport, type ChatSupport } from './chat-fields';
 import { extraFields } from './chat-request';
 import type {
@@ -175,12 +175,24 @@ export class ProviderClient {
   uploadFile = async (upload: UploadInput) => {
     const input = { ...upload, purpose: this.storedPurpose(upload.purpose) };
     const format = this.module.dataset;
-    if (!format) return this.run('uploadFile', (ops, conn) => ops.uploadFile?.(conn, input));
-    const converted: UploadInput = { ...input, bytes: undefined, open: () => convertJsonl(input.open(), format.converter(input.model)) };
+    // A batch file of client-mode batches is stored as written (create reads it back); with a late purpose, its lines tell.
+    if (!format || (input.purpose === 'batch' && this.supportsBatches('client'))) return this.run('uploadFile', (ops, conn) => ops.uploadFile?.(conn, input));
+    // Made on the first training line when batch files may come (a missing base model is then that line's error, answered as it is).
+    let unusable: unknown;
+    const make = () => {
+      try {
+        return format.converter(input.model);
+      } catch (err) {
+        unusable = err;
+        throw err;
+      }
+    };
+    const convert = this.supportsBatches('client') ? keepingBatchLines(make) : make();
+    const converted: UploadInput = { ...input, bytes: undefined, open: () => convertJsonl(input.open(), convert) };
     try {
       return await this.run('uploadFile', (ops, conn) => ops.uploadFile?.(conn, converted));
     } catch (err) {
-      throw conversionFailure(err) ?? err;
+      throw unusable ?? conversionFailure(err) ?? err;
     }
   };
   /** A `batch` upload goes under the purpose the provider's batch service reads (Together's `batch-api`), known now or late. */

@@ -143,7 +143,8 @@ function converseOutput(modelId: string, input: Record<string, any>): RecordResu
   }
 }
 
-function runRecord(job: FakeInvocationJob, record: InvocationRecord): RecordResult {
+function runRecord(job: FakeInvocationJob, record: InvocationRecord, refused: (modelInput: Record<string, unknown>) => boolean): RecordResult {
+  if (refused(record.modelInput)) return recordError('The model refused this record (a failure the test asked for).');
   const model = job.modelId.replace(PROFILE_PREFIX, '');
   if (job.modelInvocationType === 'Converse') return converseOutput(model, record.modelInput);
   if (model.startsWith('anthropic.')) return anthropicOutput(model, record.modelInput);
@@ -165,6 +166,7 @@ function inputKeys(s3: InvocationJobOptions['s3'], uri: string): { bucket: strin
 export function createInvocationJobs(opts: InvocationJobOptions) {
   const jobs = new Map<string, FakeInvocationJob>();
   const { s3 } = opts;
+  let refused: (modelInput: Record<string, unknown>) => boolean = () => false;
   const jobIdOf = (job: FakeInvocationJob) => job.jobArn.slice(job.jobArn.lastIndexOf('/') + 1);
 
   function find(identifier: string): FakeInvocationJob {
@@ -277,7 +279,7 @@ export function createInvocationJobs(opts: InvocationJobOptions) {
   function runRecords(job: FakeInvocationJob, count: number) {
     const { bucket } = outputFolder(job);
     for (const record of job.records.slice(job.processed, job.processed + count)) {
-      const result = runRecord(job, record);
+      const result = runRecord(job, record, refused);
       if ('answer' in result) {
         job.counts.success++;
         job.counts.inputTokens += result.answer.promptTokens;
@@ -368,6 +370,10 @@ export function createInvocationJobs(opts: InvocationJobOptions) {
   return {
     jobs,
     routes,
+    /** Records whose model input `predicate` picks fail with Bedrock's per-record 400 from now on. */
+    refuseRecords(predicate: (modelInput: Record<string, unknown>) => boolean) {
+      refused = predicate;
+    },
     /** Advances a job (by ARN or id) `steps` lifecycle steps without a GET; returns it. */
     advance(identifier: string, steps = 1): FakeInvocationJob {
       const job = find(identifier);

@@ -563,7 +563,7 @@ export async function startFakeBedrock(opts: FakeBedrockOptions = {}) {
     runtime: plane(runtime),
     state: Object.assign(state, { sigv4, invocationJobs: invocationJobs.jobs }),
     /** Batch inference: `advance(jobArnOrId, steps)` without a GET, `timeOut(jobArnOrId)` (Expired or PartiallyCompleted). */
-    batch: { advance: invocationJobs.advance, timeOut: invocationJobs.timeOut },
+    batch: { advance: invocationJobs.advance, timeOut: invocationJobs.timeOut, refuseRecords: invocationJobs.refuseRecords },
     /** Advances a job (by ARN or name) `steps` lifecycle steps without a GET; returns it. */
     advance(jobIdentifier: string, steps = 1): FakeCustomizationJob {
       const job = findJob(jobIdentifier);

@@ -124,7 +124,7 @@ function rowProblem(line: unknown): string | undefined {
  * The rows of a batch-request dataset, or undefined when its first line is not one (another kind of
  * dataset); a later bad line or a repeated `custom_id` is an error naming the line.
  */
-export function parseBatchRows(content: Buffer): { rows: BatchRow[] } | { error: string } | undefined {
+export function parseBatchRows(content: Buffer): { rows: BatchRow[]; openai?: true } | { error: string } | undefined {
   const lines = content
     .toString('utf8')
     .split('\n')
@@ -139,6 +139,8 @@ export function parseBatchRows(content: Buffer): { rows: BatchRow[] } | { error:
   };
   const first = lines.length ? (parse(lines[0].text) as Record<string, unknown> | undefined) : undefined;
   if (!first || typeof first !== 'object' || !('custom_id' in first)) return undefined;
+  // OpenAI's batch lines (with method and url): a dataset kept as uploaded, not batch inference input.
+  if ('url' in first) return { rows: [], openai: true };
   const seen = new Set<string>();
   const rows: BatchRow[] = [];
   for (const { text, number } of lines) {
@@ -169,6 +171,7 @@ export function createBatchInferenceJobs(deps: BatchJobDeps) {
   const jobs = new Map<string, FireworksBatchJob>();
   const plans = new Map<string, { rows: BatchRow[]; results: string[]; errors: string[]; failure?: string }>();
   const jobName = (id: string) => `accounts/${deps.account}/batchInferenceJobs/${id}`;
+  let refused: (customId: string) => boolean = () => false;
   const { controlError } = deps;
 
   function create(body: Record<string, unknown>, query: URLSearchParams): FireworksBatchJob {
@@ -219,6 +222,7 @@ export function createBatchInferenceJobs(deps: BatchJobDeps) {
     const progress = job.jobProgress;
     progress.totalProcessedRequests++;
     try {
+      if (refused(row.customId)) throw new Error('The model refused this request (a failure the test asked for).');
       const request = parseChatRequest(body, (message) => new Error(message));
       const answer = fakeReply(job.model, request.conversation);
       plan.results.push(JSON.stringify({ custom_id: row.customId, response: chatCompletion(job.model, answer, request.shape) }));
@@ -278,6 +282,10 @@ export function createBatchInferenceJobs(deps: BatchJobDeps) {
     remove(id: string) {
       Object.assign(find(id), { state: 'JOB_STATE_DELETING', updateTime: isoNow() });
       return {};
+    },
+    /** Rows whose custom_id `predicate` picks fail (code 400) from now on. */
+    refuseRows(predicate: (customId: string) => boolean) {
+      refused = predicate;
     },
     /** The job ends FAILED (status INTERNAL, `message`) at its next GET, keeping the rows already written. */
     fail(id: string, message = 'batch inference failed: internal error') {

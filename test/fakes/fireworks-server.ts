@@ -298,6 +298,15 @@ function ordering<T extends { name: string; createTime: string }>(orderBy: strin
   return (a, b) => direction * a.createTime.localeCompare(b.createTime) || byName(a, b);
 }
 
+/** A list filter (AIP-160): this fake takes `create_time < "<RFC 3339>"` only. */
+function createdBefore<T extends { createTime: string }>(filter: string | null): (item: T) => boolean {
+  if (!filter?.trim()) return () => true;
+  const m = /^\s*create_time\s*<\s*"([^"]+)"\s*$/.exec(filter);
+  if (!m || Number.isNaN(Date.parse(m[1]))) throw controlError('INVALID_ARGUMENT', `invalid filter "${filter}": this fake takes create_time < "<time>" only`);
+  const before = Date.parse(m[1]);
+  return (item) => Date.parse(item.createTime) < before;
+}
+
 /** A list page in the gateway's shape, sorted as `orderBy` asks (by name by default), with an opaque token. */
 function page<T extends { name: string; createTime: string }>(items: Iterable<T>, query: URLSearchParams, key: string) {
   const raw = query.get('pageSize');
@@ -313,7 +322,7 @@ function page<T extends { name: string; createTime: string }>(items: Iterable<T>
     if (!decoded) throw controlError('INVALID_ARGUMENT', 'invalid page token');
     offset = Number(decoded[1]);
   }
-  const sorted = [...items].sort(ordering<T>(query.get('orderBy')));
+  const sorted = [...items].filter(createdBefore<T>(query.get('filter'))).sort(ordering<T>(query.get('orderBy')));
   const slice = sorted.slice(offset, offset + pageSize);
   const next = offset + pageSize < sorted.length ? Buffer.from(`o${offset + pageSize}`).toString('base64url') : '';
   return { [key]: slice, nextPageToken: next, totalSize: sorted.length };
@@ -462,7 +471,8 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
       if ('error' in p!) throw controlError('INVALID_ARGUMENT', `invalid batch input dataset: ${p.error}`);
       rows.push(...p!.rows);
     }
-    batchDatasets.set(id, rows);
+    // An OpenAI batch file is a READY dataset, but no job's input.
+    if (!parsed.some((p) => p && 'openai' in p)) batchDatasets.set(id, rows);
     Object.assign(dataset, { state: 'READY', exampleCount: String(rows.length), updateTime: isoNow() });
     return true;
   }
@@ -927,7 +937,7 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
       failures.set(id, message);
     },
     /** Batch inference jobs by id; `fail(id)` ends one FAILED at its next GET, `expire(id)` ends it EXPIRED now (rows written so far kept). */
-    batch: { jobs: batchJobs.jobs, fail: batchJobs.fail, expire: batchJobs.expire },
+    batch: { jobs: batchJobs.jobs, fail: batchJobs.fail, expire: batchJobs.expire, refuseRows: batchJobs.refuseRows },
     /** Loads `model` onto a deployment without the HTTP call, so it answers chat. */
     deploy: (model: string, deployment = `accounts/${account}/deployments/fake-deployment`) => registerDeployment(model, deployment),
     /** The next `times` (default 1) requests matching method and path prefix fail (in that path's error dialect). */

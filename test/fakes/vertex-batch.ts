@@ -103,11 +103,13 @@ const FILTER_FIELDS: Record<string, (job: BatchPredictionJob) => string | undefi
   state: (job) => job.state,
   displayName: (job) => job.displayName,
   model: (job) => job.model,
+  createTime: (job) => job.createTime,
 };
 
 export function createBatchPredictionJobs(opts: BatchJobOptions) {
   const jobs = new Map<string, BatchPredictionJob>();
   const plans = new Map<string, Plan>();
+  let refused: (line: Record<string, unknown>) => boolean = () => false;
   const idOf = (nameOrId: string) => nameOrId.split('/').at(-1)!;
 
   function readRows(uris: string[]): Row[] {
@@ -199,9 +201,9 @@ export function createBatchPredictionJobs(opts: BatchJobOptions) {
 
   /** The output line of one row: its keys, the response or the error in `status`. */
   function runRow(job: BatchPredictionJob, row: Row, plan: Plan): Record<string, unknown> {
-    if (row.problem) {
+    if (row.problem || refused(row.line)) {
       plan.failed++;
-      return { ...row.line, status: row.problem };
+      return { ...row.line, status: row.problem ?? JSON.stringify({ code: 400, message: 'The model refused this request (a failure the test asked for).' }) };
     }
     try {
       const { label, modelVersion } = opts.resolveModel(job.model);
@@ -278,6 +280,10 @@ export function createBatchPredictionJobs(opts: BatchJobOptions) {
   return {
     jobs,
     route,
+    /** Rows whose input line `predicate` picks fail (status 400) from now on. */
+    refuseRows(predicate: (line: Record<string, unknown>) => boolean) {
+      refused = predicate;
+    },
     /** One lifecycle step of a job (by name or id) without a GET. */
     advance(nameOrId: string, steps = 1): BatchPredictionJob {
       const job = find(nameOrId);

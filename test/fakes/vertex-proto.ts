@@ -109,20 +109,30 @@ export function stringValue(value: unknown, where: string): string {
 
 export type FilterFields<T> = Record<string, (job: T) => string | undefined>;
 
-/** A list filter: `field = "value"` / `!=` clauses joined by AND, over the given fields and labels. */
+/**
+ * A list filter: clauses joined by AND over the given fields and labels: `field = "value"`, `!=`,
+ * `labels.key:*` (the label is set), and `<` / `>` on times (`create_time<"2026-01-01T00:00:00Z"`).
+ */
 function parseFilter<T extends { labels?: Record<string, string> }>(filter: string, fields: FilterFields<T>): (job: T) => boolean {
+  const compare: Record<string, (actual: string | undefined, expected: string) => boolean> = {
+    '=': (actual, expected) => actual === expected,
+    '!=': (actual, expected) => actual !== expected,
+    ':': (actual, expected) => expected === '*' && actual !== undefined,
+    '<': (actual, expected) => actual !== undefined && Date.parse(actual) < Date.parse(expected),
+    '>': (actual, expected) => actual !== undefined && Date.parse(actual) > Date.parse(expected),
+  };
   const clauses = filter
     .split(/\s+AND\s+/i)
     .filter((clause) => clause.trim())
     .map((clause) => {
-      const m = /^\s*([\w.]+)\s*(!=|=)\s*"?([^"]*)"?\s*$/.exec(clause);
+      const m = /^\s*([\w.]+)\s*(!=|=|:|<|>)\s*"?([^"]*)"?\s*$/.exec(clause);
       if (!m) throw badRequest('filter', `Invalid filter: ${filter}`);
       const [, field, op, expected] = m;
       const label = field.startsWith('labels.') ? field.slice('labels.'.length) : undefined;
       const name = camelCase(field);
       const read = label ? (job: T) => job.labels?.[label] : Object.hasOwn(fields, name) ? fields[name] : undefined;
       if (!read) throw badRequest('filter', `Unsupported filter field: ${field}`);
-      return (job: T) => (read(job) === expected) === (op === '=');
+      return (job: T) => compare[op](read(job), expected);
     });
   return (job) => clauses.every((matches) => matches(job));
 }

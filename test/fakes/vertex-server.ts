@@ -652,7 +652,7 @@ export async function startFakeVertex(options: FakeVertexOptions = {}) {
     /** One lifecycle step of a job (by name or numeric id), as a GET of it takes. */
     advance,
     /** Batch prediction jobs: `jobs`, and `advance` (steps without a GET), `fail` (FAILED next step), `expire` (EXPIRED now). */
-    batch: { jobs: batchJobs.jobs, advance: batchJobs.advance, fail: batchJobs.fail, expire: batchJobs.expire },
+    batch: { jobs: batchJobs.jobs, advance: batchJobs.advance, fail: batchJobs.fail, expire: batchJobs.expire, refuseRows: batchJobs.refuseRows },
     /** The job's next step ends it FAILED with `error` (default: an internal error). */
     failJob(nameOrId: string, error = { code: RPC_INTERNAL, message: 'Internal error occurred. Please retry in a few minutes.' }) {
       plans.get(idOf(findJob(nameOrId).name))!.forcedError = error;

@@ -61,6 +61,8 @@ export interface ClientBatchSpec {
   expire?(handle: string): void;
   /** Makes the provider's batch `handle` fail at its next step (where the fake can). */
   fail?(handle: string): void;
+  /** Requests in each batch file (default 4; Bedrock takes no job under 100). */
+  requests?: number;
   /** The status a cancel answers (providers without `cancelling` end at once). */
   cancelled: Array<'cancelling' | 'cancelled'>;
 }
@@ -91,7 +93,9 @@ const validateLine = new Ajv2020({ strict: false, allErrors: true }).compile({
   },
 });
 
-const CUSTOM_IDS = ['req-1', 'req-2', 'req-3', 'req-4'];
+/** `req-1` … `req-n`: the custom_ids of a batch file of `n` requests. */
+export const requestIds = (n = 4) => Array.from({ length: n }, (_, i) => `req-${i + 1}`);
+const CUSTOM_IDS = requestIds();
 const FAILING = 'req-3';
 
 /** The batch file: one chat request per custom_id, all for `model`. */
@@ -152,7 +156,8 @@ async function follow(sdk: OpenAI, id: string, until: readonly string[] = ['comp
 
 /** Upload → create → poll → output and error files → their file objects. */
 async function exercise(spec: ClientBatchSpec, sdk: OpenAI): Promise<BatchPass> {
-  const content = batchFile(spec.model);
+  const ids = requestIds(spec.requests);
+  const content = batchFile(spec.model, ids);
   const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(content), 'requests.jsonl'), purpose: 'batch' });
   expect(uploaded).toMatchObject({ object: 'file', purpose: 'batch', filename: 'requests.jsonl' });
   expect(uploaded.id).not.toMatch(/^(s3|gs):\/\//);
@@ -170,13 +175,13 @@ async function exercise(spec: ClientBatchSpec, sdk: OpenAI): Promise<BatchPass> 
   expect((await sdk.batches.retrieve(batch.id)).id).toBe(batch.id);
 
   const done = await follow(sdk, batch.id);
-  expect(done).toMatchObject({ id: batch.id, status: 'completed', request_counts: { total: 4, completed: 3, failed: 1 } });
+  expect(done).toMatchObject({ id: batch.id, status: 'completed', request_counts: { total: ids.length, completed: ids.length - 1, failed: 1 } });
   expect(done.completed_at).toEqual(expect.any(Number));
   expect(done.output_file_id).toMatch(/^file-cbo1/);
   expect(done.error_file_id).toMatch(/^file-cbe1/);
 
   const output = await download(sdk, done.output_file_id!);
-  expect(output.map((l) => l.custom_id).sort()).toEqual(['req-1', 'req-2', 'req-4']);
+  expect(output.map((l) => l.custom_id).sort()).toEqual(ids.filter((id) => id !== FAILING).sort());
   for (const line of output) expect(line.response).toMatchObject({ status_code: 200, body: { object: 'chat.completion', usage: expect.any(Object) } });
   const errors = await download(sdk, done.error_file_id!);
   expect(errors.map((l) => l.custom_id)).toEqual([FAILING]);
@@ -202,8 +207,8 @@ const forged = (prefix: string, text: string) => prefix + Buffer.from(text).toSt
 /** The provider's handle inside one of our batch ids (what the fake knows the batch by). */
 const handleOf = (id: string) => Buffer.from(id.slice('batch_cb1'.length), 'base64url').toString('utf8').split('\n')[1];
 
-async function createBatch(sdk: OpenAI, model: string, name: string): Promise<Batch> {
-  const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(batchFile(model)), name), purpose: 'batch' });
+async function createBatch(sdk: OpenAI, spec: ClientBatchSpec, name: string): Promise<Batch> {
+  const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(batchFile(spec.model, requestIds(spec.requests))), name), purpose: 'batch' });
   return sdk.batches.create({ input_file_id: uploaded.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
 }
 
@@ -242,13 +247,13 @@ export function clientBatchContract(spec: ClientBatchSpec) {
   if (spec.expire) {
     const expire = spec.expire;
     it('ends an expired batch `expired`, every request without a result in the error file as batch_expired', async () => {
-      const batch = await createBatch(sdk(), spec.model, 'expire.jsonl');
+      const batch = await createBatch(sdk(), spec, 'expire.jsonl');
       expire(handleOf(batch.id));
       const ended = await follow(sdk(), batch.id);
       // The counts are the provider's where it reports them (OpenAI's fake counts no expired request as failed).
-      expect(ended).toMatchObject({ status: 'expired', expired_at: expect.any(Number), request_counts: { total: 4 } });
+      expect(ended).toMatchObject({ status: 'expired', expired_at: expect.any(Number), request_counts: { total: requestIds(spec.requests).length } });
       const errors = await download(sdk(), ended.error_file_id!);
-      expect(errors.map((l) => l.custom_id).sort()).toEqual(CUSTOM_IDS);
+      expect(errors.map((l) => l.custom_id).sort()).toEqual(requestIds(spec.requests).sort());
       for (const line of errors) expect(line).toMatchObject({ response: null, error: { code: 'batch_expired' } });
     });
   }
@@ -256,7 +261,7 @@ export function clientBatchContract(spec: ClientBatchSpec) {
   if (spec.fail) {
     const fail = spec.fail;
     it("answers a batch the provider failed `failed`, with the provider's reason in `errors` and no files", async () => {
-      const batch = await createBatch(sdk(), spec.model, 'fail.jsonl');
+      const batch = await createBatch(sdk(), spec, 'fail.jsonl');
       fail(handleOf(batch.id));
       const ended = await follow(sdk(), batch.id);
       expect(ended).toMatchObject({ status: 'failed', failed_at: expect.any(Number), errors: { object: 'list', data: [{ message: expect.any(String) }] } });
@@ -267,7 +272,7 @@ export function clientBatchContract(spec: ClientBatchSpec) {
   }
 
   it("cancels a batch at the provider, answering OpenAI's cancel words", async () => {
-    const batch = await createBatch(sdk(), spec.model, 'cancel.jsonl');
+    const batch = await createBatch(sdk(), spec, 'cancel.jsonl');
     const cancelled = await sdk().batches.cancel(batch.id);
     expectOpenAIBatch(cancelled);
     expect(spec.cancelled).toContain(cancelled.status);
@@ -277,7 +282,10 @@ export function clientBatchContract(spec: ClientBatchSpec) {
   });
 
   it('pages the list with the provider cursor as `after`, losing no batch', async () => {
-    const uploaded = await sdk().files.create({ file: await toFile(Buffer.from(batchFile(spec.model)), 'paging.jsonl'), purpose: 'batch' });
+    const uploaded = await sdk().files.create({
+      file: await toFile(Buffer.from(batchFile(spec.model, requestIds(spec.requests))), 'paging.jsonl'),
+      purpose: 'batch',
+    });
     const created = [];
     for (let i = 0; i < 3; i++)
       created.push((await sdk().batches.create({ input_file_id: uploaded.id, endpoint: '/v1/chat/completions', completion_window: '24h' })).id);

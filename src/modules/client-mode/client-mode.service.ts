@@ -81,7 +81,8 @@ export class ClientModeService {
   async getFile(scope: LazyScope, headers: RequestHeaders, id: string): Promise<ProviderFile> {
     const provider = await this.provider(scope, headers);
     const file = await provider.getFile(fileReference(provider, id));
-    return { ...file, id };
+    // Storage keeps no purpose: an input file id of ours is a batch file's.
+    return { ...file, id, ...(batchIdKind(id) === 'input' ? { purpose: 'batch' } : {}) };
   }
 
   async fileContent(scope: LazyScope, headers: RequestHeaders, id: string): Promise<ProviderContent> {

@@ -15,6 +15,9 @@
  * by name) and Bedrock's timeout at its floor of 24 hours, the batch's window. Bedrock runs foundation
  * models and inference profiles only (not custom or provisioned models), at least `MIN_RECORDS`
  * records a job, and no tools in Converse jobs: those batches are the gateway runner's.
+ *
+ * Client mode (./client-batch.ts) runs the same steps beside the caller's uploaded file instead:
+ * `{file key}.batches/{uuid}/`, the job named `gateway-cbatch-{uuid}`, its handle the job ARN.
  */
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -23,12 +26,14 @@ import {
   GetModelInvocationJobCommand,
   ListModelInvocationJobsCommand,
   StopModelInvocationJobCommand,
+  type GetModelInvocationJobResponse,
   type ModelInvocationJobStatus,
 } from '@aws-sdk/client-bedrock';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { ConverseResponse } from '@aws-sdk/client-bedrock-runtime';
 import { GatewayError, invalidField } from '../../errors';
+import { statusTimes, unixSeconds } from '../batch-times';
 import type {
   BatchCreateInput,
   BatchModelQuery,
@@ -44,11 +49,11 @@ import type { ChatBody } from '../chat-request';
 import { answerOf, toConverse } from './chat-mappers';
 import { finishOf, usageOf } from './chat';
 import type { BedrockConnection } from './connection';
-import { bucketOf } from './files';
+import { MIN_RECORDS } from './batch-limits';
+import { bucketOf, objectOf } from './files';
+import { s3Uri } from './s3-uri';
 import { PART_SIZE } from './upload-file';
 
-/** The fewest records Bedrock takes in a job (a per-model quota; 100 for the models it documents). */
-export const MIN_RECORDS = 100;
 const PREFIX = 'gateway-batches/';
 const CUSTOM_MODEL = /^arn:aws(?:-[a-z]+)*:bedrock:/;
 /** Chat fields Converse batch jobs take no equivalent of: tools, and JSON mode (a forced tool elsewhere). */
@@ -70,9 +75,19 @@ const STATUS: Readonly<Record<ModelInvocationJobStatus, ProviderBatchStatus>> = 
 };
 const ENDED = new Set<ProviderBatchStatus>(['completed', 'expired', 'cancelled', 'failed']);
 
-const folderOf = (gatewayBatchId: string) => `${PREFIX}${gatewayBatchId}/`;
+/** Client mode's batch folder: beside the caller's file, `{its key}.batches/{uuid}/`. */
+const CLIENT_FOLDER = /^(.+)\.batches\/[0-9a-f-]{36}\/$/;
+/** Client-mode jobs are named so; the list asks for these names only. */
+export const CLIENT_JOB_PREFIX = 'gateway-cbatch-';
+
+/** The batch's folder: under the gateway's prefix, or in client mode beside the caller's input file. */
+function folderOf(conn: BedrockConnection, input: BatchUploadInput): string {
+  if (input.sourceFileId === undefined) return `${PREFIX}${input.gatewayBatchId}/`;
+  return `${objectOf(conn, input.sourceFileId).key}.batches/${input.gatewayBatchId}/`;
+}
 /** Bedrock's job name and idempotency token: the gateway's batch id (a UUID) fits both patterns. */
-const jobNameOf = (gatewayBatchId: string) => `gateway-batch-${gatewayBatchId}`;
+const jobNameOf = (input: BatchCreateInput) => `${CLIENT_FOLDER.test(input.input) ? CLIENT_JOB_PREFIX : HOSTED_JOB_PREFIX}${input.gatewayBatchId}`;
+const HOSTED_JOB_PREFIX = 'gateway-batch-';
 const recordIdOf = (position: number) => `R${String(position).padStart(10, '0')}`;
 
 function accepts(conn: BedrockConnection, query: BatchModelQuery): string | null {
@@ -109,7 +124,7 @@ async function upload(conn: BedrockConnection, input: BatchUploadInput): Promise
     throw new GatewayError('invalid_request', `Amazon Bedrock runs batch jobs of at least ${MIN_RECORDS} requests; this batch has ${input.count}`);
   }
   const bucket = bucketOf(conn);
-  const folder = folderOf(input.gatewayBatchId);
+  const folder = folderOf(conn, input);
   const customIds: string[] = [];
   async function* records() {
     for await (const request of input.requests()) {
@@ -127,7 +142,7 @@ async function upload(conn: BedrockConnection, input: BatchUploadInput): Promise
 async function create(conn: BedrockConnection, input: BatchCreateInput): Promise<ProviderBatchJob> {
   const bucket = bucketOf(conn);
   const command = new CreateModelInvocationJobCommand({
-    jobName: jobNameOf(input.gatewayBatchId),
+    jobName: jobNameOf(input),
     clientRequestToken: input.gatewayBatchId,
     roleArn: conn.roleArn,
     modelId: input.model,
@@ -137,23 +152,25 @@ async function create(conn: BedrockConnection, input: BatchCreateInput): Promise
     outputDataConfig: { s3OutputDataConfig: { s3Uri: `s3://${bucket}/${input.input}output/` } },
   });
   const { jobArn } = await conn.call('Amazon Bedrock', () => conn.control().send(command));
-  return get(conn, jobIdOf(jobArn ?? ''));
+  return get(conn, jobArn ?? '');
 }
 
-/** The 12-character id at the end of a job ARN (what the gateway keeps and calls with). */
+/** The 12-character id at the end of a job ARN (the name of its output folder). */
 const jobIdOf = (arn: string) => arn.slice(arn.lastIndexOf('/') + 1);
 
 async function find(conn: BedrockConnection, gatewayBatchId: string): Promise<ProviderBatchJob | undefined> {
-  const name = jobNameOf(gatewayBatchId);
+  const name = `${HOSTED_JOB_PREFIX}${gatewayBatchId}`;
   const page = await conn.call('Amazon Bedrock', () => conn.control().send(new ListModelInvocationJobsCommand({ nameContains: name, maxResults: 10 })));
   const summary = page.invocationJobSummaries?.find((s) => s.jobName === name);
-  return summary?.jobArn ? get(conn, jobIdOf(summary.jobArn)) : undefined;
+  return summary?.jobArn ? get(conn, summary.jobArn) : undefined;
 }
 
 interface Manifest {
   totalRecordCount?: number;
   successRecordCount?: number;
   errorRecordCount?: number;
+  inputTokenCount?: number;
+  outputTokenCount?: number;
 }
 
 async function readObject(conn: BedrockConnection, bucket: string, key: string): Promise<AsyncIterable<Uint8Array>> {
@@ -161,18 +178,17 @@ async function readObject(conn: BedrockConnection, bucket: string, key: string):
   return object.Body as AsyncIterable<Uint8Array>;
 }
 
-async function readJson<T>(conn: BedrockConnection, bucket: string, key: string): Promise<T> {
+export async function readJson<T>(conn: BedrockConnection, bucket: string, key: string): Promise<T> {
   const chunks: Uint8Array[] = [];
   for await (const chunk of await readObject(conn, bucket, key)) chunks.push(chunk);
   return JSON.parse(Buffer.concat(chunks).toString('utf8')) as T;
 }
 
-/** The job's counts, from its manifest once it has ended (Bedrock reports none before). */
-async function countsOf(conn: BedrockConnection, bucket: string, outputFolder: string, status: ProviderBatchStatus) {
+/** The job's manifest once it has ended (Bedrock reports no counts before). */
+async function manifestOf(conn: BedrockConnection, bucket: string, outputFolder: string, status: ProviderBatchStatus): Promise<Manifest | null> {
   if (!ENDED.has(status) || status === 'failed') return null;
   try {
-    const m = await readJson<Manifest>(conn, bucket, `${outputFolder}manifest.json.out`);
-    return { total: m.totalRecordCount ?? 0, completed: m.successRecordCount ?? 0, failed: m.errorRecordCount ?? 0 };
+    return await readJson<Manifest>(conn, bucket, `${outputFolder}manifest.json.out`);
   } catch (err) {
     // A job stopped before it ran writes no manifest.
     if (err instanceof GatewayError && err.status === 404) return null;
@@ -180,19 +196,43 @@ async function countsOf(conn: BedrockConnection, bucket: string, outputFolder: s
   }
 }
 
+/** What a job's Get and its list summary both hold. */
+export type JobFields = Pick<GetModelInvocationJobResponse, 'jobArn' | 'status' | 'message' | 'modelId' | 'inputDataConfig'> &
+  Partial<Pick<GetModelInvocationJobResponse, 'submitTime' | 'lastModifiedTime' | 'endTime' | 'jobExpirationTime'>>;
+
+/** A job by its ARN (the handle) or its id. */
 async function get(conn: BedrockConnection, id: string): Promise<ProviderBatchJob> {
-  const job = await conn.call('Amazon Bedrock', () => conn.control().send(new GetModelInvocationJobCommand({ jobIdentifier: id })));
+  return toJob(conn, await conn.call('Amazon Bedrock', () => conn.control().send(new GetModelInvocationJobCommand({ jobIdentifier: id }))));
+}
+
+/** A job in OpenAI's words; its counts and usage from the manifest once it has ended; times in seconds. */
+export async function toJob(conn: BedrockConnection, job: JobFields): Promise<ProviderBatchJob> {
+  const arn = job.jobArn ?? '';
   const status = STATUS[job.status ?? 'Submitted'] ?? 'validating';
   const bucket = bucketOf(conn);
   const input = job.inputDataConfig?.s3InputDataConfig?.s3Uri ?? '';
   const folder = input.slice(`s3://${bucket}/`.length, input.lastIndexOf('/') + 1);
-  const outputFolder = `${folder}output/${id}/`;
+  const outputFolder = `${folder}output/${jobIdOf(arn)}/`;
+  const manifest = await manifestOf(conn, bucket, outputFolder, status);
+  const inputFile = CLIENT_FOLDER.exec(folder)?.[1];
   return {
-    id,
+    id: arn,
     status,
-    requestCounts: await countsOf(conn, bucket, outputFolder, status),
+    requestCounts: manifest && { total: manifest.totalRecordCount ?? 0, completed: manifest.successRecordCount ?? 0, failed: manifest.errorRecordCount ?? 0 },
     error: status === 'failed' ? { code: 'provider_failed', message: `Amazon Bedrock: ${job.message ?? 'the batch job failed'}` } : null,
-    results: { folder, output: outputFolder },
+    results: { folder, output: outputFolder, model: job.modelId ?? '' },
+    view: {
+      createdAt: unixSeconds(job.submitTime) ?? 0,
+      // Bedrock reports no start time; a stop in progress is dated by the job's last change.
+      times: statusTimes(status, {
+        changed: unixSeconds(status === 'cancelling' ? job.lastModifiedTime : job.endTime),
+        expires: unixSeconds(job.jobExpirationTime),
+      }),
+      model: job.modelId ?? null,
+      inputFileId: inputFile === undefined ? '' : s3Uri({ bucket, key: inputFile }),
+      metadata: null,
+      usage: manifest && { inputTokens: manifest.inputTokenCount ?? 0, outputTokens: manifest.outputTokenCount ?? 0 },
+    },
   };
 }
 
@@ -244,7 +284,7 @@ async function* output(conn: BedrockConnection, job: ProviderBatchJob): AsyncGen
   const bucket = bucketOf(conn);
   const folder = job.results.folder ?? '';
   const customIds = await readJson<string[]>(conn, bucket, `${folder}custom-ids.json`);
-  const model = await modelOf(conn, job.id);
+  const model = job.results.model ?? '';
   for (const key of await outputKeys(conn, bucket, job.results.output ?? '')) {
     for await (const line of textLines(await readObject(conn, bucket, key))) {
       const record = JSON.parse(line) as OutputRecord;
@@ -254,11 +294,6 @@ async function* output(conn: BedrockConnection, job: ProviderBatchJob): AsyncGen
       if (customId !== undefined) yield resultOf(record, customId, model);
     }
   }
-}
-
-async function modelOf(conn: BedrockConnection, id: string): Promise<string> {
-  const job = await conn.call('Amazon Bedrock', () => conn.control().send(new GetModelInvocationJobCommand({ jobIdentifier: id })));
-  return job.modelId ?? '';
 }
 
 export const bedrockBatch: ProviderBatchSupport<BedrockConnection> = { accepts, upload, create, find, get, cancel, output };

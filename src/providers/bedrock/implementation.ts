@@ -3,7 +3,9 @@
  * Bedrock call (see ../deferred.ts), not when the gateway starts.
  */
 import type { ProviderImplementation } from '../deferred';
+import { bedrockBatch } from './batch';
 import { cancelJob } from './cancel-job';
+import { bedrockClientBatch } from './client-batch';
 import { chat } from './chat';
 import { connectBedrock, type BedrockConnection } from './connection';
 import { createJob } from './create-job';
@@ -19,7 +21,8 @@ import { uploadFile } from './upload-file';
 
 export const connect = connectBedrock;
 
-export { bedrockBatch as batch } from './batch';
+/** The batch service, with its client-mode part. */
+export const batch = { ...bedrockBatch, client: bedrockClientBatch };
 
 export const operations: ProviderImplementation<BedrockSettings, BedrockConnection>['operations'] = {
   uploadFile,

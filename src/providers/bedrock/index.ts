@@ -10,6 +10,7 @@ import { lazyRequire } from '../../lazy';
 import { deferredProvider } from '../deferred';
 import { OPERATIONS } from '../types';
 import type * as Implementation from './implementation';
+import { MIN_RECORDS } from './batch-limits';
 import { BEDROCK_CHAT_SUPPORT } from './chat-support';
 import { bedrockDataset } from './dataset';
 import { BEDROCK_ENDPOINTS } from './endpoints';
@@ -27,8 +28,8 @@ export const bedrockProvider = deferredProvider(
     operations: [...OPERATIONS, 'findJob'],
     dataset: bedrockDataset,
     chatSupport: BEDROCK_CHAT_SUPPORT,
-    // Batch inference (model invocation jobs, ./batch.ts).
-    batch: true,
+    // Batch inference (model invocation jobs, ./batch.ts), in client mode too (./client-batch.ts).
+    batch: { client: { limits: { minRequests: MIN_RECORDS }, opaqueInputIds: true } },
   },
   // Loaded on the first Bedrock call (../deferred.ts).
   lazyRequire<typeof Implementation>(require, './implementation'),

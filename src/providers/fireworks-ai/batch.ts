@@ -6,12 +6,18 @@
  *
  * Dataset and job ids derive from the gateway's batch id, so a create repeated after a crash is
  * Fireworks' ALREADY_EXISTS and the job is adopted; `find` is a GET of that id. Fireworks' API has no
- * cancel: cancelling deletes the job, and what it had written stays in the output dataset. Fireworks
- * does not document batch jobs on fine-tuned (LoRA) models, which need a deployment of their own:
- * those batches are the gateway runner's.
+ * cancel: cancelling deletes the job, and what it had written stays in the output dataset (a job
+ * then no longer found is answered from its datasets, as cancelled). Fireworks does not document batch
+ * jobs on fine-tuned (LoRA) models, which need a deployment of their own: those batches are the
+ * gateway runner's.
+ *
+ * Client mode (./client-batch.ts) names its datasets and job `gw-cbatch-…`, the translated dataset
+ * and the job carrying the caller's input dataset as display name (how the job leads back to it);
+ * the job's resource name is the batch's handle.
  */
 import { Readable } from 'node:stream';
 import { GatewayError } from '../../errors';
+import { statusTimes, unixSeconds } from '../batch-times';
 import type {
   BatchCreateInput,
   BatchModelQuery,
@@ -22,9 +28,9 @@ import type {
   ProviderBatchSupport,
 } from '../batch';
 import { answeredLine, failedLine, textLines } from '../batch-result';
-import { controlRequest, resourceName, resourcePath, slug, TITLE, type FireworksConnection } from './connection';
+import { controlRequest, RESOURCE_ID, resourceName, resourcePath, shortId, slug, TITLE, type FireworksConnection } from './connection';
 import { fileContent } from './datasets';
-import { batchJobSchema, type FireworksBatchJob } from './schemas';
+import { batchJobSchema, datasetSchema, type FireworksBatchJob } from './schemas';
 import { withExactSize } from './spool';
 import { uploadDatasetContent } from './upload-file';
 
@@ -51,10 +57,17 @@ const STATUS: Readonly<Record<string, ProviderBatchStatus>> = {
   JOB_STATE_DELETING_CLEANING_UP: 'cancelled',
 };
 
-/** The ids a batch's dataset and job get: its gateway id as a Fireworks resource id. */
-const idsOf = (gatewayBatchId: string) => {
-  const id = `gw-batch-${slug(gatewayBatchId, 50)}`;
-  return { input: `${id}-input`, output: `${id}-output`, job: id };
+/** Client-mode jobs' ids start so (the list keeps these only). */
+export const CLIENT_JOB_PREFIX = 'gw-cbatch-';
+
+/** The ids a batch's datasets and job get: its gateway id as a Fireworks resource id (client mode's prefixed apart). */
+const idsOf = (gatewayBatchId: string, client = false) => derivedIds(`${client ? CLIENT_JOB_PREFIX : 'gw-batch-'}${slug(gatewayBatchId, 50)}`);
+const derivedIds = (job: string) => ({ input: `${job}-input`, output: `${job}-output`, job });
+
+/** What Fireworks answers instead of a cancel it does not have (said in the batch's `errors`). */
+export const NO_CANCEL = {
+  code: 'provider_has_no_cancel',
+  message: `${TITLE} has no cancel for batch inference jobs: the gateway deleted the job instead. What it had written stays in its output dataset (the output and error files).`,
 };
 
 function accepts(_conn: FireworksConnection, query: BatchModelQuery): string | null {
@@ -65,7 +78,8 @@ function accepts(_conn: FireworksConnection, query: BatchModelQuery): string | n
 const isStatus = (err: unknown, status: number) => err instanceof GatewayError && err.status === status;
 
 async function upload(conn: FireworksConnection, input: BatchUploadInput): Promise<string> {
-  const id = idsOf(input.gatewayBatchId).input;
+  const client = input.sourceFileId !== undefined;
+  const id = idsOf(input.gatewayBatchId, client).input;
   // An upload interrupted earlier left the dataset half made: it starts again.
   await controlRequest(conn, { method: 'DELETE', path: resourcePath(conn, 'datasets', id), idempotent: true }).catch((err: unknown) => {
     if (!isStatus(err, 404)) throw err;
@@ -73,7 +87,7 @@ async function upload(conn: FireworksConnection, input: BatchUploadInput): Promi
   await controlRequest(conn, {
     method: 'POST',
     path: '/datasets',
-    json: { datasetId: id, dataset: { displayName: `Batch ${input.gatewayBatchId}`, userUploaded: {} } },
+    json: { datasetId: id, dataset: { displayName: input.sourceFileId ?? `Batch ${input.gatewayBatchId}`, userUploaded: {} } },
   });
   async function* lines() {
     for await (const request of input.requests()) {
@@ -86,27 +100,72 @@ async function upload(conn: FireworksConnection, input: BatchUploadInput): Promi
   return resourceName(conn, 'datasets', id);
 }
 
-function toJob(job: FireworksBatchJob): ProviderBatchJob {
+/** A job in OpenAI's words, times in seconds; `notice` for one deleted by a cancel. */
+export function toJob(job: FireworksBatchJob, notice: ProviderBatchJob['error'] = null): ProviderBatchJob {
   const status = STATUS[job.state ?? ''] ?? 'validating';
   const progress = job.jobProgress;
   const total = progress?.totalInputRequests ?? 0;
+  const client = job.name.slice(job.name.lastIndexOf('/') + 1).startsWith(CLIENT_JOB_PREFIX);
   return {
-    id: job.name.slice(job.name.lastIndexOf('/') + 1),
+    // The handle: the resource name (hosted batches keep the short id, which `get` takes too).
+    id: job.name,
     status,
     requestCounts: progress ? { total, completed: progress.successfullyProcessedRequests ?? 0, failed: progress.failedRequests ?? 0 } : null,
-    error: status === 'failed' ? { code: 'provider_failed', message: `${TITLE}: ${job.status?.message || 'the batch inference job failed'}` } : null,
+    error: status === 'failed' ? { code: 'provider_failed', message: `${TITLE}: ${job.status?.message || 'the batch inference job failed'}` } : notice,
     results: { output: job.outputDatasetId ?? null, model: job.model ?? null },
+    view: {
+      createdAt: unixSeconds(job.createTime) ?? 0,
+      times: statusTimes(status, { changed: job.updateTime ? unixSeconds(job.updateTime) : undefined }),
+      model: job.model ?? null,
+      inputFileId: client ? (job.displayName ?? '') : '',
+      metadata: null,
+      usage: progress ? { inputTokens: progress.inputTokens ?? 0, outputTokens: progress.outputTokens ?? 0 } : null,
+    },
   };
 }
 
+/** A job by its resource name (the handle) or short id; one deleted by a cancel is answered from its datasets. */
 async function get(conn: FireworksConnection, id: string): Promise<ProviderBatchJob> {
-  return toJob(await controlRequest(conn, { answer: batchJobSchema, method: 'GET', path: resourcePath(conn, 'batchInferenceJobs', id) }));
+  try {
+    return toJob(await controlRequest(conn, { answer: batchJobSchema, method: 'GET', path: resourcePath(conn, 'batchInferenceJobs', id) }));
+  } catch (err) {
+    if (!isStatus(err, 404)) throw err;
+    return deletedJob(conn, id, err);
+  }
+}
+
+/** A job gone after a cancel (Fireworks deletes, it does not stop): cancelled, with what its translated input dataset says. */
+async function deletedJob(conn: FireworksConnection, id: string, notFound: unknown): Promise<ProviderBatchJob> {
+  const short = shortId(conn, 'batchInferenceJobs', id);
+  const ids = derivedIds(short);
+  if (!RESOURCE_ID.test(ids.input)) throw notFound;
+  const input = await controlRequest(conn, { answer: datasetSchema, method: 'GET', path: resourcePath(conn, 'datasets', ids.input) }).catch(() => {
+    throw notFound;
+  });
+  const name = resourceName(conn, 'batchInferenceJobs', short);
+  return toJob(
+    {
+      name,
+      displayName: input.displayName,
+      createTime: input.createTime,
+      state: 'JOB_STATE_CANCELLED',
+      outputDatasetId: resourceName(conn, 'datasets', ids.output),
+    },
+    NO_CANCEL,
+  );
+}
+
+/** The caller's dataset a client-mode batch's input was translated from (the translated dataset's display name); undefined for a hosted batch. */
+async function sourceOf(conn: FireworksConnection, input: string): Promise<string | undefined> {
+  if (!shortId(conn, 'datasets', input).startsWith(CLIENT_JOB_PREFIX)) return undefined;
+  return (await controlRequest(conn, { answer: datasetSchema, method: 'GET', path: resourcePath(conn, 'datasets', input) })).displayName;
 }
 
 async function create(conn: FireworksConnection, input: BatchCreateInput): Promise<ProviderBatchJob> {
-  const ids = idsOf(input.gatewayBatchId);
+  const source = await sourceOf(conn, input.input);
+  const ids = idsOf(input.gatewayBatchId, source !== undefined);
   const json = {
-    displayName: `Gateway batch ${input.gatewayBatchId}`.slice(0, 63),
+    displayName: source ?? `Gateway batch ${input.gatewayBatchId}`.slice(0, 63),
     model: input.model,
     inputDatasetId: input.input,
     outputDatasetId: resourceName(conn, 'datasets', ids.output),
@@ -117,14 +176,14 @@ async function create(conn: FireworksConnection, input: BatchCreateInput): Promi
     );
   } catch (err) {
     // The job of an earlier attempt: adopted.
-    if (isStatus(err, 409)) return get(conn, ids.job);
+    if (isStatus(err, 409)) return get(conn, resourceName(conn, 'batchInferenceJobs', ids.job));
     throw err;
   }
 }
 
 async function find(conn: FireworksConnection, gatewayBatchId: string): Promise<ProviderBatchJob | undefined> {
   try {
-    return await get(conn, idsOf(gatewayBatchId).job);
+    return await get(conn, resourceName(conn, 'batchInferenceJobs', idsOf(gatewayBatchId).job));
   } catch (err) {
     if (isStatus(err, 404)) return undefined;
     throw err;
@@ -136,7 +195,7 @@ async function cancel(conn: FireworksConnection, id: string): Promise<ProviderBa
   const job = await get(conn, id);
   if (['completed', 'failed', 'expired', 'cancelled'].includes(job.status)) return job;
   await controlRequest(conn, { method: 'DELETE', path: resourcePath(conn, 'batchInferenceJobs', id), idempotent: true });
-  return { ...job, status: 'cancelled' };
+  return { ...job, status: 'cancelled', error: NO_CANCEL };
 }
 
 interface OutputLine {

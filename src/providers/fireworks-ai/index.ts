@@ -13,6 +13,7 @@ import { createJob } from './create-job';
 import { deleteFile, fileContent, getFile, listFiles } from './datasets';
 import { listCheckpoints, listEvents } from './history';
 import { fireworksBatch } from './batch';
+import { fireworksClientBatch } from './client-batch';
 import { fireworksJobOptions } from './job-options';
 import { findJob, getJob, listJobs } from './jobs';
 import { listModels } from './models';
@@ -56,7 +57,7 @@ export const fireworksProvider: ProviderModule<typeof settings, FireworksConnect
   }),
   operations: { uploadFile, listFiles, getFile, fileContent, deleteFile, createJob, getJob, listJobs, listEvents, listCheckpoints, findJob, chat, listModels },
   chatSupport: CHAT_SUPPORT,
-  batch: fireworksBatch,
+  batch: { ...fireworksBatch, client: fireworksClientBatch },
   hosting: {
     fileState: fileStateOf,
   },

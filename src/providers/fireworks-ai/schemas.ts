@@ -45,12 +45,23 @@ export const uploadEndpointSchema = z.object({ filenameToSignedUrls: z.record(z.
 /** A batch inference job (./batch.ts): its state, model, output dataset and progress counts. */
 export const batchJobSchema = z.object({
   name: z.string(),
+  displayName: z.string().optional(),
+  createTime: z.string().optional(),
+  updateTime: z.string().optional(),
+  inputDatasetId: z.string().optional(),
   state: z.string().optional(),
   status: z.object({ code: z.string().optional(), message: z.string().optional() }).optional(),
   model: z.string().optional(),
   outputDatasetId: z.string().optional(),
   jobProgress: z
-    .object({ totalInputRequests: z.number().optional(), successfullyProcessedRequests: z.number().optional(), failedRequests: z.number().optional() })
+    .object({
+      totalInputRequests: z.number().optional(),
+      successfullyProcessedRequests: z.number().optional(),
+      failedRequests: z.number().optional(),
+      inputTokens: z.number().optional(),
+      outputTokens: z.number().optional(),
+    })
     .nullish(),
 });
 export type FireworksBatchJob = z.output<typeof batchJobSchema>;
+export const batchJobListSchema = z.object({ batchInferenceJobs: z.array(batchJobSchema).optional(), nextPageToken: z.string().optional() });

@@ -26,12 +26,16 @@ export function uploadFile(conn: FireworksConnection, input: UploadInput): Promi
   // The spool has read a late purpose by the time it has the size: it is checked before any dataset is made.
   return withExactSize(input, async (content) => {
     const store = () => createDataset(conn, input.filename, content);
-    return (await withPurpose(content.purpose, { check: fineTuneOnly, store, undo: (file) => deleteFile(conn, file.id) })).stored;
+    const { stored, purpose } = await withPurpose(content.purpose, { check: datasetPurpose, store, undo: (file) => deleteFile(conn, file.id) });
+    return { ...stored, purpose };
   });
 }
 
-function fineTuneOnly(purpose: string): void {
-  if (purpose !== 'fine-tune') throw invalidField('purpose', `must be 'fine-tune': ${TITLE} datasets hold fine-tuning data`);
+/** Fine-tuning data, and OpenAI batch files (kept as written: client-mode batches read them at create). */
+function datasetPurpose(purpose: string): void {
+  if (purpose !== 'fine-tune' && purpose !== 'batch') {
+    throw invalidField('purpose', `must be 'fine-tune' or 'batch': ${TITLE} datasets hold fine-tuning data and batch input`);
+  }
 }
 
 async function createDataset(conn: FireworksConnection, filename: string, content: SizedContent): Promise<ProviderFile> {

@@ -10,10 +10,15 @@
  * global endpoint), naming a Google model `publishers/google/models/{id}` and a tuned model by its
  * model resource (`projects/…/locations/…/models/…`, what tuning produced; its endpoint serves chat
  * only). It carries the gateway's batch id as a label, which `find` filters on after a crash.
+ *
+ * Client mode (./client-batch.ts) writes the input beside the caller's uploaded file instead
+ * (`{object}.batches/{uuid}/`), labels the job `gateway_cbatch`, and uses its resource name as the
+ * batch's handle; the job's input URI leads back to the file.
  */
 import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { GatewayError } from '../../errors';
+import { statusTimes, unixSeconds } from '../batch-times';
 import type {
   BatchCreateInput,
   BatchModelQuery,
@@ -28,14 +33,20 @@ import type { ChatBody } from '../chat-request';
 import { urlPath } from '../url';
 import { toCompletion, toGenerateRequest } from './chat-mappers';
 import { googleDownload, googleFetch, googleUpload, parentPath, STORAGE, storageUrl, VERTEX, vertexUrl, type VertexConnection } from './connection';
-import { bucketOf, ENDPOINT_NAME, gsUri } from './references';
+import { bucketOf, ENDPOINT_NAME, gatewayFile, gsUri } from './references';
 import { gcsObjectListSchema, generateContentSchema, parseAnswer } from './wire';
 
 const PREFIX = 'gateway-batches/';
 const LABEL = 'gateway_batch';
+/** The label of client-mode jobs (the list filters on it). */
+export const CLIENT_LABEL = 'gateway_cbatch';
+/** Client mode's batch folder: beside the caller's file, `{its object}.batches/{uuid}/`. */
+const CLIENT_FOLDER = /^(.+)\.batches\/[0-9a-f-]{36}\/$/;
 const TUNED_MODEL = /^projects\/[a-z0-9-]{1,30}\/locations\/([a-z0-9-]{1,63})\/models\/\d{1,20}(?:@\d{1,10})?$/;
 const GOOGLE_MODEL = /^(?:publishers\/google\/models\/)?([a-z0-9][a-z0-9.@_-]{0,127})$/;
 const JOB_ID = /^\d{1,20}$/;
+/** A job's resource name: its project, location and numeric id. */
+export const JOB_NAME = /^projects\/([a-z][a-z0-9-]{4,28}[a-z0-9]|\d{1,20})\/locations\/([a-z0-9-]{1,63})\/batchPredictionJobs\/(\d{1,20})$/;
 
 /** JobState in OpenAI's words (docs/batches.md). */
 const STATUS: Readonly<Record<string, ProviderBatchStatus>> = {
@@ -59,11 +70,16 @@ const jobSchema = z.object({
   name: z.string(),
   state: z.string(),
   model: z.string().optional(),
+  inputConfig: z.object({ gcsSource: z.object({ uris: z.array(z.string()).optional() }).optional() }).optional(),
+  createTime: z.string().optional(),
+  startTime: z.string().optional(),
+  endTime: z.string().optional(),
+  updateTime: z.string().optional(),
   error: z.object({ code: z.number().optional(), message: z.string().optional() }).optional(),
   completionStats: z.object({ successfulCount: count.optional(), failedCount: count.optional(), incompleteCount: count.optional() }).optional(),
   outputInfo: z.object({ gcsOutputDirectory: z.string().optional() }).optional(),
 });
-const jobListSchema = z.object({ batchPredictionJobs: z.array(jobSchema).optional() });
+export const jobListSchema = z.object({ batchPredictionJobs: z.array(jobSchema).optional(), nextPageToken: z.string().optional() });
 
 /** The job's `model`: a tuned model as named, a Google model under its publisher; undefined when it is neither. */
 function jobModel(model: string): string | undefined {
@@ -84,11 +100,15 @@ function accepts(conn: VertexConnection, query: BatchModelQuery): string | null 
   return jobModel(query.model) ? null : `Vertex AI batch prediction cannot run the model ${query.model}`;
 }
 
-const folderOf = (gatewayBatchId: string) => `${PREFIX}${gatewayBatchId}/`;
+/** The batch's folder: under the gateway's prefix, or in client mode beside the caller's input file. */
+function folderOf(conn: VertexConnection, input: BatchUploadInput): string {
+  if (input.sourceFileId === undefined) return `${PREFIX}${input.gatewayBatchId}/`;
+  return `${gatewayFile(conn, input.sourceFileId).object}.batches/${input.gatewayBatchId}/`;
+}
 
 async function upload(conn: VertexConnection, input: BatchUploadInput): Promise<string> {
   const bucket = bucketOf(conn);
-  const folder = folderOf(input.gatewayBatchId);
+  const folder = folderOf(conn, input);
   async function* lines() {
     for await (const request of input.requests()) {
       yield Buffer.from(`${JSON.stringify({ custom_id: request.customId, request: toGenerateRequest(request.body as unknown as ChatBody) })}\n`);
@@ -99,22 +119,25 @@ async function upload(conn: VertexConnection, input: BatchUploadInput): Promise<
   return folder;
 }
 
-const jobsPath = (conn: VertexConnection) => `${parentPath(conn)}/batchPredictionJobs`;
+export const jobsPath = (conn: VertexConnection) => `${parentPath(conn)}/batchPredictionJobs`;
 
+/** A job's path by its numeric id or its resource name (whose id alone is used: the project and region are the settings'). */
 function jobPath(conn: VertexConnection, id: string): string {
-  if (!JOB_ID.test(id)) throw new GatewayError('not_found', `Vertex AI has no batch prediction job '${id}'`, { code: 'not_found' });
-  return `${jobsPath(conn)}/${id}`;
+  const numeric = JOB_NAME.exec(id)?.[3] ?? id;
+  if (!JOB_ID.test(numeric)) throw new GatewayError('not_found', `Vertex AI has no batch prediction job '${id}'`, { code: 'not_found' });
+  return `${jobsPath(conn)}/${numeric}`;
 }
 
 async function create(conn: VertexConnection, input: BatchCreateInput): Promise<ProviderBatchJob> {
   const bucket = bucketOf(conn);
+  const client = CLIENT_FOLDER.test(input.input);
   const json = {
-    displayName: `gateway-batch-${input.gatewayBatchId}`,
+    displayName: `${client ? 'gateway-cbatch' : 'gateway-batch'}-${input.gatewayBatchId}`,
     model: jobModel(input.model),
     inputConfig: { instancesFormat: 'jsonl', gcsSource: { uris: [gsUri({ bucket, object: `${input.input}input.jsonl` })] } },
     outputConfig: { predictionsFormat: 'jsonl', gcsDestination: { outputUriPrefix: gsUri({ bucket, object: `${input.input}output` }) } },
     instanceConfig: { excludedFields: ['custom_id'] },
-    labels: { [LABEL]: input.gatewayBatchId },
+    labels: { [client ? CLIENT_LABEL : LABEL]: input.gatewayBatchId },
   };
   const answer = await googleFetch(conn, VERTEX, { method: 'POST', url: vertexUrl(conn, jobsPath(conn)), json });
   return toJob(conn, parseAnswer(jobSchema, answer, VERTEX, 'batch prediction job'));
@@ -127,17 +150,30 @@ async function find(conn: VertexConnection, gatewayBatchId: string): Promise<Pro
   return job ? toJob(conn, job) : undefined;
 }
 
-function toJob(conn: VertexConnection, job: z.output<typeof jobSchema>): ProviderBatchJob {
+/** A job in OpenAI's words, times in seconds; in client mode the caller's file its input lies beside. */
+export function toJob(conn: VertexConnection, job: z.output<typeof jobSchema>): ProviderBatchJob {
   const status = STATUS[job.state] ?? 'validating';
   const stats = job.completionStats;
   const completed = stats?.successfulCount ?? 0;
   const failed = stats?.failedCount ?? 0;
+  const input = job.inputConfig?.gcsSource?.uris?.[0] ?? '';
+  const prefix = `gs://${conn.bucket ?? ''}/`;
+  const folder = input.startsWith(prefix) ? CLIENT_FOLDER.exec(input.slice(prefix.length, input.lastIndexOf('/') + 1))?.[1] : undefined;
   return {
-    id: job.name.slice(job.name.lastIndexOf('/') + 1),
+    // The handle: the resource name (hosted batches keep the numeric id, which `get` takes too).
+    id: job.name,
     status,
     requestCounts: stats ? { total: completed + failed + (stats.incompleteCount ?? 0), completed, failed } : null,
     error: status === 'failed' ? { code: 'provider_failed', message: `${VERTEX}: ${job.error?.message ?? 'the batch prediction job failed'}` } : null,
     results: { output: job.outputInfo?.gcsOutputDirectory ?? null, model: job.model ?? null, bucket: conn.bucket ?? null },
+    view: {
+      createdAt: unixSeconds(job.createTime) ?? 0,
+      times: statusTimes(status, { started: unixSeconds(job.startTime), changed: unixSeconds(job.endTime ?? job.updateTime) }),
+      model: job.model?.replace(/^publishers\/google\/models\//, '') ?? null,
+      inputFileId: folder === undefined ? '' : gsUri({ bucket: conn.bucket ?? '', object: folder }),
+      metadata: null,
+      usage: null,
+    },
   };
 }
 

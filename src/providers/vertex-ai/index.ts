@@ -7,6 +7,7 @@
 import { GatewayError } from '../../errors';
 import { defineSettings, PATTERNS, type SettingValues } from '../settings';
 import { vertexBatch } from './batch';
+import { vertexClientBatch } from './client-batch';
 import type { ProviderEnvironment, ProviderModule } from '../module';
 import { bearerCredentials, serviceAccount, serviceAccountCredentials, serviceAccountProblem, type GoogleCredentials } from './auth';
 import { cancelJob } from './cancel-job';
@@ -123,5 +124,5 @@ export const vertexAIProvider: ProviderModule<typeof settings, VertexConnection>
   },
   dataset: geminiDataset,
   chatSupport: VERTEX_CHAT_SUPPORT,
-  batch: vertexBatch,
+  batch: { ...vertexBatch, client: vertexClientBatch },
 };

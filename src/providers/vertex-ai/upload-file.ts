@@ -23,12 +23,12 @@ const TIME_CEILING = 10 ** 13;
 
 export async function uploadFile(conn: VertexConnection, input: UploadInput): Promise<ProviderFile> {
   const location: GcsLocation = { bucket: bucketOf(conn), object: objectName(input.filename) };
-  const { stored } = await withPurpose(input.purpose, {
+  const { stored, purpose } = await withPurpose(input.purpose, {
     check: checkPurpose,
     store: () => store(conn, input, location),
     undo: () => deleteObject(conn, location),
   });
-  return stored;
+  return { ...stored, purpose };
 }
 
 async function store(conn: VertexConnection, input: UploadInput, location: GcsLocation): Promise<ProviderFile> {
@@ -48,8 +48,11 @@ async function store(conn: VertexConnection, input: UploadInput, location: GcsLo
   return toFile(parseAnswer(gcsObjectSchema, answer, STORAGE, 'object'));
 }
 
+/** Tuning datasets, and OpenAI batch files (stored as written: client-mode batches read them at create). */
 function checkPurpose(purpose: string): void {
-  if (purpose !== FILE_PURPOSE) throw invalidField('purpose', `must be '${FILE_PURPOSE}': Vertex AI files are tuning datasets`);
+  if (purpose !== FILE_PURPOSE && purpose !== 'batch') {
+    throw invalidField('purpose', `must be '${FILE_PURPOSE}' or 'batch': Vertex AI files are tuning datasets and batch input`);
+  }
 }
 
 /** `gateway-files/<reversed ms>-<random>-<filename>`: newest first in name order, readable in the console. */

@@ -1,0 +1,50 @@
+/**
+ * Client-mode batches with Fireworks AI on the client-mode batch contract
+ * (test/support/client-batch-kit.ts), against the fake Fireworks: the caller's OpenAI file as a
+ * dataset, its `{custom_id, body}` dataset and the job `gw-cbatch-…` made from it, the output dataset
+ * read back. Here what is Fireworks' own: no cancel in its API (the job is deleted and the answer says
+ * so, the batch then read from its datasets), another account's job refused.
+ */
+import { startFakeFireworks, type FakeFireworks } from '../fakes/fireworks-server';
+import { clientBatchContract } from '../support/client-batch-kit';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+
+const KEY = 'fw-client-batch-key-0123456789';
+const ACCOUNT = 'acme-labs';
+const MODEL = 'accounts/fireworks/models/llama-v3p1-8b-instruct';
+
+let fake: FakeFireworks;
+let gw: TestGateway;
+const logs: string[] = [];
+
+beforeAll(async () => {
+  fake = await startFakeFireworks({ apiKey: KEY, accountId: ACCOUNT });
+  gw = await startTestGateway({ GATEWAY_FIREWORKS_BASE_URL: fake.origin }, { logs });
+});
+
+afterAll(async () => {
+  await gw.stop();
+  await fake.close();
+});
+
+describe('client-mode batches with Fireworks AI', () => {
+  clientBatchContract({
+    gw: () => gw,
+    provider: 'fireworks-ai',
+    headers: () => ({ 'x-gateway-provider': 'fireworks-ai', 'x-gateway-fireworks-account-id': ACCOUNT, authorization: `Bearer ${KEY}` }),
+    seen: () => fake.state.requests.length,
+    model: MODEL,
+    failRequests: (ids) => fake.batch.refuseRows((customId) => ids.includes(customId)),
+    secrets: () => [KEY],
+    logs: () => logs,
+    hostile: [['x-gateway-fireworks-account-id', 'acme/../../x']],
+    foreignHandle: 'accounts/another-account/batchInferenceJobs/gw-cbatch-1234',
+    // Fireworks has no cancel: the job is deleted, the batch answered as cancelled with the reason in `errors`.
+    cancelled: ['cancelled'],
+    after: ({ batch, done }) => {
+      const job = [...fake.batch.jobs.values()].find((j) => j.name.includes('/gw-cbatch-') && j.state === 'JOB_STATE_COMPLETED')!;
+      expect(job).toMatchObject({ model: MODEL });
+      expect(done.input_file_id).toBe(batch.input_file_id);
+    },
+  });
+});

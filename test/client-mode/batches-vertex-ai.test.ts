@@ -1,0 +1,94 @@
+/**
+ * Client-mode batches with Vertex AI on the client-mode batch contract
+ * (test/support/client-batch-kit.ts), against the fake Google Cloud: the caller's OpenAI file in
+ * Cloud Storage, its GenerateContentRequest lines beside it, a batchPredictionJob whose resource name
+ * is the batch's handle. Here what is Vertex's own: the job's labels and model, another project's or
+ * location's job refused, a tuned model run by its model resource.
+ */
+import { toFile } from 'openai';
+import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
+import { BUCKET, fakeEndpoints, vertexHeaders } from '../providers/vertex-ai.support';
+import { batchFile, clientBatchContract } from '../support/client-batch-kit';
+import { clientSdk } from '../support/client-mode-kit';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+
+const MODEL = 'gemini-2.5-flash';
+
+let fake: FakeVertex;
+let gw: TestGateway;
+const logs: string[] = [];
+
+beforeAll(async () => {
+  fake = await startFakeVertex();
+  gw = await startTestGateway(fakeEndpoints(fake), { logs });
+});
+
+afterAll(async () => {
+  await gw.stop();
+  await fake.close();
+});
+
+const objects = () => fake.state.storage.buckets.get(BUCKET)!;
+
+describe('client-mode batches with Vertex AI', () => {
+  clientBatchContract({
+    gw: () => gw,
+    provider: 'vertex-ai',
+    headers: () => ({ 'x-gateway-provider': 'vertex-ai', ...vertexHeaders(fake) }),
+    seen: () => fake.state.requests.length,
+    model: MODEL,
+    failRequests: (ids) => fake.batch.refuseRows((line) => ids.includes(String(line.custom_id))),
+    secrets: () => [fake.serviceAccount.private_key],
+    logs: () => logs,
+    hostile: [
+      ['x-gateway-vertex-region', 'us-central1.evil.com'],
+      ['x-gateway-vertex-project-id', 'proj/../../x'],
+      ['x-gateway-vertex-storage-bucket-name', 'bucket/../x'],
+    ],
+    // Another location's job: the settings' location is the only one a call goes to.
+    foreignHandle: `projects/${'other-project'}/locations/europe-west4/batchPredictionJobs/123`,
+    cancelled: ['cancelling', 'cancelled'],
+    after: ({ done }) => {
+      const upload = [...objects().keys()].find(
+        (name) => name.startsWith('gateway-files/') && objects().get(name)!.data.toString('utf8') === batchFile(MODEL),
+      )!;
+      const job = [...fake.batch.jobs.values()].find((j) => j.inputConfig.gcsSource.uris[0].startsWith(`gs://${BUCKET}/${upload}.batches/`))!;
+      expect(job).toMatchObject({ model: `publishers/google/models/${MODEL}`, labels: { gateway_cbatch: expect.any(String) } });
+      expect(done.model).toBe(MODEL);
+      expect(JSON.stringify(done)).not.toMatch(/gs:\/\/|projects\//);
+    },
+  });
+
+  it('runs a tuned model by its projects/…/models/… resource (a defect of other gateways: tuned models excluded)', async () => {
+    fake.putObject(
+      BUCKET,
+      'tuning/train.jsonl',
+      `${JSON.stringify({
+        contents: [
+          { role: 'user', parts: [{ text: 'Hi' }] },
+          { role: 'model', parts: [{ text: 'Hello' }] },
+        ],
+      })}\n`,
+    );
+    const token = fake.issueToken();
+    const tuning = await fetch(`${fake.vertexUrl}/projects/${fake.projectId}/locations/${fake.location}/tuningJobs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ baseModel: 'gemini-2.0-flash-001', supervisedTuningSpec: { trainingDatasetUri: `gs://${BUCKET}/tuning/train.jsonl` } }),
+    }).then((r) => r.json() as Promise<{ name: string }>);
+    fake.advance(tuning.name);
+    const tunedModel = fake.advance(tuning.name).tunedModel!.model;
+
+    fake.batch.refuseRows(() => false);
+    const sdk = clientSdk(gw, { 'x-gateway-provider': 'vertex-ai', ...vertexHeaders(fake) });
+    const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(batchFile(tunedModel)), 'tuned.jsonl'), purpose: 'batch' });
+    const created = await sdk.batches.create({ input_file_id: uploaded.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    let done = await sdk.batches.retrieve(created.id);
+    for (let i = 0; i < 10 && done.status !== 'completed'; i++) done = await sdk.batches.retrieve(created.id);
+    expect(done).toMatchObject({ status: 'completed', model: tunedModel, request_counts: { total: 4, completed: 4, failed: 0 } });
+    const job = [...fake.batch.jobs.values()].find((j) => j.labels?.gateway_cbatch && j.model === tunedModel);
+    expect(job).toBeDefined();
+    const lines = (await (await sdk.files.content(done.output_file_id!)).text()).trim().split('\n');
+    expect(lines).toHaveLength(4);
+  });
+});
