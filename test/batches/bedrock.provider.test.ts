@@ -107,26 +107,23 @@ describe('batches on Amazon Bedrock batch inference', () => {
     // Plain questions (the gateway runner sends each through hosted chat).
     const plain = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => chatLine(`${prefix}-${i + 1}`, MODEL));
     const cases = [
-      { lines: plain(3, 'few'), reason: 'at least 100 requests; this batch has 3', refused: [] },
-      { lines: [...plain(120, 'tool'), chatLine('with-tools', MODEL, 'Look it up', { tools: [tool] })], reason: 'cannot carry tools', refused: [] },
+      { lines: plain(3, 'few'), reason: 'at least 100 requests; this batch has 3' },
+      { lines: [...plain(120, 'tool'), chatLine('with-tools', MODEL, 'Look it up', { tools: [tool] })], reason: 'cannot carry tools' },
+      // Bedrock's chat carries JSON mode (a forced tool): on the gateway runner that line is answered too.
       {
         lines: [...plain(120, 'json'), chatLine('json-mode', MODEL, 'As JSON', { response_format: { type: 'json_object' } })],
         reason: 'cannot carry response_format',
-        // Bedrock's chat has no JSON mode in this gateway either: that line is the chat path's 400, the rest run.
-        refused: ['json-mode'],
       },
     ];
     const gatewayRun: string[] = [];
-    for (const { lines, reason, refused } of cases) {
+    for (const { lines, reason } of cases) {
       const created = await createBatch(lines);
       gatewayRun.push(created.id);
       expect(created).toMatchObject({ status: 'validating', gateway: { runner: 'gateway', provider: 'bedrock' } });
       const events = await api(gw, 'POST', '/graphql', { body: { query: `{ batch(id: "${created.id}") { events(limit: 20) { message } } }` } });
       expect(JSON.stringify(events.body)).toContain(reason);
       const done = await finished(client, created.id);
-      expect(done).toMatchObject({ status: 'completed', request_counts: { total: lines.length, completed: lines.length - refused.length } });
-      const errors = done.error_file_id ? await fileLines(client, done.error_file_id) : [];
-      expect(errors.map((l) => [l.custom_id, l.response.status_code])).toEqual(refused.map((id) => [id, 400]));
+      expect(done).toMatchObject({ status: 'completed', request_counts: { total: lines.length, completed: lines.length, failed: 0 } });
     }
     // A response_format of plain text asks for nothing Converse lacks: Bedrock's batch service keeps it.
     const text = await createBatch([...requests(100, 'text'), chatLine('as-text', MODEL, 'Plainly', { response_format: { type: 'text' } })]);
@@ -162,5 +159,25 @@ describe('batches on Amazon Bedrock batch inference', () => {
       expect(fake.state.invocationJobs.size).toBe(before);
     }
     expect((await client.batches.list()).data.filter((b) => b.status === 'failed')).toEqual([]);
+  });
+});
+
+describe('a gateway-runner batch line on Bedrock', () => {
+  // The line's body is OpenAI's request as written (snake_case), exactly as the chat route takes it.
+  const body = { max_tokens: 40, temperature: 0.3, top_p: 0.9, stop: ['END'] };
+  const converseOf = (question: string) => fake.state.converseCalls.find((c) => JSON.stringify(c.body).includes(question));
+
+  it('carries the known fields to Converse as the chat route does, not as fields the gateway does not know', async () => {
+    const created = await createBatch([chatLine('tuned', MODEL, 'Batch question', body)], { 'x-gateway-batch-runner': 'gateway' });
+    const done = await finished(client, created.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 1, completed: 1, failed: 0 } });
+    const chat = await api(gw, 'POST', '/v1/chat/completions', {
+      body: { model: MODEL, messages: [{ role: 'user', content: 'Route question' }], ...body },
+      headers: { 'x-gateway-provider': '@my-bedrock' },
+    });
+    expect(chat.status).toBe(200);
+    const expected = { maxTokens: 40, temperature: 0.3, topP: 0.9, stopSequences: ['END'] };
+    expect(converseOf('Batch question')?.body).toMatchObject({ inferenceConfig: expected });
+    expect(converseOf('Route question')?.body).toMatchObject({ inferenceConfig: expected });
   });
 });

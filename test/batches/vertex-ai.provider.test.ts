@@ -136,3 +136,15 @@ describe('batches on Vertex AI batch prediction', () => {
     }
   });
 });
+
+describe('a gateway-runner batch line on Vertex AI', () => {
+  it('carries the known fields to generateContent, not as fields the gateway does not know', async () => {
+    const body = { max_tokens: 40, temperature: 0.3, top_p: 0.9, stop: ['END'], seed: 7, presence_penalty: 0.5 };
+    const created = await createBatch([chatLine('g-1', 'gemini-2.5-flash', 'Gateway-run question', body)], { 'x-gateway-batch-runner': 'gateway' });
+    expect(await finished(client, created.id)).toMatchObject({ status: 'completed', request_counts: { total: 1, completed: 1, failed: 0 } });
+    const call = fake.state.generateRequests.find((r) => JSON.stringify(r.body).includes('Gateway-run question'));
+    expect(call?.body).toMatchObject({
+      generationConfig: { maxOutputTokens: 40, temperature: 0.3, topP: 0.9, stopSequences: ['END'], seed: 7, presencePenalty: 0.5 },
+    });
+  });
+});

@@ -4,9 +4,9 @@
  */
 import { Readable } from 'node:stream';
 import { badRequest, GatewayError } from '../../errors';
-import { fromRest, restPath } from '../../http/case';
+import { restPath } from '../../http/case';
 import { formatByteSize } from '../../storage/file-store';
-import { parseInput } from '../../validation/parse';
+import { parseInput, untrustedInput } from '../../validation/parse';
 import { chatCompletionSchema } from '../chat/chat.schemas';
 import { DEFAULT_MAX_REPORTED_ERRORS, JsonlScanner, listLineErrors, type ContentCheck, type DatasetError, type LineSink } from '../files/dataset-validator';
 import type { BatchInputLimits } from '../../providers/batch';
@@ -41,7 +41,7 @@ function parseRequest(line: number, value: unknown): BatchRequestLine | string {
 /** The chat route's own validation of the body, its complaint spelled as a REST caller would see it. */
 function chatRequestProblem(body: Record<string, unknown>): string | null {
   try {
-    const request = parseInput(chatCompletionSchema, fromRest(body));
+    const request = parseInput(chatCompletionSchema, untrustedInput(body));
     if (request.stream) return '"body.stream" must not be true: a batch answers each request whole';
     return null;
   } catch (err) {

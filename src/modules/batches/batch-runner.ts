@@ -25,8 +25,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Scope } from '../../auth/scope';
 import { isDatabaseUnavailable } from '../../db/outage';
 import { errorBody, GatewayError, MASKED_INTERNAL } from '../../errors';
-import { fromRest, restPath } from '../../http/case';
+import { restPath } from '../../http/case';
 import type { Logger } from '../../logger';
+import { untrustedInput } from '../../validation/parse';
 import { toCompletionJson } from '../chat/chat.mapper';
 import type { ChatService } from '../chat/chat.service';
 import type { ChatMeter } from '../usage/usage.recorder';
@@ -289,7 +290,8 @@ export class BatchRunner {
         const { answer } = await this.parts.chat.complete(
           () => Promise.resolve(scope),
           batch.gatewayOptions,
-          fromRest(line.body),
+          // OpenAI's request as written in the file, as the chat route takes it (snake_case, relayed, not converted).
+          untrustedInput(line.body),
           new AbortController().signal,
           batch.meter,
         );
