@@ -209,6 +209,22 @@ describe('a batch run by OpenAI’s batch service', () => {
     expect(batch).not.toHaveProperty('output_file_id');
   });
 
+  it('ends, not retries for ever, when a result line cannot be read: the requests without a result fail with the reason', async () => {
+    const tag = `unread-${randomBytes(4).toString('hex')}`;
+    fake.batches.unlabelResults([`${tag}-2`]);
+    const batch = await finished(client, (await createBatch(client, uniqueFile(tag, 3), viaOpenAI)).id);
+    assertOpenAIShape('Batch', batch, 'batch with an unreadable result');
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 3 } });
+    const done = batch.output_file_id ? await fileLines(client, batch.output_file_id) : [];
+    const failed = await fileLines(client, batch.error_file_id!);
+    expect(done.length + failed.length).toBe(3);
+    expect(batch.request_counts!.failed).toBe(failed.length);
+    expect(failed.length).toBeGreaterThan(0);
+    for (const line of failed) {
+      expect(line.error).toMatchObject({ code: 'provider_bad_answer', message: expect.stringContaining('custom_id') });
+    }
+  });
+
   it('fails at submission with the provider’s refusal (a 4xx), and retries a 5xx without a second provider batch', async () => {
     const tag = `refused-${randomBytes(4).toString('hex')}`;
     fake.failNext('POST', '/v1/batches', 500);

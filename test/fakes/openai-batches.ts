@@ -91,6 +91,8 @@ export function fakeBatches(opts: FakeBatchOptions) {
   const runs = new Map<string, Run>();
   /** custom_ids whose requests fail with this status. */
   const failing = new Map<string, number>();
+  /** custom_ids whose output line is written without its `custom_id` (a provider that changed its format). */
+  const unlabelled = new Set<string>();
   const state = { createCalls: 0, cancelCalls: 0, linesRun: 0 };
   let linesPerPoll = opts.linesPerPoll ?? Number.POSITIVE_INFINITY;
 
@@ -230,7 +232,7 @@ export function fakeBatches(opts: FakeBatchOptions) {
     const requestId = () => `req_${randomBytes(8).toString('hex')}`;
     const out = run.done.map((customId) => ({
       id: `batch_req_${randomBytes(8).toString('hex')}`,
-      custom_id: customId,
+      ...(unlabelled.has(customId) ? {} : { custom_id: customId }),
       response: { status_code: 200, request_id: requestId(), body: outputs.get(`${batch.id}\u0000${customId}`) },
       error: null,
     }));
@@ -293,6 +295,10 @@ export function fakeBatches(opts: FakeBatchOptions) {
     /** Requests with these custom_ids fail with `status` (in the error file). */
     failRequests(customIds: readonly string[], status = 500) {
       for (const id of customIds) failing.set(id, status);
+    },
+    /** The output lines of requests with these custom_ids leave `custom_id` out. */
+    unlabelResults(customIds: readonly string[]) {
+      for (const id of customIds) unlabelled.add(id);
     },
     /** The batch's next step ends it `expired`. */
     expire(id: string) {

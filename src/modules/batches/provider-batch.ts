@@ -170,15 +170,24 @@ export class ProviderRunner {
       batch = moved;
     }
     const usage = this.parts.meterResults ? callFacts(batch, target) : null;
-    const unmatched = await this.parts.records.record(scope, batch.id, target.client.batchOutput(job), usage);
-    if (unmatched) this.logger.warn({ batchId: batch.id, unmatched }, 'provider batch results matched no request of the batch');
-    await this.conclude(scope, batch, final);
+    let unread: { code: string; message: string } | undefined;
+    try {
+      const unmatched = await this.parts.records.record(scope, batch.id, target.client.batchOutput(job), usage);
+      if (unmatched) this.logger.warn({ batchId: batch.id, unmatched }, 'provider batch results matched no request of the batch');
+    } catch (err) {
+      // Reading again would meet the same answer at every claim and leave the batch finalizing for ever:
+      // the results read so far stay, the requests without one fail with the reason.
+      if (!(err instanceof GatewayError) || err.code !== 'provider_bad_answer') throw err;
+      this.logger.warn({ batchId: batch.id, err: err.message }, 'provider batch results could not be read');
+      unread = { code: err.code, message: err.message };
+    }
+    await this.conclude(scope, batch, final, unread);
   }
 
-  /** The requests without a result fail (cancelled / expired), the counts are summed, the files written. */
-  private async conclude(scope: Scope, batch: GatewayBatch, final: BatchStatus): Promise<void> {
+  /** The requests without a result fail (`unread`, else cancelled / expired), the counts are summed, the files written. */
+  private async conclude(scope: Scope, batch: GatewayBatch, final: BatchStatus, unread?: { code: string; message: string }): Promise<void> {
     const { lines, records, batches } = this.parts;
-    await lines.failAll(scope, batch.id, 'pending', final === 'expired' ? EXPIRED : CANCELLED);
+    await lines.failAll(scope, batch.id, 'pending', unread ?? (final === 'expired' ? EXPIRED : CANCELLED));
     await records.settle(scope, batch.id);
     const files = await this.parts.publish(scope, batch);
     const counts = (await batches.findById(scope, batch.id))?.requestCounts ?? batch.requestCounts;
