@@ -99,8 +99,8 @@ describe('fireworks-ai datasets', () => {
     expect(req.headers['transfer-encoding']).toBeUndefined();
   });
 
-  it('refuses another purpose before creating anything', async () => {
-    const err = await failure(fireworks().uploadFile({ filename: 'b.jsonl', purpose: 'batch', bytes: 3, open: () => pieces(Buffer.from('abc')) }));
+  it('refuses a purpose other than fine-tune or batch before creating anything', async () => {
+    const err = await failure(fireworks().uploadFile({ filename: 'b.jsonl', purpose: 'assistants', bytes: 3, open: () => pieces(Buffer.from('abc')) }));
     expect(err).toMatchObject({ kind: 'invalid_request', path: ['purpose'] });
     expect(fake.state.datasets.size).toBe(0);
   });

@@ -152,10 +152,10 @@ describe('Vertex AI files', () => {
     expect(objectOf(file)!.data.toString()).toBe(content);
   });
 
-  it('refuses a purpose other than fine-tune, also one that arrives after the file (removing the object again)', async () => {
-    expect(await gatewayError(upload(openaiDataset(2), 'batch'))).toMatchObject({ status: 400, path: ['purpose'] });
+  it('refuses a purpose other than fine-tune or batch, also one that arrives after the file (removing the object again)', async () => {
+    expect(await gatewayError(upload(openaiDataset(2), 'assistants'))).toMatchObject({ status: 400, path: ['purpose'] });
     expect(fake.state.requests).toHaveLength(0);
-    expect(await gatewayError(upload(openaiDataset(2), Promise.resolve('assistants')))).toMatchObject({ status: 400, path: ['purpose'] });
+    expect(await gatewayError(upload(openaiDataset(2), Promise.resolve('vision')))).toMatchObject({ status: 400, path: ['purpose'] });
     expect(objects().size).toBe(0);
   });
 
