@@ -8,7 +8,7 @@
  */
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
-import { awsHeaders, DEFAULT_BUCKET, fakeEndpoints, ROLE_ARN } from '../providers/bedrock-harness';
+import { DEFAULT_BUCKET, fakeEndpoints, ROLE_ARN, storeBedrockIntegration } from '../providers/bedrock-harness';
 import { eventually, sdk } from '../fine-tuning/harness';
 import { chatLine, fileLines, finished, jsonl, uploadBatchFile } from './harness';
 
@@ -23,16 +23,7 @@ beforeAll(async () => {
   fake = await startFakeBedrock({ stepsPerPoll: 0, batchRecordsPerStep: 40 });
   gw = await startTestGateway({ ...fakeEndpoints(fake), GATEWAY_BATCH_POLL_MS: '50', GATEWAY_PROVIDER_TIMEOUT_MS: '5000' });
   client = sdk(gw);
-  const headers = awsHeaders(fake);
-  const res = await api(gw, 'POST', '/v1/integrations', {
-    body: {
-      slug: 'my-bedrock',
-      provider: 'bedrock',
-      credentials: { aws_access_key_id: headers['x-gateway-aws-access-key-id'], aws_secret_access_key: headers['x-gateway-aws-secret-access-key'] },
-      options: { 'x-gateway-aws-region': fake.region, 'x-gateway-aws-s3-bucket': DEFAULT_BUCKET, 'x-gateway-aws-role-arn': ROLE_ARN },
-    },
-  });
-  if (res.status !== 200) throw new Error(`integration not created: ${JSON.stringify(res.body)}`);
+  await storeBedrockIntegration(gw, fake);
 });
 
 afterAll(async () => {

@@ -10,8 +10,8 @@ import type { ProviderBatchRecords } from '../../src/modules/batches/provider-ba
 import type { RunningGateway } from '../../src/main';
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
 import { eventually, sdk } from '../fine-tuning/harness';
-import { awsHeaders, DEFAULT_BUCKET, fakeEndpoints, ROLE_ARN } from '../providers/bedrock-harness';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { fakeEndpoints, storeBedrockIntegration } from '../providers/bedrock-harness';
+import { startTestGateway, type TestGateway } from '../support/gateway';
 import { batchRunner, chatLine, createBatch, finished, jsonl, useBatchGateway } from './harness';
 
 /** The gateway's records, with the first `saveJob` failing as a process killed right after the create would. */
@@ -78,16 +78,7 @@ describe('Amazon Bedrock batch inference: a crash between create and record', ()
     fake = await startFakeBedrock({ stepsPerPoll: 0, batchRecordsPerStep: 100 });
     gw = await startTestGateway({ ...fakeEndpoints(fake), GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '0' });
     client = sdk(gw);
-    const headers = awsHeaders(fake);
-    const res = await api(gw, 'POST', '/v1/integrations', {
-      body: {
-        slug: 'my-bedrock',
-        provider: 'bedrock',
-        credentials: { aws_access_key_id: headers['x-gateway-aws-access-key-id'], aws_secret_access_key: headers['x-gateway-aws-secret-access-key'] },
-        options: { 'x-gateway-aws-region': fake.region, 'x-gateway-aws-s3-bucket': DEFAULT_BUCKET, 'x-gateway-aws-role-arn': ROLE_ARN },
-      },
-    });
-    if (res.status !== 200) throw new Error(`integration not created: ${JSON.stringify(res.body)}`);
+    await storeBedrockIntegration(gw, fake);
   });
 
   afterAll(async () => {

@@ -6,7 +6,7 @@
  */
 import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
-import { BUCKET, fakeEndpoints } from '../providers/vertex-ai.support';
+import { BUCKET, fakeEndpoints, tunedOnFake } from '../providers/vertex-ai.support';
 import { eventually, sdk } from '../fine-tuning/harness';
 import { chatLine, fileLines, finished, jsonl, uploadBatchFile } from './harness';
 
@@ -77,24 +77,7 @@ describe('batches on Vertex AI batch prediction', () => {
   });
 
   it('runs a tuned model by its projects/…/models/… name on the regional host', async () => {
-    fake.putObject(
-      BUCKET,
-      'tuning/train.jsonl',
-      `${JSON.stringify({
-        contents: [
-          { role: 'user', parts: [{ text: 'Hi' }] },
-          { role: 'model', parts: [{ text: 'Hello' }] },
-        ],
-      })}\n`,
-    );
-    const token = fake.issueToken();
-    const tuning = await fetch(`${fake.vertexUrl}/projects/${fake.projectId}/locations/${fake.location}/tuningJobs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ baseModel: 'gemini-2.0-flash-001', supervisedTuningSpec: { trainingDatasetUri: `gs://${BUCKET}/tuning/train.jsonl` } }),
-    }).then((r) => r.json() as Promise<{ name: string }>);
-    fake.advance(tuning.name);
-    const tunedModel = fake.advance(tuning.name).tunedModel!.model;
+    const tunedModel = await tunedOnFake(fake);
 
     const created = await createBatch([chatLine('t-1', tunedModel)], { 'x-gateway-batch-runner': 'provider' });
     const done = await finished(client, created.id);

@@ -7,7 +7,7 @@
  */
 import { toFile } from 'openai';
 import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
-import { BUCKET, fakeEndpoints, vertexHeaders } from '../providers/vertex-ai.support';
+import { BUCKET, fakeEndpoints, tunedOnFake, vertexHeaders } from '../providers/vertex-ai.support';
 import { batchFile, clientBatchContract } from '../support/client-batch-kit';
 import { clientSdk } from '../support/client-mode-kit';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -62,24 +62,7 @@ describe('client-mode batches with Vertex AI', () => {
   });
 
   it('runs a tuned model by its projects/…/models/… resource (a defect of other gateways: tuned models excluded)', async () => {
-    fake.putObject(
-      BUCKET,
-      'tuning/train.jsonl',
-      `${JSON.stringify({
-        contents: [
-          { role: 'user', parts: [{ text: 'Hi' }] },
-          { role: 'model', parts: [{ text: 'Hello' }] },
-        ],
-      })}\n`,
-    );
-    const token = fake.issueToken();
-    const tuning = await fetch(`${fake.vertexUrl}/projects/${fake.projectId}/locations/${fake.location}/tuningJobs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ baseModel: 'gemini-2.0-flash-001', supervisedTuningSpec: { trainingDatasetUri: `gs://${BUCKET}/tuning/train.jsonl` } }),
-    }).then((r) => r.json() as Promise<{ name: string }>);
-    fake.advance(tuning.name);
-    const tunedModel = fake.advance(tuning.name).tunedModel!.model;
+    const tunedModel = await tunedOnFake(fake);
 
     fake.batch.refuseRows(() => false);
     const sdk = clientSdk(gw, { 'x-gateway-provider': 'vertex-ai', ...vertexHeaders(fake) });

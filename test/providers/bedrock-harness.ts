@@ -6,6 +6,7 @@
 import { Readable } from 'node:stream';
 import { ProviderRegistry, type ProviderClient } from '../../src/providers/registry';
 import { DEFAULT_BUCKET, type FakeBedrock } from '../fakes/bedrock-server';
+import { api, type TestGateway } from '../support/gateway';
 import type { ClientOptions } from '../support/provider-kit';
 
 // The SDK warns once per process that its 2027 releases will need Node 22; irrelevant to these tests.
@@ -70,3 +71,17 @@ export function storedLines(fake: FakeBedrock, uri: string): unknown[] {
 
 /** How many requests each fake server saw (to prove none was made). */
 export const requestCount = (fake: FakeBedrock) => fake.s3.state.requests.length + fake.control.requests.length + fake.runtime.requests.length;
+
+/** Stores `fake`'s credentials, region, bucket and role as the integration `@my-bedrock` of the test key's workspace. */
+export async function storeBedrockIntegration(gw: TestGateway, fake: FakeBedrock): Promise<void> {
+  const headers = awsHeaders(fake);
+  const res = await api(gw, 'POST', '/v1/integrations', {
+    body: {
+      slug: 'my-bedrock',
+      provider: 'bedrock',
+      credentials: { aws_access_key_id: headers['x-gateway-aws-access-key-id'], aws_secret_access_key: headers['x-gateway-aws-secret-access-key'] },
+      options: { 'x-gateway-aws-region': fake.region, 'x-gateway-aws-s3-bucket': DEFAULT_BUCKET, 'x-gateway-aws-role-arn': ROLE_ARN },
+    },
+  });
+  if (res.status !== 200) throw new Error(`integration not created: ${JSON.stringify(res.body)}`);
+}

@@ -51,4 +51,25 @@ export function examplePair(n: number) {
 export const openaiDataset = (examples: number) => Array.from({ length: examples }, (_, i) => JSON.stringify(examplePair(i + 1).openai)).join('\n') + '\n';
 
 /** The rejection of `promise`, which must be a GatewayError. */
+/** A Gemini model tuned on the fake (a tuning job run to its end there): its `projects/…/models/…` resource name. */
+export async function tunedOnFake(fake: FakeVertex): Promise<string> {
+  fake.putObject(
+    BUCKET,
+    'tuning/train.jsonl',
+    `${JSON.stringify({
+      contents: [
+        { role: 'user', parts: [{ text: 'Hi' }] },
+        { role: 'model', parts: [{ text: 'Hello' }] },
+      ],
+    })}\n`,
+  );
+  const tuning = await fetch(`${fake.vertexUrl}/projects/${fake.projectId}/locations/${fake.location}/tuningJobs`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${fake.issueToken()}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ baseModel: 'gemini-2.0-flash-001', supervisedTuningSpec: { trainingDatasetUri: `gs://${BUCKET}/tuning/train.jsonl` } }),
+  }).then((r) => r.json() as Promise<{ name: string }>);
+  fake.advance(tuning.name);
+  return fake.advance(tuning.name).tunedModel!.model;
+}
+
 export { failure as gatewayError } from '../support/expect';
