@@ -33,6 +33,18 @@ const viaOpenAI = { 'x-gateway-provider': '@my-openai' };
 /** The fake's batch that the gateway batch `id` submitted (found by the metadata the gateway sets). */
 const providerBatchOf = (id: string) => eventually(async () => [...fake.batches.batches.values()].find((b) => b.metadata?.gateway_batch_id === id));
 
+/** A 12-request batch (custom ids `<tag>-n`) the fake runs one request per poll, once it is in progress with two finished. */
+async function runningBatch(word: string) {
+  const tag = `${word}-${randomBytes(4).toString('hex')}`;
+  fake.batches.setLinesPerPoll(1);
+  const created = await createBatch(client, uniqueFile(tag, 12), viaOpenAI);
+  await eventually(async () => {
+    const now = await client.batches.retrieve(created.id);
+    return now.status === 'in_progress' && now.request_counts!.completed >= 2 ? now : undefined;
+  });
+  return { created, tag };
+}
+
 describe('a batch run by OpenAI’s batch service', () => {
   it('is submitted once, followed to completed, and published as OpenAI output and error files', async () => {
     const tag = `prov-${randomBytes(4).toString('hex')}`;
@@ -141,13 +153,7 @@ describe('a batch run by OpenAI’s batch service', () => {
   });
 
   it('cancels mid-run: cancelling at once, cancelled with the finished requests in the output file', async () => {
-    const tag = `cancel-${randomBytes(4).toString('hex')}`;
-    fake.batches.setLinesPerPoll(1);
-    const created = await createBatch(client, uniqueFile(tag, 12), viaOpenAI);
-    await eventually(async () => {
-      const now = await client.batches.retrieve(created.id);
-      return now.status === 'in_progress' && now.request_counts!.completed >= 2 ? now : undefined;
-    });
+    const { created } = await runningBatch('cancel');
     const cancelling = await client.batches.cancel(created.id);
     expect(cancelling.status).toBe('cancelling');
     const batch = await finished(client, created.id);
@@ -165,13 +171,7 @@ describe('a batch run by OpenAI’s batch service', () => {
   });
 
   it('expires past its window: the provider is asked to stop, finished requests published, the rest batch_expired', async () => {
-    const tag = `expire-${randomBytes(4).toString('hex')}`;
-    fake.batches.setLinesPerPoll(1);
-    const created = await createBatch(client, uniqueFile(tag, 12), viaOpenAI);
-    await eventually(async () => {
-      const now = await client.batches.retrieve(created.id);
-      return now.status === 'in_progress' && now.request_counts!.completed >= 2 ? now : undefined;
-    });
+    const { created, tag } = await runningBatch('expire');
     await gw.gateway.services.db.prisma.batch.update({ where: { id: created.id }, data: { expiresAt: new Date() } });
     const batch = await finished(client, created.id);
     assertOpenAIShape('Batch', batch, 'expired batch');
