@@ -20,21 +20,28 @@ const TOGETHER_KEY = 'tg-batch-answers-0123456789abcdef';
 
 type Reshape = (body: unknown) => unknown;
 
-interface AnswerCase<F extends { close(): Promise<void> }> {
+/** A fake with doctored answers (`reshapeNext` of test/fakes/kit.ts). */
+type Reshaping = { close(): Promise<void>; reshapeNext(method: string, path: string, reshape: Reshape): void };
+
+interface AnswerCase<F extends Reshaping> {
   title: string;
   start(): Promise<F>;
   client(fake: F): ProviderClient;
   model: string;
   /** The path prefix of the provider's `/batches` (create, list) on the fake. */
   batches: string;
-  reshapeNext(fake: F, method: string, path: string, reshape: Reshape): void;
   /** Replaces the content of the provider's file `id`. */
   rewriteFile(fake: F, id: string, content: string): void;
   /** A field the adapter reads of a batch (other than `id` and `status`), and a type it is not. */
   retyped: { path: string[]; value: unknown; message: string };
-  /** Where the first batch's `id` is in the list `find` reads, as the message names it. */
-  listedId: { path: Array<string | number>; field: string };
+  /** Where the first batch's `id` is in the list `find` reads, as the message names it (OpenAI's list: `data[0].id`). */
+  listedId?: { path: Array<string | number>; field: string };
 }
+
+/** Replaces a file's content on the OpenAI or Azure fake. */
+const rewriteOpenAIFile = (fake: FakeOpenAI | FakeAzureOpenAI, id: string, content: string) => {
+  fake.state.files.get(id)!.content = Buffer.from(content);
+};
 
 /** Deletes (value undefined) or sets the field at `path` of an object answer. */
 const reshaped =
@@ -54,7 +61,8 @@ async function* requests(count: number): AsyncGenerator<BatchRequest> {
   }
 }
 
-function badAnswers<F extends { close(): Promise<void> }>(row: AnswerCase<F>): void {
+function badAnswers<F extends Reshaping>(row: AnswerCase<F>): void {
+  const listedId = row.listedId ?? { path: ['data', 0, 'id'], field: 'data[0].id' };
   describe(`${row.title}’s batch answers`, () => {
     let fake: F;
     let client: ProviderClient;
@@ -81,22 +89,22 @@ function badAnswers<F extends { close(): Promise<void> }>(row: AnswerCase<F>): v
 
     it('a batch without `status` is a bad answer naming the field', async () => {
       const job = await submit('00000000-0000-4000-8000-000000000001');
-      row.reshapeNext(fake, 'GET', `${row.batches}/${job.id}`, reshaped(['status']));
+      fake.reshapeNext('GET', `${row.batches}/${job.id}`, reshaped(['status']));
       expectBadAnswer(await failure(client.getBatch(job.id)), `${row.title} answered without \`status\``);
       // The next answer is whole again.
       expect((await client.getBatch(job.id)).id).toBe(job.id);
     });
 
     it('a field of another type is named by its place in the answer, on create', async () => {
-      row.reshapeNext(fake, 'POST', row.batches, reshaped(row.retyped.path, row.retyped.value));
+      fake.reshapeNext('POST', row.batches, reshaped(row.retyped.path, row.retyped.value));
       expectBadAnswer(await failure(submit('00000000-0000-4000-8000-000000000002')), row.retyped.message);
     });
 
     it('a listed batch without `id` is a bad answer when find looks for an interrupted submission', async () => {
       const gatewayBatchId = '00000000-0000-4000-8000-000000000004';
       await submit(gatewayBatchId);
-      row.reshapeNext(fake, 'GET', row.batches, reshaped(row.listedId.path));
-      expectBadAnswer(await failure(client.findBatch(gatewayBatchId)), `${row.title} answered without \`${row.listedId.field}\``);
+      fake.reshapeNext('GET', row.batches, reshaped(listedId.path));
+      expectBadAnswer(await failure(client.findBatch(gatewayBatchId)), `${row.title} answered without \`${listedId.field}\``);
     });
 
     it('a result line without `custom_id` is a bad answer', async () => {
@@ -118,11 +126,7 @@ badAnswers<FakeOpenAI>({
     new ProviderRegistry({ GATEWAY_OPENAI_BASE_URL: fake.url }, HTTP).client('openai', { kind: 'headers', headers: { authorization: `Bearer ${OPENAI_KEY}` } }),
   model: 'gpt-4o-mini',
   batches: '/v1/batches',
-  reshapeNext: (fake, method, path, reshape) => fake.reshapeNext(method, path, reshape),
-  rewriteFile: (fake, id, content) => {
-    fake.state.files.get(id)!.content = Buffer.from(content);
-  },
-  listedId: { path: ['data', 0, 'id'], field: 'data[0].id' },
+  rewriteFile: rewriteOpenAIFile,
   retyped: { path: ['request_counts', 'completed'], value: '0', message: 'OpenAI answered `request_counts.completed` as a string where a number was expected' },
 });
 
@@ -144,11 +148,7 @@ badAnswers<FakeAzureOpenAI>({
     }),
   model: 'gpt-4o',
   batches: '/fake-aoai/openai/batches',
-  reshapeNext: (fake, method, path, reshape) => fake.reshapeNext(method, path, reshape),
-  rewriteFile: (fake, id, content) => {
-    fake.state.files.get(id)!.content = Buffer.from(content);
-  },
-  listedId: { path: ['data', 0, 'id'], field: 'data[0].id' },
+  rewriteFile: rewriteOpenAIFile,
   retyped: { path: ['errors'], value: 'none', message: 'Azure OpenAI answered `errors` as a string where an object was expected' },
 });
 
@@ -162,7 +162,6 @@ badAnswers<FakeTogether>({
     }),
   model: 'Qwen/Qwen2.5-7B-Instruct',
   batches: '/v1/batches',
-  reshapeNext: (fake, method, path, reshape) => fake.reshapeNext(method, path, reshape),
   rewriteFile: (fake, id, content) => {
     fake.state.fileContents.set(id, Buffer.from(content));
   },
