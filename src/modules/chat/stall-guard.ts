@@ -10,18 +10,24 @@ import type { ChatAnswer, ChatChunk } from '../../providers/types';
 
 export class StallGuard {
   private readonly controller = new AbortController();
+  /** Whether the provider stalled (rather than the caller leaving). */
+  private stalled = false;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly ms: number,
-    /** The caller's signal: the provider call also ends when the caller goes away. */
+    /** The caller's signal (one per call): the provider call also ends when the caller goes away. */
     caller: AbortSignal,
   ) {
-    this.signal = AbortSignal.any([caller, this.controller.signal]);
+    // One controller for both causes: cheaper per stream than `AbortSignal.any` of two signals.
+    if (caller.aborted) this.controller.abort(caller.reason);
+    else caller.addEventListener('abort', () => this.controller.abort(caller.reason), { once: true });
   }
 
   /** What the provider call is given. */
-  readonly signal: AbortSignal;
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
 
   /** Runs the provider call; a stall before its answer is a 504, whatever error the abort caused. */
   async answer(call: Promise<ChatAnswer>, provider: string): Promise<ChatAnswer> {
@@ -30,7 +36,7 @@ export class StallGuard {
       const answer = await call;
       return answer.stream ? { ...answer, chunks: this.chunks(answer.chunks, provider) } : answer;
     } catch (err) {
-      throw this.controller.signal.aborted ? this.timeout(provider) : err;
+      throw this.stalled ? this.timeout(provider) : err;
     } finally {
       this.disarm();
     }
@@ -46,7 +52,7 @@ export class StallGuard {
         yield next.value;
       }
     } catch (err) {
-      throw this.controller.signal.aborted ? this.timeout(provider) : err;
+      throw this.stalled ? this.timeout(provider) : err;
     } finally {
       // Also when the consumer stops early: the provider's stream is closed.
       await iterator.return?.();
@@ -54,7 +60,10 @@ export class StallGuard {
   }
 
   private arm(): void {
-    this.timer = setTimeout(() => this.controller.abort(), this.ms);
+    this.timer = setTimeout(() => {
+      this.stalled = true;
+      this.controller.abort();
+    }, this.ms);
   }
 
   private disarm(): void {
