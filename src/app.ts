@@ -18,7 +18,7 @@ import { adminRoutes } from './modules/admin/admin.routes';
 import { batchRoutes } from './modules/batches/batch.routes';
 import { chatRoutes } from './modules/chat/chat.routes';
 import { consoleBuildDir, consoleRoutes, graphqlPageRoute } from './modules/console/console.routes';
-import { clientModeBatchRoutes, clientModeFileRoutes, clientModeJobRoutes } from './modules/client-mode/client-mode.routes';
+import { clientModeRoutes } from './modules/client-mode/client-mode.routes';
 import { fileRoutes } from './modules/files/file.routes';
 import { fineTuningRoutes } from './modules/fine-tuning/fine-tuning.routes';
 import { integrationRoutes } from './modules/integrations/integration.routes';
@@ -125,15 +125,16 @@ export async function createApp(config: Config, services: Services, logger: Logg
   v1.use(authenticate(services, failures));
   v1.use(refuseUnstorableQuery);
   if (limiter) v1.use(rateLimit(limiter));
+  // Requests naming a provider (`x-gateway-provider`) are client mode: its routes first, the others reach the hosted routes.
+  v1.use(clientModeRoutes(services, { json: jsonBody, creates }));
   v1.use('/labels', ...jsonBody, creates(), labelRoutes(services));
   v1.use('/integrations', ...jsonBody, creates(), integrationRoutes(services));
   // Multipart uploads: no JSON body parser (the route streams the body itself).
-  // Requests naming a provider (`x-gateway-provider`) are client mode; the others reach the hosted routes.
-  v1.use('/files', clientModeFileRoutes(services), fileRoutes(services));
-  v1.use('/fine_tuning/jobs', ...jsonBody, creates(), clientModeJobRoutes(services), fineTuningRoutes(services));
+  v1.use('/files', fileRoutes(services));
+  v1.use('/fine_tuning/jobs', ...jsonBody, creates(), fineTuningRoutes(services));
   v1.use('/prompts/partials', ...jsonBody, creates(), partialRoutes(services));
   v1.use('/chat', ...jsonBody, chatRoutes(services, logger));
-  v1.use('/batches', ...jsonBody, creates(), clientModeBatchRoutes(services), batchRoutes(services));
+  v1.use('/batches', ...jsonBody, creates(), batchRoutes(services));
   v1.use('/models', modelRoutes(services));
   v1.use('/organization', usageRoutes(services));
   v1.use('/logs', logRoutes(services));
