@@ -94,7 +94,9 @@ export class Metrics {
 }
 
 const ROUTE = Symbol('route');
-type TrackedRequest = Request & { [ROUTE]?: Request['route'] };
+/** Express's route object, as far as it is read here (it is typed `any`). */
+type MatchedRoute = { path?: unknown } | undefined;
+type TrackedRequest = Request & { [ROUTE]?: MatchedRoute };
 
 /**
  * Records the full route pattern (`/v1/labels/:labelId`) as Express matches it: routers restore
@@ -106,13 +108,13 @@ function trackRoutes(app: Express): void {
   Object.defineProperty(app.request, 'route', {
     configurable: true,
     enumerable: true,
-    get(this: TrackedRequest) {
+    get(this: TrackedRequest): MatchedRoute {
       return this[ROUTE];
     },
-    set(this: TrackedRequest, value: Request['route']) {
+    set(this: TrackedRequest, value: MatchedRoute) {
       this[ROUTE] = value;
       // Every route of the app is declared with a string path.
-      const path: unknown = value?.path;
+      const path = value?.path;
       if (typeof path === 'string') (this.res as Response).locals.route = this.baseUrl + path;
     },
   });

@@ -138,7 +138,7 @@ describe('CORS and request logs', () => {
   it('allows every origin when configured with *, with or without an Origin', async () => {
     const gw = await startTestGateway({ GATEWAY_CORS_ORIGINS: '*' });
     try {
-      for (const headers of [{ origin: ORIGIN }, {}]) {
+      for (const headers of [{ origin: ORIGIN }, {}] as Record<string, string>[]) {
         const res = await gatewayFetch(`${gw.url}/v1/labels`, { headers: { ...headers, 'x-gateway-api-key': gw.key } });
         expect(res.status).toBe(200);
         expect(res.headers.get('access-control-allow-origin')).toBe('*');
