@@ -14,23 +14,9 @@ import { toCheckpointJson, toEventListJson, toJobJson, toJobListJson, type JobVi
 /** Only requests naming a provider are client mode; the others go on to the hosted routes. */
 const onlyClientMode: RequestHandler = (req, _res, next) => next(req.headers[PROVIDER_HEADER] === undefined ? 'router' : undefined);
 
-/** The app's JSON body middlewares (content type, parser, text guard) and its idempotent-create claim, for the routes that take a body. */
+/** The app's JSON body middlewares with its idempotent-create claim (a request without a body passes the parser at once). */
 export interface BodyMiddleware {
-  json: RequestHandler[];
-  creates: () => RequestHandler;
-}
-
-/**
- * `handlers` on a request that carries a body (a length, even 0, or a transfer encoding: what the JSON
- * parser reads); a request without one skips them, since they would do nothing to it (most client-mode
- * calls are GETs).
- */
-function whenBody(handlers: RequestHandler[]): RequestHandler {
-  const chain = Router().use(handlers);
-  return (req, res, next) => {
-    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return next();
-    chain(req, res, next);
-  };
+  creating: () => RequestHandler;
 }
 
 /**
@@ -39,12 +25,11 @@ function whenBody(handlers: RequestHandler[]): RequestHandler {
  */
 export function clientModeRoutes(services: Services, body: BodyMiddleware): Router {
   const router = Router();
-  const json = whenBody(body.json);
   router.use(onlyClientMode);
   // Multipart uploads: no JSON body parser (the route streams the body itself).
   router.use('/files', clientModeFileRoutes(services));
-  router.use('/fine_tuning/jobs', json, body.creates(), clientModeJobRoutes(services));
-  router.use('/batches', json, body.creates(), clientModeBatchRoutes(services));
+  router.use('/fine_tuning/jobs', body.creating(), clientModeJobRoutes(services));
+  router.use('/batches', body.creating(), clientModeBatchRoutes(services));
   return router;
 }
 
