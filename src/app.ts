@@ -1,9 +1,10 @@
 import http from 'node:http';
-import express, { type Request, type RequestHandler } from 'express';
+import express, { type RequestHandler } from 'express';
 import type { Config } from './config';
 import { createGraphQLFace } from './graphql/server';
 import { notFoundRoute, requireJsonBody, restErrorHandler } from './http/errors';
 import { corsPolicy } from './http/cors';
+import { whenBody } from './http/body';
 import { refuseDeepJson } from './http/json-depth';
 import { refuseUnstorableBody, refuseUnstorableQuery } from './http/text-guard';
 import { requestLog } from './http/observability';
@@ -47,31 +48,6 @@ const noSniff: RequestHandler = (_req, res, next) => {
   res.setHeader('X-Content-Type-Options', 'nosniff');
   next();
 };
-
-/** Whether a request has a body, as the JSON body parser decides it (type-is): a Content-Length or a Transfer-Encoding. */
-const hasBody = (req: Request) => req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
-
-/**
- * The JSON body of REST requests: its type required, parsed (size and depth limits), its text checked.
- * Each is one middleware where it is mounted, which a request without a body (most reads) passes at
- * once: the parser and its checks would each let it pass anyway.
- */
-function jsonBodies(config: Config, services: Services) {
-  const steps = [requireJsonBody, express.json({ limit: config.jsonLimit, strict: true, verify: refuseDeepJson(config.jsonMaxDepth) }), refuseUnstorableBody];
-  const parse = express.Router().use(steps);
-  return {
-    parsed: ((req, res, next) => (hasBody(req) ? parse(req, res, next) : next())) as RequestHandler,
-    /**
-     * The body, then the creating POSTs (the router's root unless named): one with an Idempotency-Key
-     * is claimed or replayed right after its body is parsed.
-     */
-    creating(paths?: string[]): RequestHandler {
-      const claim = idempotentCreates(services.idempotency, paths);
-      const parseAndClaim = express.Router().use(steps, claim);
-      return (req, res, next) => (hasBody(req) ? parseAndClaim(req, res, next) : claim(req, res, next));
-    },
-  };
-}
 
 /** Builds the Express app: both faces over the same services, health and metrics, one error handler. */
 export async function createApp(config: Config, services: Services, logger: Logger): Promise<GatewayApp> {
@@ -140,26 +116,35 @@ export async function createApp(config: Config, services: Services, logger: Logg
   app.get('/graphql', graphqlPageRoute(consoleBuildDir(), config.production));
   // One layer for every other path to pass, not one per GraphQL middleware.
   app.use('/graphql', express.Router().use(...graphqlLimit, ...graphql.middleware));
-  const bodies = jsonBodies(config, services);
+
+  const jsonSteps: RequestHandler[] = [
+    requireJsonBody,
+    express.json({ limit: config.jsonLimit, strict: true, verify: refuseDeepJson(config.jsonMaxDepth) }),
+    refuseUnstorableBody,
+  ];
+  // The creating POSTs (the router's root unless named): one with an Idempotency-Key is claimed or replayed right after its body is parsed.
+  const creates = (paths?: string[]) => idempotentCreates(services.idempotency, paths);
+  // A request without a body (most reads) passes the JSON body middlewares in one step.
+  const jsonBody = whenBody(jsonSteps);
   // The contract is public: served before /v1 asks for a key.
   v1.get('/openapi.json', openApiRoute());
   v1.use(authenticate(services, failures));
   v1.use(refuseUnstorableQuery);
   if (limiter) v1.use(rateLimit(limiter));
   // Requests naming a provider (`x-gateway-provider`) are client mode: its routes first, the others reach the hosted routes.
-  v1.use(clientModeRoutes(services, bodies));
-  v1.use('/labels', bodies.creating(), labelRoutes(services));
-  v1.use('/integrations', bodies.creating(), integrationRoutes(services));
+  v1.use(clientModeRoutes(services, { json: jsonSteps, creates }));
+  v1.use('/labels', jsonBody, creates(), labelRoutes(services));
+  v1.use('/integrations', jsonBody, creates(), integrationRoutes(services));
   // Multipart uploads: no JSON body parser (the route streams the body itself).
   v1.use('/files', fileRoutes(services));
-  v1.use('/fine_tuning/jobs', bodies.creating(), fineTuningRoutes(services));
-  v1.use('/prompts/partials', bodies.creating(), partialRoutes(services));
-  v1.use('/chat', bodies.parsed, chatRoutes(services, logger));
-  v1.use('/batches', bodies.creating(), batchRoutes(services));
+  v1.use('/fine_tuning/jobs', jsonBody, creates(), fineTuningRoutes(services));
+  v1.use('/prompts/partials', jsonBody, creates(), partialRoutes(services));
+  v1.use('/chat', jsonBody, chatRoutes(services, logger));
+  v1.use('/batches', jsonBody, creates(), batchRoutes(services));
   v1.use('/models', modelRoutes(services));
   v1.use('/organization', usageRoutes(services));
   v1.use('/logs', logRoutes(services));
-  v1.use('/', bodies.creating(['/api-keys', '/admin/workspaces']), adminRoutes(services));
+  v1.use('/', jsonBody, creates(['/api-keys', '/admin/workspaces']), adminRoutes(services));
   app.use('/console', consoleRoutes(consoleBuildDir()));
 
   app.use(notFoundRoute);

@@ -26,7 +26,7 @@ export function apiKeyOf(req: Request): string | undefined {
 /** Resolves the API key of every request; 401 in the error shape otherwise. */
 export function authenticate(services: Services, failures: FailedAuthLimiter): RequestHandler {
   return (req, res, next) => {
-    // A cached key (most requests) goes on at once, without the promises of a lookup.
+    // A cached key (most requests) goes on at once, without waiting for a promise.
     const cached = services.apiKeys.cachedCaller(apiKeyOf(req));
     if (cached) {
       res.locals.caller = cached;
@@ -46,7 +46,10 @@ export function authenticate(services: Services, failures: FailedAuthLimiter): R
  */
 export function authenticateRequest(services: Services, failures: FailedAuthLimiter, req: Request): Promise<Caller> {
   const locals = (req.res as Response).locals;
-  locals.authentication ??= lookUpCaller(services, failures, req);
+  if (!locals.authentication) {
+    const cached = services.apiKeys.cachedCaller(apiKeyOf(req));
+    locals.authentication = cached ? Promise.resolve(cached) : lookUpCaller(services, failures, req);
+  }
   return locals.authentication;
 }
 

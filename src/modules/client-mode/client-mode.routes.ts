@@ -1,5 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { whenBody } from '../../http/body';
 import { GatewayError, invalidField, unsupported } from '../../errors';
 import { receiveMultipartUpload } from '../../http/multipart';
 import { headersOf, PROVIDER_HEADER } from '../../http/provider-headers';
@@ -14,9 +15,10 @@ import { toCheckpointJson, toEventListJson, toJobJson, toJobListJson, type JobVi
 /** Only requests naming a provider are client mode; the others go on to the hosted routes. */
 const onlyClientMode: RequestHandler = (req, _res, next) => next(req.headers[PROVIDER_HEADER] === undefined ? 'router' : undefined);
 
-/** The app's JSON body middlewares with its idempotent-create claim (a request without a body passes the parser at once). */
+/** The app's JSON body middlewares (content type, parser, text guard) and its idempotent-create claim, for the routes that take a body. */
 export interface BodyMiddleware {
-  creating: () => RequestHandler;
+  json: RequestHandler[];
+  creates: () => RequestHandler;
 }
 
 /**
@@ -25,11 +27,12 @@ export interface BodyMiddleware {
  */
 export function clientModeRoutes(services: Services, body: BodyMiddleware): Router {
   const router = Router();
+  const json = whenBody(body.json);
   router.use(onlyClientMode);
   // Multipart uploads: no JSON body parser (the route streams the body itself).
   router.use('/files', clientModeFileRoutes(services));
-  router.use('/fine_tuning/jobs', body.creating(), clientModeJobRoutes(services));
-  router.use('/batches', body.creating(), clientModeBatchRoutes(services));
+  router.use('/fine_tuning/jobs', json, body.creates(), clientModeJobRoutes(services));
+  router.use('/batches', json, body.creates(), clientModeBatchRoutes(services));
   return router;
 }
 
