@@ -10,7 +10,7 @@ import type { ProviderClient } from '../../src/providers/registry';
 import type { CreateJobInput } from '../../src/providers/types';
 import { failure } from '../support/expect';
 import { startFakeBedrock, type FakeBedrock, type FakeBedrockOptions } from '../fakes/bedrock-server';
-import type { ClientOptions } from '../support/provider-kit';
+import { createdJob, type ClientOptions } from '../support/provider-kit';
 import { bedrock, chatDataset, CLAUDE, DEFAULT_BUCKET, NOVA, requestCount, ROLE_ARN, upload } from './bedrock-harness';
 
 let fake: FakeBedrock;
@@ -46,27 +46,19 @@ describe('creating and following a job', () => {
       method,
       options: { learningRate: 0.00001 },
     });
-    expect(created).toEqual({
-      id: expect.stringMatching(JOB_ARN),
-      status: 'validating_files',
-      model: NOVA,
-      fineTunedModel: null,
-      servingModel: null,
-      trainedTokens: null,
-      error: null,
-      createdAt: expect.any(Number),
-      finishedAt: null,
-      estimatedFinish: null,
-      hyperparameters: { nEpochs: 2, batchSize: 4 },
-      method: { type: 'supervised', hyperparameters: { nEpochs: 2, batchSize: 4 } },
-      resultFiles: [],
-      trainingFile: training,
-      validationFile: validation,
-      seed: null,
-      suffix: 'my-model',
-      metadata: null,
-      organizationId: '123456789012',
-    });
+    expect(created).toEqual(
+      createdJob({
+        id: expect.stringMatching(JOB_ARN),
+        status: 'validating_files',
+        model: NOVA,
+        hyperparameters: { nEpochs: 2, batchSize: 4 },
+        method: { type: 'supervised', hyperparameters: { nEpochs: 2, batchSize: 4 } },
+        trainingFile: training,
+        validationFile: validation,
+        suffix: 'my-model',
+        organizationId: '123456789012',
+      }),
+    );
     expect(fake.state.createJobRequests).toEqual([
       {
         jobName: expect.stringMatching(/^gateway-[0-9a-f-]{36}$/),
@@ -121,20 +113,6 @@ describe('creating and following a job', () => {
       customModelName: expect.stringMatching(/^gateway-[0-9a-f-]{36}$/),
     });
     expect(fake.state.createJobRequests[0]).not.toHaveProperty('validationDataConfig');
-  });
-
-  it('reports a failed job with Bedrock’s failure message', async () => {
-    const { client, training } = await withDataset();
-    const { id } = await client.createJob({ model: NOVA, trainingFile: training, options: {} });
-    fake.failJob(id, 'Internal error: the training run failed.');
-    const job = await client.getJob(id);
-    expect(job).toMatchObject({
-      status: 'failed',
-      error: { code: 'model_customization_failed', message: 'Internal error: the training run failed.', param: null },
-    });
-    expect(job.finishedAt).toEqual(expect.any(Number));
-    const events = await client.listEvents(id, {});
-    expect(events.data[0]).toMatchObject({ level: 'error', message: 'The job failed: Internal error: the training run failed.' });
   });
 
   it('maps listed jobs from the summaries Bedrock lists (no training file in them)', async () => {
@@ -247,7 +225,7 @@ describe('events, checkpoints and stopping', () => {
 });
 
 describe('hosted jobs: idempotent submission', () => {
-  it('uses the gateway job id as clientRequestToken and in the job name, so a repeat or findJob gets the same job', async () => {
+  it('uses the gateway job id as clientRequestToken and in the job name, so a repeat gets the same job (findJob: the contract)', async () => {
     const { client, training } = await withDataset();
     const gatewayJobId = randomUUID();
     const input: CreateJobInput = { model: NOVA, trainingFile: training, seed: 42, metadata: { team: 'a' }, options: {}, gatewayJobId };
@@ -258,62 +236,20 @@ describe('hosted jobs: idempotent submission', () => {
     expect(fake.state.createJobRequests[0]).toMatchObject({ jobName: `gateway-${gatewayJobId}`, clientRequestToken: gatewayJobId });
     // Bedrock has no seed or metadata: a hosted job keeps them in the gateway.
     expect(fake.state.createJobRequests[0]).not.toHaveProperty('seed');
-    expect(await client.findJob(gatewayJobId)).toMatchObject({ id: first.id });
-    expect(await client.findJob(randomUUID())).toBeUndefined();
   });
 });
 
-describe('refused before any request', () => {
-  const supervised = (hyperparameters: object) => ({ type: 'supervised' as const, hyperparameters });
-  it.each<[string, Partial<CreateJobInput>, { path?: unknown; param?: string }]>([
-    ['DPO', { method: { type: 'dpo', hyperparameters: {} } }, { path: ['method', 'type'] }],
-    [
-      'a multiplier for Nova',
-      { method: supervised({ learningRateMultiplier: 2 }) },
-      { path: ['method', 'supervised', 'hyperparameters', 'learningRateMultiplier'] },
-    ],
-    [
-      'a multiplier for Nova (legacy form)',
-      { method: supervised({ learningRateMultiplier: 2 }), legacyHyperparameters: true },
-      { path: ['hyperparameters', 'learningRateMultiplier'] },
-    ],
-    ['an absolute rate for Claude', { model: CLAUDE, options: { learningRate: 0.0001 } }, { path: ['providerOptions', 'learningRate'] }],
-    ['a suffix Bedrock cannot name a model with', { suffix: 'my.model' }, { path: ['suffix'] }],
-    ['a bad job name', { options: { jobName: 'bad name' } }, { path: ['providerOptions', 'jobName'] }],
-    ['a training file that is no S3 URI', { trainingFile: 'file-abc' }, { path: ['trainingFile'] }],
-    ['an output that is no S3 URI', { options: { outputFile: 'https://example.com/out' } }, { path: ['providerOptions', 'outputFile'] }],
-    ['another training type', { options: { trainingType: 'CONTINUED_PRE_TRAINING' } }, { path: ['providerOptions', 'trainingType'] }],
-    ['a bad role_arn', { options: { roleArn: 'arn:aws:iam::123:user/x' } }, { path: ['providerOptions', 'roleArn'] }],
-    ['a seed (client mode)', { seed: 1 }, { path: ['seed'] }],
-    ['metadata (client mode)', { metadata: { a: 'b' } }, { path: ['metadata'] }],
-  ])('%s', async (_what, overrides, place) => {
-    const client = bedrock(fake);
-    const before = requestCount(fake);
-    const input = { model: NOVA, trainingFile: `s3://${DEFAULT_BUCKET}/data/train.jsonl`, options: {}, ...overrides };
-    const err = await failure(client.createJob(input), 'invalid_request');
-    expect(err).toMatchObject(place);
-    expect(requestCount(fake)).toBe(before);
-  });
-
+describe('refused before any request (the contract has the rest)', () => {
   it('needs a role: the header or provider_options.role_arn', async () => {
     const client = bedrock(fake, { headers: { 'x-gateway-aws-role-arn': undefined } });
     const err = await failure(client.createJob({ model: NOVA, trainingFile: `s3://${DEFAULT_BUCKET}/t.jsonl`, options: {} }), 'invalid_request');
     expect(err).toMatchObject({ param: 'x-gateway-aws-role-arn', code: 'missing_setting' });
     expect(requestCount(fake)).toBe(0);
   });
-
-  it('refuses a missing secret (the contract checks a missing region) naming its header', async () => {
-    const err = await failure(bedrock(fake, { headers: { 'x-gateway-aws-secret-access-key': undefined } }).listFiles({}), 'invalid_request');
-    expect(err.param).toBe('x-gateway-aws-secret-access-key');
-    expect(requestCount(fake)).toBe(0);
-  });
 });
 
-describe('AWS errors', () => {
-  const getMissing = (client: ProviderClient) => client.getJob('no-such-job');
-
-  it('maps ResourceNotFoundException to 404 and ValidationException to 400, with Bedrock’s message', async () => {
-    expect(await failure(getMissing(bedrock(fake)), 'provider')).toMatchObject({ status: 404, code: 'ResourceNotFoundException', type: 'provider_error' });
+describe('AWS errors (the contract has 404, 429, 5xx and the time-out)', () => {
+  it('maps ValidationException to 400, with Bedrock’s message', async () => {
     const { client, training } = await withDataset();
     const err = await failure(client.createJob({ model: 'amazon.nova-canvas-v1:0', trainingFile: training, options: {} }), 'provider');
     expect(err).toMatchObject({
@@ -323,21 +259,14 @@ describe('AWS errors', () => {
     });
   });
 
-  it('relays ThrottlingException as 429 once the retries are spent, AccessDeniedException as 403, a 5xx as 502', async () => {
-    fake.control.failNext('GET', '/model-customization-jobs', 429, { times: 3 });
-    expect(await failure(bedrock(fake).listJobs({}), 'provider')).toMatchObject({ status: 429, code: 'ThrottlingException' });
-    expect(fake.control.requests).toHaveLength(3);
+  it('relays AccessDeniedException as 403, a 5xx as 502 with its code', async () => {
     fake.control.failNext('GET', '/model-customization-jobs', 403);
     expect(await failure(bedrock(fake).listJobs({}), 'provider')).toMatchObject({ status: 403, code: 'AccessDeniedException' });
     fake.control.failNext('GET', '/model-customization-jobs', 500, { times: 3 });
     expect(await failure(bedrock(fake).listJobs({}), 'provider')).toMatchObject({ status: 502, code: 'InternalServerException' });
   });
 
-  it('maps a time-out to 504 without retrying it, and an unreachable endpoint to 502', async () => {
-    fake.control.delayNext('GET', '/model-customization-jobs', 1_000);
-    const slow = await failure(bedrock(fake, { http: { timeoutMs: 150 } }).listJobs({}), 'provider');
-    expect(slow).toMatchObject({ status: 504, message: 'Amazon Bedrock did not answer in time' });
-    expect(fake.control.requests).toHaveLength(1);
+  it('maps an unreachable endpoint to 502', async () => {
     const closed = await startFakeBedrock();
     await closed.close();
     const unreachable = bedrock(closed, { http: { retries: 0 } });

@@ -36,10 +36,10 @@ const upload = (content = dataset(), filename = 'Träin Set.jsonl') =>
   fireworks().uploadFile({ filename, purpose: 'fine-tune', bytes: content.length, open: () => pieces(content) });
 
 async function createJob(extra: Partial<CreateJobInput> = {}) {
-  const file = await upload();
-  return fireworks().createJob({ model: BASE, trainingFile: file.id, options: {}, ...extra });
+  return fireworks().createJob({ model: BASE, trainingFile: extra.trainingFile ?? (await upload()).id, options: {}, ...extra });
 }
 
+const supervised = (hyperparameters: object) => ({ type: 'supervised' as const, hyperparameters });
 const controlPath = (rest: string) => `/v1/accounts/${ACCOUNT}/${rest}`;
 const requestsTo = (method: string, path: string) => fake.state.requests.filter((r) => r.method === method && r.path === path);
 
@@ -59,6 +59,15 @@ adapterContract('fireworks-ai', {
     listPath: controlPath('supervisedFineTuningJobs'),
     unknown: { id: 'nope' },
     cancelledAs: null,
+    refused: [
+      ['a learning-rate multiplier', { method: supervised({ learningRateMultiplier: 0.5 }) }, 'method.supervised.hyperparameters.learningRateMultiplier'],
+      ['DPO', { method: { type: 'dpo', hyperparameters: {} } }, 'method.type'],
+      ['another training type', { options: { trainingType: 'full' } }, 'providerOptions.trainingType'],
+      ['metadata', { metadata: { team: 'a' } }, 'metadata'],
+      ['a seed', { seed: 3 }, 'seed'],
+    ],
+    failed: { fail: (id, reason) => fake.failJob(id, reason), code: 'INVALID_ARGUMENT' },
+    findsHosted: true,
   },
   settings: {
     required: 'x-gateway-fireworks-account-id',
@@ -162,38 +171,10 @@ describe('fireworks-ai fine-tuning jobs', () => {
     expect(await fireworks().getJob(created.id)).toMatchObject({ status: 'succeeded', fineTunedModel: sent.outputModel, finishedAt: expect.any(Number) });
   });
 
-  it('gives a hosted job an id from the gateway job id, so findJob finds it after an interrupted submission', async () => {
-    expect(await fireworks().findJob(GATEWAY_JOB_ID)).toBeUndefined();
+  it('gives a hosted job an id from the gateway job id (the contract finds it with findJob)', async () => {
     const created = await createJob({ gatewayJobId: GATEWAY_JOB_ID, suffix: 'hosted', seed: 7, metadata: { team: 'a' } });
     expect(created.id).toBe(`gw-${GATEWAY_JOB_ID}`);
     expect(fake.state.jobs.get(created.id)?.outputModel).toBe(`accounts/${ACCOUNT}/models/hosted-6f1c9a2e`);
-    expect(await fireworks().findJob(GATEWAY_JOB_ID)).toMatchObject({ id: created.id });
-  });
-
-  it.each([
-    [
-      { method: { type: 'supervised' as const, hyperparameters: { learningRateMultiplier: 0.5 } } },
-      ['method', 'supervised', 'hyperparameters', 'learningRateMultiplier'],
-    ],
-    [{ method: { type: 'dpo' as const, hyperparameters: {} } }, ['method', 'type']],
-    [{ options: { trainingType: 'full' } }, ['providerOptions', 'trainingType']],
-    [{ metadata: { team: 'a' } }, ['metadata']],
-    [{ seed: 3 }, ['seed']],
-  ])('refuses what Fireworks cannot take, naming the field, before any request (%#)', async (extra, path) => {
-    const file = await upload();
-    const err = await failure(fireworks().createJob({ model: BASE, trainingFile: file.id, options: {}, ...extra }));
-    expect(err).toMatchObject({ kind: 'invalid_request', status: 400, path });
-    expect(fake.state.jobs.size).toBe(0);
-  });
-
-  it("reports a failed job with Fireworks' status", async () => {
-    const { id } = await createJob();
-    fake.failJob(id, 'Training failed: the dataset could not be tokenized');
-    expect(await fireworks().getJob(id)).toMatchObject({
-      status: 'failed',
-      error: { code: 'INVALID_ARGUMENT', message: 'Training failed: the dataset could not be tokenized', param: null },
-      finishedAt: expect.any(Number),
-    });
   });
 
   it('synthesises events with stable ids (progress as metrics) and the output model as checkpoint', async () => {

@@ -56,6 +56,7 @@ adapterContract('openai', {
     content: (_file, n) => chatDataset(n),
     uploadPath: '/v1/files',
     lastPageCursor: 'last id',
+    readsAsUploaded: true,
   },
   jobs: {
     create: async (extra = {}) => openai().createJob({ model: 'gpt-4o-mini', trainingFile: (await upload(chatDataset(10))).id, options: {}, ...extra }),

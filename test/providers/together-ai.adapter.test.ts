@@ -42,10 +42,10 @@ async function upload(
 }
 
 async function createJob(extra: Partial<CreateJobInput> = {}) {
-  const file = await upload();
-  return together().createJob({ model: BASE, trainingFile: file.id, options: {}, ...extra });
+  return together().createJob({ model: BASE, trainingFile: extra.trainingFile ?? (await upload()).id, options: {}, ...extra });
 }
 
+const supervised = (hyperparameters: object) => ({ type: 'supervised' as const, hyperparameters });
 const requestsTo = (method: string, path: string) => fake.state.requests.filter((r) => r.method === method && r.path === path);
 
 adapterContract('together-ai', {
@@ -65,6 +65,14 @@ adapterContract('together-ai', {
     unknown: { id: 'ft-missing', code: 'not_found' },
     cancelledAs: 'running',
     cancelRefusal: { message: /already finished/ },
+    refused: [
+      ['a learning-rate multiplier', { method: supervised({ learningRateMultiplier: 2 }) }, 'method.supervised.hyperparameters.learningRateMultiplier'],
+      ['a legacy multiplier', { method: supervised({ learningRateMultiplier: 2 }), legacyHyperparameters: true }, 'hyperparameters.learningRateMultiplier'],
+      ['another training type', { options: { trainingType: 'qlora' } }, 'providerOptions.trainingType'],
+      ["another provider's option", { options: { roleArn: 'arn:aws:iam::1:role/x' } }, 'providerOptions.roleArn'],
+      ['metadata (client mode)', { metadata: { team: 'a' } }, 'metadata'],
+    ],
+    failed: { fail: (id, reason) => fake.failJob(id, reason), code: 'job_error' },
   },
   settings: { required: 'authorization', hostile: [] },
   wrongCredentials: { headers: { authorization: 'Bearer tg-wrong-key-987654' }, secret: 'tg-wrong-key-987654', status: 401, code: 'invalid_api_key' },
@@ -166,39 +174,10 @@ describe('together-ai fine-tuning jobs', () => {
     expect(fake.state.jobs.get(lora.id)?.training_type).toMatchObject({ type: 'Lora' });
   });
 
-  it.each([
-    [
-      { method: { type: 'supervised' as const, hyperparameters: { learningRateMultiplier: 2 } } },
-      ['method', 'supervised', 'hyperparameters', 'learningRateMultiplier'],
-    ],
-    [
-      { method: { type: 'supervised' as const, hyperparameters: { learningRateMultiplier: 2 } }, legacyHyperparameters: true },
-      ['hyperparameters', 'learningRateMultiplier'],
-    ],
-    [{ options: { trainingType: 'qlora' } }, ['providerOptions', 'trainingType']],
-    [{ options: { roleArn: 'arn:aws:iam::1:role/x' } }, ['providerOptions', 'roleArn']],
-    [{ metadata: { team: 'a' } }, ['metadata']],
-  ])('refuses what Together cannot take, naming the field, before any request (%#)', async (extra, path) => {
-    const file = await upload();
-    const before = fake.state.fineTuneRequests.length;
-    const err = await failure(together().createJob({ model: BASE, trainingFile: file.id, options: {}, ...extra }));
-    expect(err).toMatchObject({ kind: 'invalid_request', status: 400, path });
-    expect(fake.state.fineTuneRequests).toHaveLength(before);
-  });
-
   it('keeps metadata of a hosted job in the gateway rather than refusing it', async () => {
     const job = await createJob({ metadata: { team: 'a' }, gatewayJobId: '0b7c2a5e-0000-4000-8000-000000000001' });
     expect(job.status).toBe('queued');
     expect(fake.state.fineTuneRequests.at(-1)).not.toHaveProperty('metadata');
-  });
-
-  it('reports a failed job with the reason of its job_error event', async () => {
-    const { id } = await createJob();
-    fake.failJob(id, 'Training failed: CUDA out of memory');
-    expect(await together().getJob(id)).toMatchObject({
-      status: 'failed',
-      error: { code: 'job_error', message: 'Training failed: CUDA out of memory', param: null },
-    });
   });
 
   it('maps events (stable ids), metrics events and checkpoints newest first, paged by id', async () => {

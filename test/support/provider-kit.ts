@@ -44,9 +44,17 @@ export interface AdapterUnderTest {
     lastPageCursor: 'none' | 'last id';
     /** The order files are listed in: newest first (default), or oldest first where the provider lists by key (S3). */
     order?: 'newest first' | 'oldest first';
+    /** The content comes with its size (S3); elsewhere the size may be unknown. */
+    sizedContent?: boolean;
+    /** A file read back is the upload's answer (Together's moves its validation on; Fireworks' read has no size). */
+    readsAsUploaded?: boolean;
+    /** Where files are objects of a bucket: puts one outside the gateway's prefix, which no listing may show. */
+    putForeign?: () => void;
+    /** The code of the provider's 404 for a deleted file. */
+    notFoundCode?: string;
   };
   jobs: {
-    /** Creates a job on a freshly uploaded dataset. */
+    /** Creates a job on `extra.trainingFile`, or on a freshly uploaded dataset. */
     create(extra?: Partial<CreateJobInput>): Promise<ProviderJob>;
     /** The statuses `getJob` reports from creation until the job is done. */
     statuses: JobStatus[];
@@ -61,11 +69,19 @@ export interface AdapterUnderTest {
     cancelledAs: JobStatus | null;
     /** How the provider words its refusal to cancel a finished job. */
     cancelRefusal?: { code?: string; message?: RegExp };
+    /** What the provider cannot take: refused with a 400 naming the field (its path), before any request. */
+    refused?: Array<[what: string, input: Partial<CreateJobInput>, dottedPath: string]>;
+    /** Makes the fake fail a job with `reason`: it then reads `failed` with `code`, and (where given) an error event first. */
+    failed?: { fail(id: string, reason: string): void; code: string; event?: (reason: string) => string };
+    /** Where a hosted job is named after its gateway job id: findJob finds it after an interrupted submission. */
+    findsHosted?: boolean;
   };
-  /** Required settings header, refused when missing, and hostile values of settings, refused before any connection. */
-  settings: { required: string; hostile: Array<[header: string, value: string]> };
+  /** Required settings headers, each refused when missing, and hostile values of settings, refused before any connection. */
+  settings: { required: string | string[]; hostile: Array<[header: string, value: string]> };
   /** Headers with a wrong secret, the secret, and the status (and code) the provider answers it with. */
   wrongCredentials: { headers: Record<string, string>; secret: string; status: number; code?: string };
+  /** The code of the provider's 429 (Bedrock's ThrottlingException), relayed once the retries are spent. */
+  throttledCode?: string;
   /** Chat, where the provider has it: a model its fake answers `Answer from <model>: <last user text>`. */
   chat?: { model: string; abandonedStreams(): number };
 }
@@ -76,6 +92,21 @@ export async function runToEnd(client: ProviderClient, id: string, polls = 30): 
   while (statuses.length < polls && !['succeeded', 'failed', 'cancelled'].includes(statuses.at(-1) ?? '')) statuses.push((await client.getJob(id)).status);
   return statuses;
 }
+
+/** A job as an adapter maps one just created, to compare whole: `fields`, and for the rest nothing yet. */
+export const createdJob = (fields: Partial<Record<keyof ProviderJob, unknown>>) => ({
+  fineTunedModel: null,
+  servingModel: null,
+  trainedTokens: null,
+  error: null,
+  createdAt: expect.any(Number),
+  finishedAt: null,
+  estimatedFinish: null,
+  resultFiles: [],
+  seed: null,
+  metadata: null,
+  ...fields,
+});
 
 /** `n` OpenAI chat examples, one a line, with non-ASCII text. */
 export const chatDataset = (n = 5): Buffer =>
@@ -109,6 +140,9 @@ export const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 const requestsTo = (adapter: AdapterUnderTest, method: string, path: string) =>
   adapter.fake().state.requests.filter((r) => r.method === method && r.path.startsWith(path));
+
+/** A `code` to match where the provider has one. */
+const withCode = (code: string | undefined) => (code ? { code } : {});
 
 type FakeServerLike = Pick<FakeUnderTest, 'failNext' | 'delayNext'> & { requests: RecordedRequest[] };
 
@@ -145,7 +179,10 @@ function filesContract(adapter: AdapterUnderTest) {
       files.push(await adapter.files.upload(n, `set-${n}.jsonl`));
       await tick();
     }
-    expect(await client.getFile(files[1].id)).toMatchObject({ id: files[1].id, filename: 'set-4.jsonl', purpose: 'fine-tune' });
+    adapter.files.putForeign?.();
+    const read = await client.getFile(files[1].id);
+    expect(read).toMatchObject({ id: files[1].id, filename: 'set-4.jsonl', purpose: 'fine-tune' });
+    if (adapter.files.readsAsUploaded) expect(read).toEqual({ ...files[1], createdAt: expect.any(Number) });
 
     const listed = order === 'newest first' ? [...files].reverse() : files;
     const first = await client.listFiles({ limit: 2 });
@@ -157,10 +194,14 @@ function filesContract(adapter: AdapterUnderTest) {
     expect((await client.listFiles({ purpose: 'batch' })).data).toEqual([]);
 
     const content = await client.fileContent(files[1].id);
-    expect((await readAll(content.stream)).equals(adapter.files.content(files[1], 4))).toBe(true);
+    const served = adapter.files.content(files[1], 4);
+    expect((await readAll(content.stream)).equals(served)).toBe(true);
+    expect(adapter.files.sizedContent ? [served.length] : [null, served.length]).toContain(content.bytes);
 
     await client.deleteFile(files[1].id);
-    expect(await failure(client.getFile(files[1].id), 'provider')).toMatchObject({ status: 404 });
+    expect(await failure(client.getFile(files[1].id), 'provider')).toMatchObject({ status: 404, ...withCode(adapter.files.notFoundCode) });
+    expect(await failure(client.deleteFile(files[1].id), 'provider')).toMatchObject({ status: 404 });
+    expect(await failure(client.fileContent(files[1].id), 'provider')).toMatchObject({ status: 404 });
   });
 }
 
@@ -202,6 +243,41 @@ function jobsContract(adapter: AdapterUnderTest) {
     expect(page).toMatchObject({ hasMore: true, data: [events.data[1]] });
   });
 
+  const { refused = [], failed, findsHosted } = adapter.jobs;
+  if (refused.length > 0)
+    it.each(refused)('jobs: refuses %s with a 400 naming it, before any request', async (_what, input, dottedPath) => {
+      const file = await adapter.files.upload(5, 'train.jsonl');
+      const before = adapter.fake().state.requests.length;
+      expect(await failure(adapter.jobs.create({ trainingFile: file.id, ...input }), 'invalid_request')).toMatchObject({
+        status: 400,
+        path: dottedPath.split('.'),
+      });
+      expect(adapter.fake().state.requests).toHaveLength(before);
+    });
+
+  if (failed)
+    it("jobs: a job the provider failed reads failed, with the provider's reason", async () => {
+      const { id } = await adapter.jobs.create();
+      failed.fail(id, 'Training failed: out of memory');
+      expect(await adapter.client().getJob(id)).toMatchObject({
+        status: 'failed',
+        error: { code: failed.code, message: 'Training failed: out of memory', param: null },
+        finishedAt: expect.any(Number),
+      });
+      const event = failed.event?.('Training failed: out of memory');
+      if (event) expect((await adapter.client().listEvents(id, {})).data[0]).toMatchObject({ level: 'error', message: event });
+    });
+
+  if (findsHosted)
+    it('jobs: findJob finds a hosted job by its gateway job id, and no other', async () => {
+      const gatewayJobId = randomUUID();
+      expect(await adapter.client().findJob(gatewayJobId)).toBeUndefined();
+      const job = await adapter.jobs.create({ gatewayJobId });
+      await adapter.jobs.create();
+      expect(await adapter.client().findJob(gatewayJobId)).toMatchObject({ id: job.id });
+      expect(await adapter.client().findJob(randomUUID())).toBeUndefined();
+    });
+
   const cancelledAs = adapter.jobs.cancelledAs;
   if (cancelledAs === null) {
     it('jobs: has no cancel, and says so before any request', async () => {
@@ -218,16 +294,14 @@ function jobsContract(adapter: AdapterUnderTest) {
       expect(await adapter.client().getJob(id)).toMatchObject({ status: 'cancelled', finishedAt: expect.any(Number) });
       const { code, message } = adapter.jobs.cancelRefusal ?? {};
       const refusal = await failure(adapter.client().cancelJob(id), 'provider');
-      expect(refusal.status).toBe(400);
-      if (code) expect(refusal.code).toBe(code);
-      if (message) expect(refusal.message).toMatch(message);
+      expect(refusal).toMatchObject({ status: 400, ...withCode(code), ...(message && { message: expect.stringMatching(message) }) });
     });
   }
 }
 
 function settingsContract(adapter: AdapterUnderTest) {
   const { required, hostile } = adapter.settings;
-  it(`settings: refuses a missing ${required} before any request, naming it`, async () => {
+  it.each([required].flat())('settings: refuses a missing %s before any request, naming it', async (required) => {
     const err = await failure(adapter.client({ headers: { [required]: undefined } }).listJobs({}), 'invalid_request');
     expect(err).toMatchObject({ status: 400, param: required, code: 'missing_setting' });
     expect(adapter.fake().state.requests).toHaveLength(0);
@@ -245,25 +319,25 @@ function errorsContract(adapter: AdapterUnderTest) {
   it("errors: a wrong credential is the provider's refusal, and never echoed", async () => {
     const { headers, secret, status, code } = adapter.wrongCredentials;
     const err = await failure(adapter.client({ headers }).listJobs({}), 'provider');
-    expect(err.status).toBe(status);
-    if (code) expect(err.code).toBe(code);
+    expect(err).toMatchObject({ status, ...withCode(code) });
     expect(JSON.stringify({ message: err.message, param: err.param, code: err.code })).not.toContain(secret);
   });
 
   it("errors: an unknown job is the provider's 404", async () => {
     const { id, code } = adapter.jobs.unknown;
-    const err = await failure(adapter.client().getJob(id), 'provider');
-    expect(err.status).toBe(404);
-    if (code) expect(err.code).toBe(code);
+    expect(await failure(adapter.client().getJob(id), 'provider')).toMatchObject({ status: 404, type: 'provider_error', ...withCode(code) });
   });
 
-  it('errors: a read answered 429 with Retry-After: 0 is retried and succeeds; a 5xx is a 502 after the bounded retries', async () => {
+  it('errors: a read answered 429 is retried and succeeds, or a 429 once the retries are spent; a 5xx is a 502 after the bounded retries', async () => {
     adapter.fake().failNext('GET', adapter.jobs.listPath, 429, { times: 2, retryAfter: '0' });
     await expect(adapter.client().listJobs({})).resolves.toMatchObject({ data: [] });
     expect(requestsTo(adapter, 'GET', adapter.jobs.listPath)).toHaveLength(3);
     adapter.fake().failNext('GET', adapter.jobs.listPath, 503, { times: 5 });
     expect(await failure(adapter.client().listJobs({}), 'provider')).toMatchObject({ status: 502 });
     expect(requestsTo(adapter, 'GET', adapter.jobs.listPath)).toHaveLength(6); // first try + 2 retries
+    adapter.fake().failNext('GET', adapter.jobs.listPath, 429, { times: 3, retryAfter: '0' });
+    expect(await failure(adapter.client().listJobs({}), 'provider')).toMatchObject({ status: 429, ...withCode(adapter.throttledCode) });
+    expect(requestsTo(adapter, 'GET', adapter.jobs.listPath)).toHaveLength(9);
   });
 
   if (adapter.jobs.createRetried) {
@@ -307,10 +381,11 @@ function errorsContract(adapter: AdapterUnderTest) {
     });
   }
 
-  it('errors: a time-out is a 504', async () => {
+  it('errors: a time-out is a 504, not retried', async () => {
     adapter.fake().delayNext('GET', adapter.jobs.listPath, 1_000);
-    const err = await failure(adapter.client({ http: { timeoutMs: 50, retries: 0 } }).listJobs({}), 'provider');
-    expect(err.status).toBe(504);
+    const err = await failure(adapter.client({ http: { timeoutMs: 150 } }).listJobs({}), 'provider');
+    expect(err).toMatchObject({ status: 504, message: expect.stringMatching(/ did not answer in time$/) });
+    expect(requestsTo(adapter, 'GET', adapter.jobs.listPath)).toHaveLength(1);
   });
 }
 
