@@ -13,6 +13,8 @@ export class StallGuard {
   /** Whether the provider stalled (rather than the caller leaving). */
   private stalled = false;
   private timer: NodeJS.Timeout | undefined;
+  /** Whether the provider is awaited (a read or the answer's head) rather than the consumer. */
+  private waiting = false;
 
   constructor(
     private readonly ms: number,
@@ -47,27 +49,44 @@ export class StallGuard {
     try {
       for (;;) {
         this.arm();
-        const next = await iterator.next().finally(() => this.disarm());
+        let next: IteratorResult<ChatChunk>;
+        try {
+          next = await iterator.next();
+        } finally {
+          this.waiting = false;
+        }
         if (next.done) return;
         yield next.value;
       }
     } catch (err) {
       throw this.stalled ? this.timeout(provider) : err;
     } finally {
+      this.disarm();
       // Also when the consumer stops early: the provider's stream is closed.
       await iterator.return?.();
     }
   }
 
+  /**
+   * Starts the wait for the provider. One timer per call, restarted (`refresh`) for each read rather
+   * than a new one per chunk; while the consumer holds a chunk (`waiting` false, a slow client's
+   * socket full) the timer may run out: that is no stall, and the next read restarts it.
+   */
   private arm(): void {
-    this.timer = setTimeout(() => {
-      this.stalled = true;
-      this.controller.abort();
-    }, this.ms);
+    this.waiting = true;
+    if (this.timer) this.timer.refresh();
+    else
+      this.timer = setTimeout(() => {
+        if (!this.waiting) return;
+        this.stalled = true;
+        this.controller.abort();
+      }, this.ms);
   }
 
   private disarm(): void {
+    this.waiting = false;
     clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   private timeout(provider: string): GatewayError {
