@@ -142,29 +142,41 @@ function outgoing(req: Pick<ProviderRequest, 'headers' | 'json' | 'body'>, defau
 type Outcome = { ok: true; value: unknown } | { ok: false; error: GatewayError; retry: boolean; retryAfterMs?: number };
 
 /**
- * How long an attempt may take. An upload's time-out covers sending its body too: a timer, as a signal.
- * Any other call's is undici's own: the answer's headers within the time-out of the request being sent,
- * and no pause that long in its body. undici's coarse timers cost a fraction of a timeout signal and of
- * the listeners it takes per call; the caller's signal, when there is one, is passed as it is.
+ * An attempt's time-out, also aborted when the caller's signal is: one controller and one timer,
+ * cleared as soon as the attempt ends. `AbortSignal.timeout` (and `AbortSignal.any` to add the caller)
+ * cost a good part more per call, and their timers stay until they fire, long after the call.
  */
-function deadline(req: ProviderRequest, policy: Required<HttpPolicy>): Pick<Undici.Dispatcher.RequestOptions, 'signal' | 'headersTimeout' | 'bodyTimeout'> {
-  if (req.upload) return { signal: withCaller(AbortSignal.timeout(policy.uploadTimeoutMs), req.signal) };
-  return { signal: req.signal, headersTimeout: policy.timeoutMs, bodyTimeout: policy.timeoutMs };
+function deadline(ms: number, caller: AbortSignal | undefined): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException('timed out', 'TimeoutError')), ms);
+  const callerGone = () => controller.abort(caller?.reason);
+  if (caller?.aborted) callerGone();
+  else caller?.addEventListener('abort', callerGone, { once: true });
+  return {
+    signal: controller.signal,
+    clear() {
+      clearTimeout(timer);
+      caller?.removeEventListener('abort', callerGone);
+    },
+  };
 }
 
 async function attemptOnce<T>(req: ProviderRequest<T>, policy: Required<HttpPolicy>): Promise<Outcome> {
   const { headers, body } = outgoing(req, { accept: 'application/json' });
+  const time = deadline(req.upload ? policy.uploadTimeoutMs : policy.timeoutMs, req.signal);
 
-  // The body is read inside the same try: the time-out covers the answer's body, not just its headers.
+  // The body is read inside the same try: the timeout covers the whole exchange, not just headers.
   let status: number;
   let text: string;
   let response: Awaited<ReturnType<typeof request>>;
   try {
-    response = await request(req.url, { method: req.method, headers, body, ...deadline(req, policy) });
+    response = await request(req.url, { method: req.method, headers, body, signal: time.signal });
     status = response.statusCode;
     text = await response.body.text();
   } catch (err) {
     return transportFailure(req, err);
+  } finally {
+    time.clear();
   }
 
   if (status >= 200 && status < 300) return answerOf(req, text);
@@ -204,7 +216,7 @@ function transportFailure(req: Pick<ProviderRequest, 'provider' | 'signal'>, err
   }
   // By shape: a time-out's DOMException and undici's errors are told apart by name, not class.
   const name = typeof err === 'object' && err !== null && 'name' in err ? err.name : undefined;
-  if (name === 'TimeoutError' || name === 'AbortError' || name === 'HeadersTimeoutError' || name === 'BodyTimeoutError') {
+  if (name === 'TimeoutError' || name === 'AbortError') {
     // Not retried: the attempt already used its whole time budget; the caller (or monitor) retries later.
     const error = new GatewayError('provider', `${req.provider} did not answer in time`, { status: 504 });
     return { ok: false, error, retry: false };

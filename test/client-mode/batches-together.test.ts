@@ -5,49 +5,40 @@
  * `{custom_id, body}` input written beside it (and answered as the caller's file), counts read from
  * the results (Together reports only a percentage), a cancel that ends the batch at once.
  */
-import { startFakeTogether, type FakeTogether } from '../fakes/together-server';
+import { startFakeTogether } from '../fakes/together-server';
 import { clientBatchContract } from '../support/client-batch-kit';
-import { startTestGateway, type TestGateway } from '../support/gateway';
+import { gatewayOnFake } from '../support/gateway';
 
 const KEY = 'tg-client-batches-0123456789abcdef';
 const MODEL = 'meta-llama/Meta-Llama-3.1-8B-Instruct-Reference';
 
-let fake: FakeTogether;
-let gw: TestGateway;
-const logs: string[] = [];
-
-beforeAll(async () => {
-  fake = await startFakeTogether({ apiKey: KEY, userId: 'acme' });
-  gw = await startTestGateway({ GATEWAY_TOGETHER_BASE_URL: fake.url }, { logs });
-});
-
-afterAll(async () => {
-  await gw.stop();
-  await fake.close();
-});
+const on = gatewayOnFake(
+  () => startFakeTogether({ apiKey: KEY, userId: 'acme' }),
+  (fake) => ({ GATEWAY_TOGETHER_BASE_URL: fake.url }),
+);
 
 describe('client-mode batches with Together AI', () => {
   clientBatchContract({
-    gw: () => gw,
+    gw: () => on.gw,
     provider: 'together-ai',
     headers: () => ({ 'x-gateway-provider': 'together-ai', authorization: `Bearer ${KEY}` }),
-    seen: () => fake.state.requests.length,
+    seen: () => on.fake.state.requests.length,
     model: MODEL,
-    failRequests: (ids) => fake.batches.failRequests(ids),
+    failRequests: (ids) => on.fake.batches.failRequests(ids),
     secrets: () => [KEY],
-    logs: () => logs,
+    logs: () => on.logs,
     hostile: [],
     cancelled: ['cancelled'],
-    expire: (handle) => fake.batches.expire(handle),
-    fail: (handle) => fake.batches.fail(handle),
+    expire: (handle) => on.fake.batches.expire(handle),
+    fail: (handle) => on.fake.batches.fail(handle),
     after: ({ uploaded, done }) => {
-      const stored = fake.state.files.get(uploaded.id);
+      const stored = on.fake.state.files.get(uploaded.id);
       expect(stored?.purpose).toBe('batch-api');
       // Together ran the translated input, written beside the caller's file and named after it.
-      const job = [...fake.batches.batches.values()].find((b) => b.status === 'COMPLETED')!;
-      const input = fake.state.files.get(job.input_file_id)!;
+      const job = [...on.fake.batches.batches.values()].find((b) => b.status === 'COMPLETED')!;
+      const input = on.fake.state.files.get(job.input_file_id)!;
       expect(input.filename).toBe(`batch-input_${uploaded.id}.jsonl`);
-      const lines = fake.state.fileContents
+      const lines = on.fake.state.fileContents
         .get(job.input_file_id)!
         .toString()
         .trim()

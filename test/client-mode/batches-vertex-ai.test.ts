@@ -6,40 +6,28 @@
  * location's job refused, a tuned model run by its model resource.
  */
 import { toFile } from 'openai';
-import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
+import { startFakeVertex } from '../fakes/vertex-server';
 import { BUCKET, fakeEndpoints, tunedOnFake, vertexHeaders } from '../providers/vertex-ai.support';
 import { batchFile, clientBatchContract } from '../support/client-batch-kit';
 import { clientSdk } from '../support/client-mode-kit';
-import { startTestGateway, type TestGateway } from '../support/gateway';
+import { gatewayOnFake } from '../support/gateway';
 
 const MODEL = 'gemini-2.5-flash';
 
-let fake: FakeVertex;
-let gw: TestGateway;
-const logs: string[] = [];
+const on = gatewayOnFake(() => startFakeVertex(), fakeEndpoints);
 
-beforeAll(async () => {
-  fake = await startFakeVertex();
-  gw = await startTestGateway(fakeEndpoints(fake), { logs });
-});
-
-afterAll(async () => {
-  await gw.stop();
-  await fake.close();
-});
-
-const objects = () => fake.state.storage.buckets.get(BUCKET)!;
+const objects = () => on.fake.state.storage.buckets.get(BUCKET)!;
 
 describe('client-mode batches with Vertex AI', () => {
   clientBatchContract({
-    gw: () => gw,
+    gw: () => on.gw,
     provider: 'vertex-ai',
-    headers: () => ({ 'x-gateway-provider': 'vertex-ai', ...vertexHeaders(fake) }),
-    seen: () => fake.state.requests.length,
+    headers: () => ({ 'x-gateway-provider': 'vertex-ai', ...vertexHeaders(on.fake) }),
+    seen: () => on.fake.state.requests.length,
     model: MODEL,
-    failRequests: (ids) => fake.batch.refuseRows((line) => ids.includes(String(line.custom_id))),
-    secrets: () => [fake.serviceAccount.private_key],
-    logs: () => logs,
+    failRequests: (ids) => on.fake.batch.refuseRows((line) => ids.includes(String(line.custom_id))),
+    secrets: () => [on.fake.serviceAccount.private_key],
+    logs: () => on.logs,
     hostile: [
       ['x-gateway-vertex-region', 'us-central1.evil.com'],
       ['x-gateway-vertex-project-id', 'proj/../../x'],
@@ -47,14 +35,14 @@ describe('client-mode batches with Vertex AI', () => {
     ],
     // Another location's job: the settings' location is the only one a call goes to.
     foreignHandle: `projects/${'other-project'}/locations/europe-west4/batchPredictionJobs/123`,
-    expire: (handle) => void fake.batch.expire(handle),
-    fail: (handle) => fake.batch.fail(handle),
+    expire: (handle) => void on.fake.batch.expire(handle),
+    fail: (handle) => on.fake.batch.fail(handle),
     cancelled: ['cancelling', 'cancelled'],
     after: ({ done }) => {
       const upload = [...objects().keys()].find(
         (name) => name.startsWith('gateway-files/') && objects().get(name)!.data.toString('utf8') === batchFile(MODEL),
       )!;
-      const job = [...fake.batch.jobs.values()].find((j) => j.inputConfig.gcsSource.uris[0].startsWith(`gs://${BUCKET}/${upload}.batches/`))!;
+      const job = [...on.fake.batch.jobs.values()].find((j) => j.inputConfig.gcsSource.uris[0].startsWith(`gs://${BUCKET}/${upload}.batches/`))!;
       expect(job).toMatchObject({ model: `publishers/google/models/${MODEL}`, labels: { gateway_cbatch: expect.any(String) } });
       expect(done.model).toBe(MODEL);
       expect(JSON.stringify(done)).not.toMatch(/gs:\/\/|projects\//);
@@ -62,16 +50,16 @@ describe('client-mode batches with Vertex AI', () => {
   });
 
   it('runs a tuned model by its projects/…/models/… resource (a defect of other gateways: tuned models excluded)', async () => {
-    const tunedModel = await tunedOnFake(fake);
+    const tunedModel = await tunedOnFake(on.fake);
 
-    fake.batch.refuseRows(() => false);
-    const sdk = clientSdk(gw, { 'x-gateway-provider': 'vertex-ai', ...vertexHeaders(fake) });
+    on.fake.batch.refuseRows(() => false);
+    const sdk = clientSdk(on.gw, { 'x-gateway-provider': 'vertex-ai', ...vertexHeaders(on.fake) });
     const uploaded = await sdk.files.create({ file: await toFile(Buffer.from(batchFile(tunedModel)), 'tuned.jsonl'), purpose: 'batch' });
     const created = await sdk.batches.create({ input_file_id: uploaded.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
     let done = await sdk.batches.retrieve(created.id);
     for (let i = 0; i < 10 && done.status !== 'completed'; i++) done = await sdk.batches.retrieve(created.id);
     expect(done).toMatchObject({ status: 'completed', model: tunedModel, request_counts: { total: 4, completed: 4, failed: 0 } });
-    const job = [...fake.batch.jobs.values()].find((j) => j.labels?.gateway_cbatch && j.model === tunedModel);
+    const job = [...on.fake.batch.jobs.values()].find((j) => j.labels?.gateway_cbatch && j.model === tunedModel);
     expect(job).toBeDefined();
     const lines = (await (await sdk.files.content(done.output_file_id!)).text()).trim().split('\n');
     expect(lines).toHaveLength(4);

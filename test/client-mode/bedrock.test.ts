@@ -7,55 +7,47 @@
  */
 import type OpenAI from 'openai';
 import { toFile } from 'openai';
-import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
+import { startFakeBedrock } from '../fakes/bedrock-server';
 import { clientModeContract, clientSdk } from '../support/client-mode-kit';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, gatewayOnFake } from '../support/gateway';
 import { awsHeaders, chatDataset, CLAUDE, DEFAULT_BUCKET, fakeEndpoints, NOVA, ROLE_ARN, storedLines } from '../providers/bedrock-harness';
 
-let fake: FakeBedrock;
-let gw: TestGateway;
+const on = gatewayOnFake(
+  () => startFakeBedrock(),
+  (fake) => ({ ...fakeEndpoints(fake), GATEWAY_PROVIDER_TIMEOUT_MS: '5000' }),
+);
 
-beforeAll(async () => {
-  fake = await startFakeBedrock();
-  gw = await startTestGateway({ ...fakeEndpoints(fake), GATEWAY_PROVIDER_TIMEOUT_MS: '5000' });
-});
+const HEADERS = () => ({ 'x-gateway-provider': 'bedrock', ...awsHeaders(on.fake) });
 
-afterAll(async () => {
-  await gw.stop();
-  await fake.close();
-});
-
-const HEADERS = () => ({ 'x-gateway-provider': 'bedrock', ...awsHeaders(fake) });
-
-const client = (headers: Record<string, string>) => clientSdk(gw, headers);
+const client = (headers: Record<string, string>) => clientSdk(on.gw, headers);
 
 /** Every request the fake saw had a signature it recomputed and accepted. */
 function expectEverySignatureVerified() {
-  expect(fake.state.sigv4.s3.failures).toEqual([]);
-  expect(fake.state.sigv4.control.failures).toEqual([]);
-  expect(fake.state.sigv4.s3.verified).toBe(fake.s3.state.requests.length);
-  expect(fake.state.sigv4.control.verified).toBe(fake.control.requests.length);
+  expect(on.fake.state.sigv4.s3.failures).toEqual([]);
+  expect(on.fake.state.sigv4.control.failures).toEqual([]);
+  expect(on.fake.state.sigv4.s3.verified).toBe(on.fake.s3.state.requests.length);
+  expect(on.fake.state.sigv4.control.verified).toBe(on.fake.control.requests.length);
 }
 
 /** The converted dataset the fake's S3 holds at `uri`. */
 function storedText(uri: string): string {
   const [, bucket, key] = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri)!;
-  return fake.s3.getObject(bucket, key)!.toString('utf8');
+  return on.fake.s3.getObject(bucket, key)!.toString('utf8');
 }
 
 describe('client mode with Amazon Bedrock', () => {
   // Nova: Converse records, the system message present except on the example without one.
   const contract = clientModeContract({
-    gw: () => gw,
+    gw: () => on.gw,
     headers: () => ({ ...HEADERS(), 'x-gateway-provider-model': NOVA }),
-    seen: () => fake.s3.state.requests.length + fake.control.requests.length,
+    seen: () => on.fake.s3.state.requests.length + on.fake.control.requests.length,
     errors: {
-      fake: () => fake.control,
+      fake: () => on.fake.control,
       listPath: '/model-customization-jobs',
       unknownJob: 'no-such-job',
       codes: { notFound: 'ResourceNotFoundException', throttled: 'ThrottlingException' },
       get secret() {
-        return fake.credentials.secretAccessKey;
+        return on.fake.credentials.secretAccessKey;
       },
       // The gateway here waits 5 s for a provider, longer than the contract's slow answer: the adapter contract checks Bedrock's 504.
       timesOut: false,
@@ -66,7 +58,7 @@ describe('client mode with Amazon Bedrock', () => {
     model: NOVA,
     file: () => ({ id: expect.stringMatching(new RegExp(`^s3://${DEFAULT_BUCKET}/gateway-files/`)), status: 'processed' }),
     stored: (uploaded) => {
-      const lines = storedLines(fake, uploaded.id);
+      const lines = storedLines(on.fake, uploaded.id);
       expect(lines).toHaveLength(12);
       lines.forEach((line, n) => {
         expect(line).toMatchObject({ schemaVersion: 'bedrock-conversation-2024', messages: [{ role: 'user' }, { role: 'assistant' }] });
@@ -87,7 +79,7 @@ describe('client mode with Amazon Bedrock', () => {
     }),
     // Bedrock's list has no hyperparameters: "auto" (not chosen here) rather than missing.
     listed: (job) => expect(job.hyperparameters).toEqual({ n_epochs: 'auto', batch_size: 'auto', learning_rate_multiplier: 'auto' }),
-    done: (job) => ({ fine_tuned_model: fake.state.jobs.get(job.id)!.outputModelArn, hyperparameters: { n_epochs: 2 } }),
+    done: (job) => ({ fine_tuned_model: on.fake.state.jobs.get(job.id)!.outputModelArn, hyperparameters: { n_epochs: 2 } }),
     events: (events) => {
       expect(events[0]).toMatchObject({ message: expect.stringMatching(/^The job has successfully completed/), level: 'info' });
       expect(events.some((e) => e.type === 'metrics')).toBe(true);
@@ -101,11 +93,11 @@ describe('client mode with Amazon Bedrock', () => {
       expect(cancelled.id).toBe(other.id);
       expect(['running', 'cancelled']).toContain(cancelled.status);
       expect(await sdk.fineTuning.jobs.retrieve(other.id)).toMatchObject({ status: 'cancelled' });
-      expect(fake.state.jobs.get(other.id)!.status).toBe('Stopped');
+      expect(on.fake.state.jobs.get(other.id)!.status).toBe('Stopped');
     },
     afterDirect: () => {
-      expect(fake.state.createJobRequests.at(-1)).toMatchObject({ roleArn: ROLE_ARN, baseModelIdentifier: NOVA });
-      expect(fake.state.createJobRequests[0]).toMatchObject({ customModelName: 'cm', hyperParameters: { epochCount: '2' } });
+      expect(on.fake.state.createJobRequests.at(-1)).toMatchObject({ roleArn: ROLE_ARN, baseModelIdentifier: NOVA });
+      expect(on.fake.state.createJobRequests[0]).toMatchObject({ customModelName: 'cm', hyperParameters: { epochCount: '2' } });
       expectEverySignatureVerified();
     },
     hostile: [
@@ -122,7 +114,7 @@ describe('client mode with Amazon Bedrock', () => {
   it('works with a stored integration (@slug), its options and provider_options.role_arn (Claude records)', async () => {
     const { 'x-gateway-provider': _provider, 'x-gateway-aws-access-key-id': id, 'x-gateway-aws-secret-access-key': secret, ...options } = HEADERS();
     const { 'x-gateway-aws-role-arn': _role, ...withoutRole } = options;
-    const created = await api(gw, 'POST', '/v1/integrations', {
+    const created = await api(on.gw, 'POST', '/v1/integrations', {
       body: {
         slug: 'cm-bedrock',
         provider: 'bedrock',
@@ -134,7 +126,7 @@ describe('client mode with Amazon Bedrock', () => {
     expect(created.status).toBe(200);
     const sdk = client({ 'x-gateway-provider': '@cm-bedrock', 'x-gateway-provider-model': CLAUDE });
     const file = await sdk.files.create({ file: await toFile(Buffer.from(chatDataset(12)), 'train.jsonl'), purpose: 'fine-tune' });
-    const lines = storedLines(fake, file.id);
+    const lines = storedLines(on.fake, file.id);
     expect(lines).toHaveLength(12);
     expect(lines[0]).toEqual({
       system: 'You are terse.',
@@ -150,7 +142,7 @@ describe('client mode with Amazon Bedrock', () => {
       ],
     });
 
-    const noRole = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
+    const noRole = await api(on.gw, 'POST', '/v1/fine_tuning/jobs', {
       headers: { 'x-gateway-provider': '@cm-bedrock' },
       body: { model: CLAUDE, training_file: file.id },
     });
@@ -163,12 +155,12 @@ describe('client mode with Amazon Bedrock', () => {
       provider_options: { role_arn: ROLE_ARN },
     } as OpenAI.FineTuning.JobCreateParams);
     expect(job.id).toMatch(/model-customization-job\/anthropic\./);
-    expect(fake.state.createJobRequests.at(-1)).toMatchObject({ roleArn: ROLE_ARN, baseModelIdentifier: CLAUDE });
+    expect(on.fake.state.createJobRequests.at(-1)).toMatchObject({ roleArn: ROLE_ARN, baseModelIdentifier: CLAUDE });
     const page = await sdk.fineTuning.jobs.list({ limit: 1 });
     expect(page.data).toEqual([expect.objectContaining({ id: job.id, object: 'fine_tuning.job' })]);
-    const raw = await api(gw, 'GET', '/v1/fine_tuning/jobs?limit=1', { headers: { 'x-gateway-provider': '@cm-bedrock' } });
+    const raw = await api(on.gw, 'GET', '/v1/fine_tuning/jobs?limit=1', { headers: { 'x-gateway-provider': '@cm-bedrock' } });
     expect(raw.body).toMatchObject({ has_more: true, last_id: expect.any(String) });
-    const next = await api(gw, 'GET', `/v1/fine_tuning/jobs?limit=1&after=${encodeURIComponent(raw.body.last_id)}`, {
+    const next = await api(on.gw, 'GET', `/v1/fine_tuning/jobs?limit=1&after=${encodeURIComponent(raw.body.last_id)}`, {
       headers: { 'x-gateway-provider': '@cm-bedrock' },
     });
     expect(next.body.data[0].id).not.toBe(job.id);
@@ -177,7 +169,7 @@ describe('client mode with Amazon Bedrock', () => {
 
   it('refuses a job without a role, and an upload without its base model, naming the header', async () => {
     const { 'x-gateway-aws-role-arn': _role, ...headers } = HEADERS();
-    const noRole = await api(gw, 'POST', '/v1/fine_tuning/jobs', { headers, body: { model: NOVA, training_file: `s3://${DEFAULT_BUCKET}/x.jsonl` } });
+    const noRole = await api(on.gw, 'POST', '/v1/fine_tuning/jobs', { headers, body: { model: NOVA, training_file: `s3://${DEFAULT_BUCKET}/x.jsonl` } });
     expect(noRole.status).toBe(400);
     expect(noRole.body.error).toMatchObject({ param: 'x-gateway-aws-role-arn', code: 'missing_setting' });
     const noModel = client(HEADERS()).files.create({ file: await toFile(Buffer.from(chatDataset(12)), 'train.jsonl'), purpose: 'fine-tune' });
@@ -187,7 +179,7 @@ describe('client mode with Amazon Bedrock', () => {
   it('relays a wrong secret as 403 without echoing it', async () => {
     const headers = HEADERS();
     const wrong = 'a-wrong-secret-for-the-test';
-    const denied = await api(gw, 'GET', '/v1/fine_tuning/jobs', { headers: { ...headers, 'x-gateway-aws-secret-access-key': wrong } });
+    const denied = await api(on.gw, 'GET', '/v1/fine_tuning/jobs', { headers: { ...headers, 'x-gateway-aws-secret-access-key': wrong } });
     expect(denied.status).toBe(403);
     expect(denied.body.error).toMatchObject({ type: 'provider_error', code: 'InvalidSignatureException' });
     expect(JSON.stringify(denied.body)).not.toContain(wrong);

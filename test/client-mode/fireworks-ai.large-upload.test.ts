@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { Readable } from 'node:stream';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { startFakeFireworks, type FakeFireworks } from '../fakes/fireworks-server';
+import { startFakeFireworks } from '../fakes/fireworks-server';
 import { gatewayFetch } from '../support/answers';
-import { startTestGateway, type TestGateway } from '../support/gateway';
+import { gatewayOnFake } from '../support/gateway';
 
 const KEY = 'fw-large-upload-0123456789';
 const ACCOUNT = 'acme-labs';
@@ -34,18 +34,10 @@ function held() {
   return { rss, arrayBuffers };
 }
 
-let fake: FakeFireworks;
-let gw: TestGateway;
-
-beforeAll(async () => {
-  fake = await startFakeFireworks({ apiKey: KEY, accountId: ACCOUNT });
-  gw = await startTestGateway({ GATEWAY_FIREWORKS_BASE_URL: fake.origin });
-});
-
-afterAll(async () => {
-  await gw.stop();
-  await fake.close();
-});
+const on = gatewayOnFake(
+  () => startFakeFireworks({ apiKey: KEY, accountId: ACCOUNT }),
+  (fake) => ({ GATEWAY_FIREWORKS_BASE_URL: fake.origin }),
+);
 
 const line = (n: number, pad = '') =>
   `${JSON.stringify({
@@ -112,10 +104,10 @@ test('a 200 MB dataset goes through the signed URL with its exact size declared,
   sampler = setTimeout(sample, 500);
   let res: Response;
   try {
-    res = await gatewayFetch(`${gw.url}/v1/files`, {
+    res = await gatewayFetch(`${on.gw.url}/v1/files`, {
       method: 'POST',
       headers: {
-        'x-gateway-api-key': gw.key,
+        'x-gateway-api-key': on.gw.key,
         'x-gateway-provider': 'fireworks-ai',
         'x-gateway-fireworks-account-id': ACCOUNT,
         authorization: `Bearer ${KEY}`,
@@ -136,12 +128,12 @@ test('a 200 MB dataset goes through the signed URL with its exact size declared,
 
   // The size was declared exactly, the signed PUT carried exactly that many bytes, and they are the file's.
   const sha256 = hash.digest('hex');
-  expect(fake.state.datasetFiles.get(file.id)?.get('big.jsonl')).toEqual({ declaredSize: SIZE, received: { bytes: SIZE, sha256 }, via: 'signedUrl' });
-  const put = fake.state.requests.find((r) => r.method === 'PUT');
+  expect(on.fake.state.datasetFiles.get(file.id)?.get('big.jsonl')).toEqual({ declaredSize: SIZE, received: { bytes: SIZE, sha256 }, via: 'signedUrl' });
+  const put = on.fake.state.requests.find((r) => r.method === 'PUT');
   expect(put?.headers).toMatchObject({ 'content-length': String(SIZE), 'x-goog-content-length-range': `${SIZE},${SIZE}` });
   expect(put?.headers.authorization).toBeUndefined();
-  expect(fake.state.requests.some((r) => r.path.endsWith(':upload'))).toBe(false);
-  expect(fake.state.datasets.get(file.id)).toMatchObject({ state: 'READY', format: 'CHAT' });
+  expect(on.fake.state.requests.some((r) => r.path.endsWith(':upload'))).toBe(false);
+  expect(on.fake.state.datasets.get(file.id)).toMatchObject({ state: 'READY', format: 'CHAT' });
 
   expect(peak.arrayBuffers - baseline.arrayBuffers).toBeLessThan(MAX_BUFFER_GROWTH);
   expect(peak.rss - baseline.rss).toBeLessThan(MAX_RSS_GROWTH);

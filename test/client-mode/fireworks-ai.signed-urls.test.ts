@@ -11,17 +11,19 @@ import { loadConfig } from '../../src/config';
 import { GatewayError } from '../../src/errors';
 import { ProviderRegistry } from '../../src/providers/registry';
 import { checkSignedUrl, parseHostList } from '../../src/providers/signed-urls';
-import { startFakeFireworks, type FakeFireworks } from '../fakes/fireworks-server';
+import { startFakeFireworks } from '../fakes/fireworks-server';
 import { dataset } from '../fine-tuning/harness';
 import { gatewaySdk } from '../support/answers';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, gatewayOnFake } from '../support/gateway';
 
 const KEY = 'fw-signed-urls-0123456789abcdef';
 const ACCOUNT = 'acme-labs';
 const HEADERS = { 'x-gateway-provider': 'fireworks-ai', 'x-gateway-fireworks-account-id': ACCOUNT, authorization: `Bearer ${KEY}` };
 
-let fake: FakeFireworks;
-let gw: TestGateway;
+const on = gatewayOnFake(
+  () => startFakeFireworks({ apiKey: KEY, accountId: ACCOUNT }),
+  (fake) => ({ GATEWAY_FIREWORKS_BASE_URL: fake.origin, GATEWAY_PROVIDER_TIMEOUT_MS: '2000' }),
+);
 /** Listeners where a refused URL points: they count every connection, and must count none. */
 let traps: net.Server[];
 let trapConnections = 0;
@@ -42,24 +44,20 @@ const trap = () =>
 let trapOrigins: string[];
 
 beforeAll(async () => {
-  fake = await startFakeFireworks({ apiKey: KEY, accountId: ACCOUNT });
-  gw = await startTestGateway({ GATEWAY_FIREWORKS_BASE_URL: fake.origin, GATEWAY_PROVIDER_TIMEOUT_MS: '2000' });
   traps = [trap(), trap()];
   // Another loopback address, and another port of the fake's own address.
   trapOrigins = [await listen(traps[0], '127.0.0.2'), await listen(traps[1], '127.0.0.1')];
-  const sdk = gatewaySdk(gw, { apiKey: KEY, headers: HEADERS });
+  const sdk = gatewaySdk(on.gw, { apiKey: KEY, headers: HEADERS });
   fileId = (await sdk.files.create({ file: await toFile(Buffer.from(content), 'train.jsonl'), purpose: 'fine-tune' })).id;
 });
 
-afterEach(() => fake.signUrlsOn(fake.origin));
+afterEach(() => on.fake.signUrlsOn(on.fake.origin));
 
 afterAll(async () => {
-  await gw.stop();
-  await fake.close();
   await Promise.all(traps.map((t) => new Promise((resolve) => t.close(resolve))));
 });
 
-const download = () => api(gw, 'GET', `/v1/files/${fileId}/content`, { headers: HEADERS });
+const download = () => api(on.gw, 'GET', `/v1/files/${fileId}/content`, { headers: HEADERS });
 
 it("downloads from the configured base URL's origin (the fake's bucket)", async () => {
   const res = await download();
@@ -70,7 +68,7 @@ it("downloads from the configured base URL's origin (the fake's bucket)", async 
 it('refuses a signed URL on another loopback address or port, link-local or private address, before any connection', async () => {
   const elsewhere = [...trapOrigins, 'http://169.254.169.254', 'http://10.1.2.3:8080', 'http://localhost', 'https://storage.googleapis.com.evil.test'];
   for (const origin of elsewhere) {
-    fake.signUrlsOn(origin);
+    on.fake.signUrlsOn(origin);
     const res = await download();
     expect({ origin, status: res.status, error: res.body.error }).toEqual({
       origin,
@@ -86,8 +84,8 @@ it('fetches from a host the operator added with GATEWAY_FIREWORKS_DOWNLOAD_HOSTS
   // A bucket proxy on 127.0.0.2 in front of the fake's bucket.
   const proxy = http.createServer((req, res) => {
     const upstream = http.request(
-      `${fake.origin}${req.url}`,
-      { method: req.method, headers: { ...req.headers, host: new URL(fake.origin).host } },
+      `${on.fake.origin}${req.url}`,
+      { method: req.method, headers: { ...req.headers, host: new URL(on.fake.origin).host } },
       (answer) => {
         res.writeHead(answer.statusCode!, answer.headers);
         answer.pipe(res);
@@ -97,9 +95,9 @@ it('fetches from a host the operator added with GATEWAY_FIREWORKS_DOWNLOAD_HOSTS
   });
   const origin = await listen(proxy, '127.0.0.2');
   try {
-    fake.signUrlsOn(origin);
+    on.fake.signUrlsOn(origin);
     const registry = (hosts: string) =>
-      new ProviderRegistry({ GATEWAY_FIREWORKS_BASE_URL: fake.origin, GATEWAY_FIREWORKS_DOWNLOAD_HOSTS: hosts }, { retries: 0, timeoutMs: 2000 });
+      new ProviderRegistry({ GATEWAY_FIREWORKS_BASE_URL: on.fake.origin, GATEWAY_FIREWORKS_DOWNLOAD_HOSTS: hosts }, { retries: 0, timeoutMs: 2000 });
     const refused = registry('storage.example.com').client('fireworks-ai', { kind: 'headers', headers: HEADERS }).fileContent(fileId);
     await expect(refused).rejects.toMatchObject({ status: 502, code: 'signed_url_host_refused' });
     const added = await registry(`storage.example.com, ${origin}`).client('fireworks-ai', { kind: 'headers', headers: HEADERS }).fileContent(fileId);

@@ -5,46 +5,38 @@
  * answered `unsupported_operation`, its page tokens, its refusals, its errors, an undeployed model.
  */
 import OpenAI, { toFile } from 'openai';
-import { startFakeFireworks, type FakeFireworks } from '../fakes/fireworks-server';
+import { startFakeFireworks } from '../fakes/fireworks-server';
 import { dataset } from '../fine-tuning/harness';
 import { clientModeContract, clientSdk } from '../support/client-mode-kit';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, gatewayOnFake } from '../support/gateway';
 
 const KEY = 'fw-client-mode-0123456789abcdef';
 const ACCOUNT = 'acme-labs';
 const BASE = 'llama-v3p1-8b-instruct';
 const HEADERS = { 'x-gateway-provider': 'fireworks-ai', 'x-gateway-fireworks-account-id': ACCOUNT };
 
-let fake: FakeFireworks;
-let gw: TestGateway;
-
-beforeAll(async () => {
-  fake = await startFakeFireworks({ apiKey: KEY, accountId: ACCOUNT, runningPolls: 2 });
-  gw = await startTestGateway({ GATEWAY_FIREWORKS_BASE_URL: fake.origin, GATEWAY_PROVIDER_TIMEOUT_MS: '1500' });
-});
-
-afterAll(async () => {
-  await gw.stop();
-  await fake.close();
-});
+const on = gatewayOnFake(
+  () => startFakeFireworks({ apiKey: KEY, accountId: ACCOUNT, runningPolls: 2 }),
+  (fake) => ({ GATEWAY_FIREWORKS_BASE_URL: fake.origin, GATEWAY_PROVIDER_TIMEOUT_MS: '1500' }),
+);
 
 const HEADERS_WITH_KEY = { ...HEADERS, authorization: `Bearer ${KEY}` };
 
 describe('client mode with Fireworks AI', () => {
   clientModeContract({
-    gw: () => gw,
+    gw: () => on.gw,
     headers: () => HEADERS_WITH_KEY,
-    seen: () => fake.state.requests.length,
-    errors: { fake: () => fake, listPath: `/v1/accounts/${ACCOUNT}/supervisedFineTuningJobs`, unknownJob: 'missing-job', secret: KEY },
+    seen: () => on.fake.state.requests.length,
+    errors: { fake: () => on.fake, listPath: `/v1/accounts/${ACCOUNT}/supervisedFineTuningJobs`, unknownJob: 'missing-job', secret: KEY },
     dataset: () => dataset(12),
     model: BASE,
     file: (content) => ({ id: expect.stringMatching(/^train-[0-9a-f]{8}$/), bytes: content.length, status: 'processed' }),
-    stored: (uploaded, content) => expect(fake.state.datasetFiles.get(uploaded.id)?.get('train.jsonl')?.content?.toString()).toBe(content),
+    stored: (uploaded, content) => expect(on.fake.state.datasetFiles.get(uploaded.id)?.get('train.jsonl')?.content?.toString()).toBe(content),
     unpagedFileList: true,
     // The Fireworks account; Fireworks takes no seed: 0.
     job: () => ({ model: `accounts/fireworks/models/${BASE}`, status: 'queued', organization_id: ACCOUNT, seed: 0 }),
     create: { provider_options: { learning_rate: 0.0003 } },
-    done: (job) => ({ fine_tuned_model: fake.state.jobs.get(job.id)?.outputModel }),
+    done: (job) => ({ fine_tuned_model: on.fake.state.jobs.get(job.id)?.outputModel }),
     events: (events, job, done) => {
       expect(done.fine_tuned_model).toMatch(new RegExp(`^accounts/${ACCOUNT}/models/cm-[0-9a-f]{8}$`));
       expect(events[0]).toMatchObject({ id: `${job.id}-state-job_state_completed`, message: `Job completed: output model ${done.fine_tuned_model}` });
@@ -60,18 +52,18 @@ describe('client mode with Fireworks AI', () => {
       expect(cancel).toMatchObject({ status: 400, code: 'unsupported_operation', type: 'invalid_request_error' });
     },
     after: ({ uploaded, job }) => {
-      expect(fake.state.jobs.get(job.id)).toMatchObject({
+      expect(on.fake.state.jobs.get(job.id)).toMatchObject({
         epochs: 2,
         learningRate: 0.0003,
         displayName: 'cm',
         dataset: `accounts/${ACCOUNT}/datasets/${uploaded.id}`,
       });
-      expect(fake.state.datasets.has(uploaded.id)).toBe(false);
+      expect(on.fake.state.datasets.has(uploaded.id)).toBe(false);
     },
     afterDirect: () => {
-      const control = fake.state.requests.filter((r) => r.path.startsWith('/v1/'));
+      const control = on.fake.state.requests.filter((r) => r.path.startsWith('/v1/'));
       expect(control.every((r) => r.headers.authorization === `Bearer ${KEY}` && r.path.startsWith(`/v1/accounts/${ACCOUNT}/`))).toBe(true);
-      expect(fake.state.requests.some((r) => r.method === 'DELETE' && r.path.includes('supervisedFineTuningJobs'))).toBe(false);
+      expect(on.fake.state.requests.some((r) => r.method === 'DELETE' && r.path.includes('supervisedFineTuningJobs'))).toBe(false);
     },
     integration: () => ({ credentials: { api_key: KEY }, options: { 'x-gateway-fireworks-account-id': ACCOUNT } }),
     hostile: ['evil.com/x', 'a@b', 'a:1', 'a.b', 'a%2fb', 'x'.repeat(300)].map((id): [string, string] => ['x-gateway-fireworks-account-id', id]),
@@ -85,44 +77,44 @@ describe('client mode with Fireworks AI', () => {
   });
 
   it("pages lists with Fireworks' page token as the cursor", async () => {
-    const sdk = clientSdk(gw, HEADERS_WITH_KEY);
+    const sdk = clientSdk(on.gw, HEADERS_WITH_KEY);
     for (let i = 0; i < 2; i++) await sdk.files.create({ file: await toFile(Buffer.from(dataset(10)), `p${i}.jsonl`), purpose: 'fine-tune' });
-    const first = await api(gw, 'GET', '/v1/files?limit=1', { headers: HEADERS_WITH_KEY });
+    const first = await api(on.gw, 'GET', '/v1/files?limit=1', { headers: HEADERS_WITH_KEY });
     expect(first.body).toMatchObject({ has_more: true, data: [{ filename: 'p1.jsonl' }] });
-    const next = await api(gw, 'GET', `/v1/files?limit=1&after=${encodeURIComponent(first.body.last_id)}`, {
+    const next = await api(on.gw, 'GET', `/v1/files?limit=1&after=${encodeURIComponent(first.body.last_id)}`, {
       headers: HEADERS_WITH_KEY,
     });
     expect(next.body.data).toMatchObject([{ filename: 'p0.jsonl' }]);
   });
 
   it('refuses learning_rate_multiplier and DPO with 400 naming the field, before any request', async () => {
-    const before = fake.state.requests.length;
+    const before = on.fake.state.requests.length;
     const headers = HEADERS_WITH_KEY;
-    const multiplier = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
+    const multiplier = await api(on.gw, 'POST', '/v1/fine_tuning/jobs', {
       headers,
       body: { model: BASE, training_file: 'x', hyperparameters: { learning_rate_multiplier: 2 } },
     });
     expect(multiplier.status).toBe(400);
     expect(multiplier.body.error).toMatchObject({ param: 'hyperparameters.learning_rate_multiplier', code: 'unsupported_parameter' });
-    const dpo = await api(gw, 'POST', '/v1/fine_tuning/jobs', { headers, body: { model: BASE, training_file: 'x', method: { type: 'dpo' } } });
+    const dpo = await api(on.gw, 'POST', '/v1/fine_tuning/jobs', { headers, body: { model: BASE, training_file: 'x', method: { type: 'dpo' } } });
     expect(dpo.status).toBe(400);
     expect(dpo.body.error.param).toBe('method.type');
-    expect(fake.state.requests.length).toBe(before);
+    expect(on.fake.state.requests.length).toBe(before);
   });
 
   it('answers a call on another account with 403', async () => {
     const headers = { ...HEADERS_WITH_KEY, 'x-gateway-fireworks-account-id': 'someone-else' };
-    expect((await api(gw, 'GET', '/v1/files', { headers })).status).toBe(403);
+    expect((await api(on.gw, 'GET', '/v1/files', { headers })).status).toBe(403);
   });
 
   it('passes a fine-tuned model without a deployment on to Fireworks, relaying its 404 with what to do', async () => {
     const model = `accounts/${ACCOUNT}/models/my-tuned-model`;
-    const before = fake.state.chatRequests.length;
-    const res = await api(gw, 'POST', '/v1/chat/completions', {
+    const before = on.fake.state.chatRequests.length;
+    const res = await api(on.gw, 'POST', '/v1/chat/completions', {
       headers: HEADERS_WITH_KEY,
       body: { model, messages: [{ role: 'user', content: 'Hi' }] },
     });
-    expect(fake.state.chatRequests.slice(before)).toEqual([expect.objectContaining({ model })]);
+    expect(on.fake.state.chatRequests.slice(before)).toEqual([expect.objectContaining({ model })]);
     expect(res.status).toBe(404);
     expect(res.body.error).toMatchObject({ type: 'provider_error', code: 'NOT_FOUND', param: 'model' });
     expect(res.body.error.message).toMatch(/^Fireworks AI: Model not found, inaccessible, and\/or not deployed \(.*x-gateway-fireworks-deployment\)$/);

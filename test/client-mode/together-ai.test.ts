@@ -4,34 +4,26 @@
  * PENDING files read `uploaded`, the fields it is sent, its asynchronous cancel, its job paging,
  * what it cannot take refused naming the field, its errors mapped.
  */
-import { startFakeTogether, type FakeTogether } from '../fakes/together-server';
+import { startFakeTogether } from '../fakes/together-server';
 import { dataset } from '../fine-tuning/harness';
 import { clientModeContract, clientSdk } from '../support/client-mode-kit';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, gatewayOnFake } from '../support/gateway';
 
 const KEY = 'tg-client-mode-0123456789abcdef';
 const BASE = 'meta-llama/Meta-Llama-3.1-8B-Instruct-Reference';
 const HEADERS = { 'x-gateway-provider': 'together-ai', authorization: `Bearer ${KEY}` };
 
-let fake: FakeTogether;
-let gw: TestGateway;
-
-beforeAll(async () => {
-  fake = await startFakeTogether({ apiKey: KEY, userId: 'acme' });
-  gw = await startTestGateway({ GATEWAY_TOGETHER_BASE_URL: fake.url, GATEWAY_PROVIDER_TIMEOUT_MS: '1500' });
-});
-
-afterAll(async () => {
-  await gw.stop();
-  await fake.close();
-});
+const on = gatewayOnFake(
+  () => startFakeTogether({ apiKey: KEY, userId: 'acme' }),
+  (fake) => ({ GATEWAY_TOGETHER_BASE_URL: fake.url, GATEWAY_PROVIDER_TIMEOUT_MS: '1500' }),
+);
 
 describe('client mode with Together AI', () => {
   clientModeContract({
-    gw: () => gw,
+    gw: () => on.gw,
     headers: () => HEADERS,
-    seen: () => fake.state.requests.length,
-    errors: { fake: () => fake, listPath: '/v1/fine-tunes', unknownJob: 'ft-missing', secret: KEY },
+    seen: () => on.fake.state.requests.length,
+    errors: { fake: () => on.fake, listPath: '/v1/fine-tunes', unknownJob: 'ft-missing', secret: KEY },
     dataset: () => dataset(12),
     model: BASE,
     // Together's PENDING (then RUNNING) validation is OpenAI's `uploaded`.
@@ -41,7 +33,7 @@ describe('client mode with Together AI', () => {
       id: expect.stringMatching(/^ft-/),
       model: BASE,
       status: 'queued',
-      organization_id: (await api(gw, 'GET', '/v1/admin/workspaces')).body.data[0].organisation_id,
+      organization_id: (await api(on.gw, 'GET', '/v1/admin/workspaces')).body.data[0].organisation_id,
       seed: 0,
     }),
     create: {
@@ -50,7 +42,7 @@ describe('client mode with Together AI', () => {
     },
     other: { seed: 42 },
     done: (job) => ({
-      fine_tuned_model: fake.state.jobs.get(job.id)?.model_output_name,
+      fine_tuned_model: on.fake.state.jobs.get(job.id)?.model_output_name,
       hyperparameters: expect.objectContaining({ n_epochs: 2, batch_size: 4 }),
     }),
     events: (events) => {
@@ -59,18 +51,18 @@ describe('client mode with Together AI', () => {
     },
     checkpoints: (checkpoints, job) => expect(checkpoints[0]).toMatchObject({ fine_tuned_model_checkpoint: `${job.id}:6`, step_number: 6 }),
     cancel: async (sdk, other) => {
-      expect(fake.state.fineTuneRequests.at(-1)).toMatchObject({ random_seed: 42 });
+      expect(on.fake.state.fineTuneRequests.at(-1)).toMatchObject({ random_seed: 42 });
       // Together stops a job asynchronously: `cancel_requested` reads running until it is cancelled.
       expect(await sdk.fineTuning.jobs.cancel(other.id)).toMatchObject({ id: other.id, status: 'running', seed: 42 });
       expect(await sdk.fineTuning.jobs.retrieve(other.id)).toMatchObject({ status: 'cancelled' });
     },
-    stored: (uploaded, content) => expect(fake.state.fileContents.get(uploaded.id)?.toString()).toBe(content),
+    stored: (uploaded, content) => expect(on.fake.state.fileContents.get(uploaded.id)?.toString()).toBe(content),
     after: () => {
-      const sent = fake.state.fineTuneRequests.filter((r) => r.suffix === 'cm').at(-1);
+      const sent = on.fake.state.fineTuneRequests.filter((r) => r.suffix === 'cm').at(-1);
       expect(sent).toMatchObject({ n_epochs: 2, batch_size: 4, learning_rate: 0.0003 });
     },
     afterDirect: () =>
-      expect(fake.state.requests.filter((r) => r.path.startsWith('/v1/')).every((r) => r.headers.authorization === `Bearer ${KEY}`)).toBe(true),
+      expect(on.fake.state.requests.filter((r) => r.path.startsWith('/v1/')).every((r) => r.headers.authorization === `Bearer ${KEY}`)).toBe(true),
     integration: () => ({ credentials: { api_key: KEY } }),
     hostile: [],
     required: ['authorization'],
@@ -78,7 +70,7 @@ describe('client mode with Together AI', () => {
   });
 
   it('pages the job list with the last id as cursor', async () => {
-    const sdk = clientSdk(gw, HEADERS);
+    const sdk = clientSdk(on.gw, HEADERS);
     const page = await sdk.fineTuning.jobs.list({ limit: 1 });
     expect(page.data).toHaveLength(1);
     expect(page.has_more).toBe(true);
@@ -87,20 +79,20 @@ describe('client mode with Together AI', () => {
   });
 
   it('refuses learning_rate_multiplier and an unknown training type with 400 naming the field, before any request', async () => {
-    const before = fake.state.fineTuneRequests.length;
-    const multiplier = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
+    const before = on.fake.state.fineTuneRequests.length;
+    const multiplier = await api(on.gw, 'POST', '/v1/fine_tuning/jobs', {
       headers: HEADERS,
       body: { model: BASE, training_file: 'file-x', method: { type: 'supervised', supervised: { hyperparameters: { learning_rate_multiplier: 2 } } } },
     });
     expect(multiplier.status).toBe(400);
     expect(multiplier.body.error).toMatchObject({ param: 'method.supervised.hyperparameters.learning_rate_multiplier', code: 'unsupported_parameter' });
     expect(multiplier.body.error.message).toContain('provider_options.learning_rate');
-    const type = await api(gw, 'POST', '/v1/fine_tuning/jobs', {
+    const type = await api(on.gw, 'POST', '/v1/fine_tuning/jobs', {
       headers: HEADERS,
       body: { model: BASE, training_file: 'file-x', provider_options: { training_type: 'qlora' } },
     });
     expect(type.status).toBe(400);
     expect(type.body.error.param).toBe('provider_options.training_type');
-    expect(fake.state.fineTuneRequests).toHaveLength(before);
+    expect(on.fake.state.fineTuneRequests).toHaveLength(before);
   });
 });

@@ -6,33 +6,25 @@
  */
 import { toFile } from 'openai';
 import { createServiceAccount, type ServiceAccountKey } from '../fakes/google-auth';
-import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
+import { startFakeVertex } from '../fakes/vertex-server';
 import { dataset, example } from '../fine-tuning/harness';
 import { clientModeContract, clientSdk } from '../support/client-mode-kit';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, gatewayOnFake } from '../support/gateway';
 import { BUCKET, fakeEndpoints, vertexHeaders } from '../providers/vertex-ai.support';
 
-let fake: FakeVertex;
-let gw: TestGateway;
-
-beforeAll(async () => {
-  fake = await startFakeVertex();
-  gw = await startTestGateway({ ...fakeEndpoints(fake), GATEWAY_PROVIDER_TIMEOUT_MS: '1500' });
-});
-
-afterAll(async () => {
-  await gw.stop();
-  await fake.close();
-});
+const on = gatewayOnFake(
+  () => startFakeVertex(),
+  (fake) => ({ ...fakeEndpoints(fake), GATEWAY_PROVIDER_TIMEOUT_MS: '1500' }),
+);
 
 /** A service account the fake's token endpoint knows, other than the one the other tests use (its own token cache entry). */
 function newServiceAccount(name: string): ServiceAccountKey {
-  const account = createServiceAccount(fake.projectId, fake.tokenUrl, name);
-  fake.state.oauth.register(account);
+  const account = createServiceAccount(on.fake.projectId, on.fake.tokenUrl, name);
+  on.fake.state.oauth.register(account);
   return account;
 }
 
-const exchangesOf = (account: ServiceAccountKey) => fake.state.oauth.requests.filter((r) => r.claims?.iss === account.client_email);
+const exchangesOf = (account: ServiceAccountKey) => on.fake.state.oauth.requests.filter((r) => r.claims?.iss === account.client_email);
 
 /** What the Gemini line of harness example `n` is. */
 const geminiExample = (n: number) => ({
@@ -43,7 +35,7 @@ const geminiExample = (n: number) => ({
   ],
 });
 
-const storedObject = (id: string) => fake.state.storage.buckets.get(BUCKET)!.get(id.slice(`gs://${BUCKET}/`.length))!;
+const storedObject = (id: string) => on.fake.state.storage.buckets.get(BUCKET)!.get(id.slice(`gs://${BUCKET}/`.length))!;
 
 describe('client mode with Vertex AI', () => {
   let headerKey: ServiceAccountKey;
@@ -54,16 +46,16 @@ describe('client mode with Vertex AI', () => {
   });
 
   clientModeContract({
-    gw: () => gw,
-    headers: () => ({ 'x-gateway-provider': 'vertex-ai', ...vertexHeaders(fake), 'x-gateway-vertex-service-account-json': JSON.stringify(headerKey) }),
-    seen: () => fake.state.requests.length,
+    gw: () => on.gw,
+    headers: () => ({ 'x-gateway-provider': 'vertex-ai', ...vertexHeaders(on.fake), 'x-gateway-vertex-service-account-json': JSON.stringify(headerKey) }),
+    seen: () => on.fake.state.requests.length,
     errors: {
-      fake: () => fake,
+      fake: () => on.fake,
       get listPath() {
-        return `/v1/projects/${fake.projectId}/locations/${fake.location}/tuningJobs`;
+        return `/v1/projects/${on.fake.projectId}/locations/${on.fake.location}/tuningJobs`;
       },
       get unknownJob() {
-        return `projects/${fake.projectId}/locations/${fake.location}/tuningJobs/42`;
+        return `projects/${on.fake.projectId}/locations/${on.fake.location}/tuningJobs/42`;
       },
       codes: { notFound: 'NOT_FOUND' },
       get secret() {
@@ -85,7 +77,7 @@ describe('client mode with Vertex AI', () => {
       id: expect.stringMatching(/\/tuningJobs\/\d+$/),
       status: 'queued',
       model: 'gemini-2.0-flash-001',
-      organization_id: fake.projectNumber,
+      organization_id: on.fake.projectNumber,
       seed: 0,
     }),
     path: ['running', 'succeeded'],
@@ -102,16 +94,16 @@ describe('client mode with Vertex AI', () => {
         ['fine_tuning.job.checkpoint', 12, job.id],
       ]),
     cancel: async (sdk, other) => expect(await sdk.fineTuning.jobs.cancel(other.id)).toMatchObject({ id: other.id, status: 'cancelled', error: null }),
-    after: ({ uploaded }) => expect(fake.state.storage.buckets.get(BUCKET)!.has(uploaded.id.slice(`gs://${BUCKET}/`.length))).toBe(false),
+    after: ({ uploaded }) => expect(on.fake.state.storage.buckets.get(BUCKET)!.has(uploaded.id.slice(`gs://${BUCKET}/`.length))).toBe(false),
     // One token exchange for the whole sequence, its signature verified.
     afterDirect: () => {
       const exchanges = exchangesOf(headerKey);
       expect(exchanges).toHaveLength(1);
-      expect(exchanges[0]).toMatchObject({ header: { alg: 'RS256' }, claims: { aud: fake.tokenUrl } });
+      expect(exchanges[0]).toMatchObject({ header: { alg: 'RS256' }, claims: { aud: on.fake.tokenUrl } });
       expect(exchanges[0].error).toBeUndefined();
     },
     integration: () => {
-      const { 'x-gateway-vertex-service-account-json': _key, ...options } = vertexHeaders(fake);
+      const { 'x-gateway-vertex-service-account-json': _key, ...options } = vertexHeaders(on.fake);
       return { credentials: { service_account_json: JSON.stringify(integrationKey) }, options };
     },
     secrets: () => [integrationKey.private_key_id],
@@ -130,15 +122,19 @@ describe('client mode with Vertex AI', () => {
   });
 
   it("uses the caller's own access token, with no exchange", async () => {
-    const { 'x-gateway-vertex-service-account-json': _key, ...settings } = vertexHeaders(fake);
-    const exchanges = fake.state.oauth.exchanges;
-    const jobs = await clientSdk(gw, { 'x-gateway-provider': 'vertex-ai', ...settings, authorization: `Bearer ${fake.issueToken()}` }).fineTuning.jobs.list();
+    const { 'x-gateway-vertex-service-account-json': _key, ...settings } = vertexHeaders(on.fake);
+    const exchanges = on.fake.state.oauth.exchanges;
+    const jobs = await clientSdk(on.gw, {
+      'x-gateway-provider': 'vertex-ai',
+      ...settings,
+      authorization: `Bearer ${on.fake.issueToken()}`,
+    }).fineTuning.jobs.list();
     expect(jobs.data.length).toBeGreaterThan(0);
-    expect(fake.state.oauth.exchanges).toBe(exchanges);
+    expect(on.fake.state.oauth.exchanges).toBe(exchanges);
   });
 
   it('refuses an integration whose key file is malformed when it is stored', async () => {
-    const res = await api(gw, 'POST', '/v1/integrations', {
+    const res = await api(on.gw, 'POST', '/v1/integrations', {
       body: {
         slug: 'bad-vertex',
         provider: 'vertex-ai',
@@ -151,7 +147,7 @@ describe('client mode with Vertex AI', () => {
   });
 
   it('answers a dataset line it cannot convert with a 400 naming the line', async () => {
-    const sdk = clientSdk(gw, { 'x-gateway-provider': 'vertex-ai', ...vertexHeaders(fake) });
+    const sdk = clientSdk(on.gw, { 'x-gateway-provider': 'vertex-ai', ...vertexHeaders(on.fake) });
     const bad = `${example(1)}\n${JSON.stringify({ messages: [{ role: 'user', content: 'only a question' }] })}\n`;
     const refused = await sdk.files.create({ file: await toFile(Buffer.from(bad), 'bad.jsonl'), purpose: 'fine-tune' }).catch((e: unknown) => e);
     expect(refused).toMatchObject({

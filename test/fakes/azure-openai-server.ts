@@ -37,6 +37,7 @@ import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { chatCompletion, chatCompletionChunks, findChatJsonlError, parseChatRequest, writeEvents } from './chat';
 import { fakeReply } from './fake-model';
+import type { FakeCheckpoint } from './openai-server';
 import {
   cursorPage,
   FakeHttpError,
@@ -123,15 +124,8 @@ export interface AzureFakeEvent {
   data?: Record<string, number>;
 }
 
-export interface AzureFakeCheckpoint {
-  id: string;
-  object: 'fine_tuning.job.checkpoint';
-  created_at: number;
-  fine_tuned_model_checkpoint: string;
-  step_number: number;
-  metrics: Record<string, number>;
-  fine_tuning_job_id: string;
-}
+/** Azure's checkpoint is OpenAI's. */
+export type AzureFakeCheckpoint = FakeCheckpoint;
 
 interface AzureChatTarget {
   resource: string;

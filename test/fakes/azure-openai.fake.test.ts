@@ -3,10 +3,10 @@
  * `AzureOpenAI` client, as a real resource would be driven: files, fine-tuning, chat on a deployment,
  * Entra tokens, and the failures Azure answers (api-version, keys, deployments, unprocessed files).
  */
-import { APIError, AzureOpenAI, toFile } from 'openai';
+import { AzureOpenAI, toFile } from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { AZURE_TEST_API_KEY, AZURE_TEST_ENTRA_TOKEN, AZURE_TEST_RESOURCE, startFakeAzureOpenAI, type FakeAzureOpenAI } from './azure-openai-server';
-import { eventually } from '../support/expect';
+import { apiError, eventually } from '../support/expect';
 
 const MODEL = 'gpt-4o-mini-2024-07-18';
 const line = (n: number) =>
@@ -30,16 +30,6 @@ beforeEach(async () => {
 });
 
 afterEach(() => fake.close());
-
-/** The API error a call fails with (the test fails if it succeeds). */
-async function apiError(call: Promise<unknown>): Promise<APIError> {
-  const outcome = await call.then(
-    () => new Error('expected the call to fail'),
-    (e: unknown) => e,
-  );
-  expect(outcome).toBeInstanceOf(APIError);
-  return outcome as APIError;
-}
 
 /** Uploads a dataset and polls it until processing ended, as a client must before creating a job. */
 async function uploadProcessed(content = DATASET, c = client) {

@@ -55,6 +55,16 @@ export interface FireworksBatchJob {
   continuedFromJobName: string;
 }
 
+/** The fields Fireworks fills in on every resource: a request may carry them, and they are ignored. */
+export const RESOURCE_OUTPUTS: MessageSchema = {
+  name: 'output',
+  state: 'output',
+  status: 'output',
+  createTime: 'output',
+  updateTime: 'output',
+  createdBy: 'output',
+};
+
 export const BATCH_JOB_SCHEMA: MessageSchema = {
   displayName: 'string',
   model: 'string',
@@ -79,12 +89,7 @@ export const BATCH_JOB_SCHEMA: MessageSchema = {
     ],
   },
   continuedFromJobName: 'string',
-  name: 'output',
-  state: 'output',
-  status: 'output',
-  createTime: 'output',
-  updateTime: 'output',
-  createdBy: 'output',
+  ...RESOURCE_OUTPUTS,
   jobProgress: 'output',
 };
 

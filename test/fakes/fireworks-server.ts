@@ -18,7 +18,7 @@
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { answerChat } from './chat';
-import { BATCH_JOB_SCHEMA, createBatchInferenceJobs, parseBatchRows, type BatchRow } from './fireworks-batch';
+import { BATCH_JOB_SCHEMA, RESOURCE_OUTPUTS, createBatchInferenceJobs, parseBatchRows, type BatchRow } from './fireworks-batch';
 import { inspectJsonl, JsonlInspector, type JsonlReport } from './jsonl';
 import {
   bearerToken,
@@ -215,12 +215,7 @@ const DATASET_SCHEMA: MessageSchema = {
   externalUrl: 'string',
   format: { enum: ['FORMAT_UNSPECIFIED', 'CHAT', 'COMPLETION', 'RL'] },
   exampleCount: 'int64',
-  name: 'output',
-  state: 'output',
-  status: 'output',
-  createTime: 'output',
-  updateTime: 'output',
-  createdBy: 'output',
+  ...RESOURCE_OUTPUTS,
   estimatedTokenCount: 'output',
 };
 const CREATE_DATASET_SCHEMA: MessageSchema = { datasetId: 'string', dataset: { message: DATASET_SCHEMA }, sourceDatasetId: 'string', filter: 'string' };
@@ -253,13 +248,8 @@ const SFT_JOB_SCHEMA: MessageSchema = {
   awsS3Config: { message: { credentialsSecret: 'string', iamRoleArn: 'string' } },
   azureBlobStorageConfig: { message: { credentialsSecret: 'string', managedIdentityClientId: 'string', tenantId: 'string' } },
   metricsFileSignedUrl: 'string',
-  name: 'output',
-  state: 'output',
-  status: 'output',
-  createTime: 'output',
-  updateTime: 'output',
+  ...RESOURCE_OUTPUTS,
   completedTime: 'output',
-  createdBy: 'output',
   jobProgress: 'output',
   estimatedCost: 'output',
   trainerLogsSignedUrl: 'output',

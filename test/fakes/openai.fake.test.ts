@@ -2,7 +2,8 @@
  * Proves the fake OpenAI faithful by driving it with the official `openai` client pointed at it
  * (`new OpenAI({baseURL})`): files, fine-tuning, and chat completions plain and streamed.
  */
-import OpenAI, { APIError, toFile } from 'openai';
+import OpenAI, { toFile } from 'openai';
+import { apiError } from '../support/expect';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { startFakeOpenAI, type FakeOpenAI } from './openai-server';
 
@@ -29,15 +30,6 @@ beforeEach(async () => {
 });
 
 afterEach(() => fake.close());
-
-async function apiError(call: Promise<unknown>): Promise<APIError> {
-  const outcome = await call.then(
-    () => new Error('expected the call to fail'),
-    (e: unknown) => e,
-  );
-  expect(outcome).toBeInstanceOf(APIError);
-  return outcome as APIError;
-}
 
 const upload = async (name = 'train.jsonl', purpose: 'fine-tune' | 'batch' = 'fine-tune') =>
   client.files.create({ file: await toFile(DATASET, name), purpose });

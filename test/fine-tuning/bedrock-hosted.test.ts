@@ -9,7 +9,7 @@
 import { startFakeBedrock, type FakeCustomizationJob } from '../fakes/bedrock-server';
 import { gatewaySdk } from '../support/answers';
 import { api } from '../support/gateway';
-import { hostedOnFake } from '../support/hosted-kit';
+import { chatOnDeployment, hostedOnFake } from '../support/hosted-kit';
 import { awsHeaders, bedrock, chatDataset, DEFAULT_BUCKET, fakeEndpoints, NOVA, ROLE_ARN, storedLines, upload } from '../providers/bedrock-harness';
 import { propertiesOf, toolRequestCase, type SentTools } from '../chat/sdk-suite';
 import { eventually } from './harness';
@@ -98,20 +98,10 @@ describe('hosted Bedrock jobs', () => {
 
   it('serves the custom model through chat completions once deployed, with the integration’s credentials', async () => {
     expect(customModel).toBeDefined();
-    const model = customModel!;
-    const ask = (headers: Record<string, string> = {}) =>
-      api(hosted.gw, 'POST', '/v1/chat/completions', { headers, body: { model, messages: [{ role: 'user', content: 'Hello hosted Bedrock' }] } });
-    const calls = hosted.fake.state.converseCalls.length;
-    expect(await ask()).toMatchObject({ status: 400, body: { error: { code: 'deployment_required', param: 'x-gateway-aws-bedrock-model' } } });
-    expect(hosted.fake.state.converseCalls).toHaveLength(calls);
-
-    const deployment = hosted.fake.registerDeployment(model);
-    const answered = await ask({ 'x-gateway-aws-bedrock-model': deployment });
-    expect(answered.status).toBe(200);
-    expect(answered.body).toMatchObject({
-      object: 'chat.completion',
-      model,
-      choices: [{ message: { content: `Answer from ${deployment}: Hello hosted Bedrock` } }],
+    const deployment = await chatOnDeployment(hosted.gw, customModel!, {
+      header: 'x-gateway-aws-bedrock-model',
+      calls: () => hosted.fake.state.converseCalls,
+      deploy: (model) => ({ value: hosted.fake.registerDeployment(model) }),
     });
     // Signed with the integration's credentials (the fake checks the SigV4 signature), in the integration's region.
     expect(hosted.fake.state.converseCalls.at(-1)).toMatchObject({ modelId: deployment, stream: false });

@@ -4,33 +4,20 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { itOnPostgres, spawnReplica } from '../support/gateway-process';
-import {
-  MASTER_KEY,
-  createIntegration,
-  createTestDatabase,
-  eventually,
-  newKey,
-  startHostedGateway,
-  startHostedJobs,
-  tempDir,
-  type HostedGateway,
-} from './harness';
+import { MASTER_KEY, createIntegration, eventually, hostedGround, startHostedGateway, startHostedJobs, type HostedGateway } from './harness';
 
 const JOBS = 20;
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 const LEASE_MS = '1000';
 
 itOnPostgres('a gateway process killed mid-run (SIGKILL) leaves no job stuck and none submitted twice', async () => {
-  const fake: FakeOpenAI = await startFakeOpenAI({ apiKey: SECRET });
-  const data = await tempDir('gw-ft-crash-');
-  const database = await createTestDatabase();
-  const key = newKey();
+  const ground = await hostedGround('gw-ft-crash-', SECRET);
+  const { fake, dataDir, database, key } = ground;
   let victim: ChildProcess | undefined;
   let survivor: HostedGateway | undefined;
   try {
-    const shared = { databaseUrl: database.databaseUrl!, dataDir: data.dir, key, masterKey: MASTER_KEY, openaiUrl: fake.url };
+    const shared = { databaseUrl: database.databaseUrl!, dataDir, key, masterKey: MASTER_KEY, openaiUrl: fake.url };
     const spawned = await spawnReplica(shared, { GATEWAY_JOB_POLL_MS: '50', GATEWAY_JOB_LEASE_MS: LEASE_MS });
     victim = spawned.child;
     const doomed = { url: spawned.url, key };
@@ -44,7 +31,7 @@ itOnPostgres('a gateway process killed mid-run (SIGKILL) leaves no job stuck and
     await new Promise((resolve) => victim!.once('exit', resolve));
     const submittedBeforeKill = fake.state.createJobCalls;
 
-    survivor = await startHostedGateway({ fake, database, dataDir: data.dir, key, env: { GATEWAY_JOB_LEASE_MS: LEASE_MS } });
+    survivor = await startHostedGateway({ fake, database, dataDir, key, env: { GATEWAY_JOB_LEASE_MS: LEASE_MS } });
     const prisma = survivor.gateway.services.db.prisma;
     const unfinishedAtTakeover = await prisma.fineTuningJob.count({ where: { id: { in: ids }, status: { not: 'succeeded' } } });
 
@@ -63,8 +50,6 @@ itOnPostgres('a gateway process killed mid-run (SIGKILL) leaves no job stuck and
   } finally {
     if (victim && victim.exitCode === null && victim.signalCode === null) victim.kill('SIGKILL');
     await survivor?.stop();
-    await database.drop();
-    await fake.close();
-    await data.remove();
+    await ground.close();
   }
 });

@@ -9,7 +9,7 @@
 import { startFakeFireworks } from '../fakes/fireworks-server';
 import { api } from '../support/gateway';
 import { eventually } from '../support/expect';
-import { hostedOnFake } from '../support/hosted-kit';
+import { chatOnDeployment, hostedOnFake } from '../support/hosted-kit';
 import { dataset } from './harness';
 import { openAIWireSent, toolRequestCase } from '../chat/sdk-suite';
 import { gatewaySdk } from '../support/answers';
@@ -94,25 +94,23 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
   it('serves the tuned model through chat completions once deployed, naming the deployment to use', async () => {
     expect(tunedModel).toBeDefined();
     const model = tunedModel!;
-    const ask = (headers: Record<string, string> = {}) =>
-      api(hosted.gw, 'POST', '/v1/chat/completions', { headers, body: { model, messages: [{ role: 'user', content: 'Hello Fireworks' }] } });
+    const served = `${model}#accounts/${ACCOUNT}/deployments/chat-serving`;
     // A model of an account answers only on a deployment: the gateway says which header names it, before calling Fireworks.
-    const calls = hosted.fake.state.chatRequests.length;
-    expect(await ask()).toMatchObject({ status: 400, body: { error: { code: 'deployment_required', param: 'x-gateway-fireworks-deployment' } } });
-    expect(hosted.fake.state.chatRequests).toHaveLength(calls);
-
-    hosted.fake.deploy(model, `accounts/${ACCOUNT}/deployments/chat-serving`);
-    const answered = await ask({ 'x-gateway-fireworks-deployment': 'chat-serving' });
-    expect(answered.status).toBe(200);
-    expect(answered.body).toMatchObject({
-      object: 'chat.completion',
-      model,
-      choices: [{ message: { content: `Answer from ${model}#accounts/${ACCOUNT}/deployments/chat-serving: Hello Fireworks` } }],
+    await chatOnDeployment(hosted.gw, model, {
+      header: 'x-gateway-fireworks-deployment',
+      calls: () => hosted.fake.state.chatRequests,
+      deploy: () => {
+        hosted.fake.deploy(model, `accounts/${ACCOUNT}/deployments/chat-serving`);
+        return { value: 'chat-serving', servedAs: served };
+      },
     });
-    expect(hosted.fake.state.chatRequests.at(-1)).toMatchObject({ model: `${model}#accounts/${ACCOUNT}/deployments/chat-serving` });
+    expect(hosted.fake.state.chatRequests.at(-1)).toMatchObject({ model: served });
 
     // A hostile deployment name is refused before any call.
-    expect((await ask({ 'x-gateway-fireworks-deployment': '../../evil' })).status).toBe(400);
+    const hostile = { 'x-gateway-fireworks-deployment': '../../evil' };
+    expect(
+      await api(hosted.gw, 'POST', '/v1/chat/completions', { headers: hostile, body: { model, messages: [{ role: 'user', content: 'x' }] } }),
+    ).toMatchObject({ status: 400 });
   });
 
   describe('tools and structured outputs, as sent', () => {

@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { startGateway, type RunningGateway } from '../../src/main';
 import { AZURE_TEST_API_KEY } from '../fakes/azure-openai-server';
-import type { FakeOpenAI } from '../fakes/openai-server';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { api } from '../support/gateway';
 
@@ -70,6 +70,28 @@ export async function tempDir(prefix: string): Promise<{ dir: string; remove(): 
 export const newKey = () => `gw_test_${randomBytes(16).toString('hex')}`;
 
 export { createTestDatabase };
+
+/** What the tests of hosted jobs on several gateways stand on: the fake OpenAI taking `apiKey`, a DATA_DIR, a database, a key. */
+export interface HostedGround {
+  fake: FakeOpenAI;
+  dataDir: string;
+  database: TestDatabase;
+  key: string;
+  /** Drops the database, stops the fake and removes the DATA_DIR. */
+  close(): Promise<void>;
+}
+
+export async function hostedGround(dirPrefix: string, apiKey: string): Promise<HostedGround> {
+  const fake = await startFakeOpenAI({ apiKey });
+  const data = await tempDir(dirPrefix);
+  const database = await createTestDatabase();
+  const close = async () => {
+    await database.drop();
+    await fake.close();
+    await data.remove();
+  };
+  return { fake, dataDir: data.dir, database, key: newKey(), close };
+}
 
 /** Raw response bodies the SDK received, to check what the gateway sent back. */
 export function sdk(gw: { url: string; key: string }, seen: string[] = []): OpenAI {

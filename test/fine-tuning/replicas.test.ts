@@ -5,27 +5,24 @@
  */
 import { randomBytes } from 'node:crypto';
 import { toFile } from 'openai';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { api } from '../support/gateway';
 import { itOnPostgres } from '../support/gateway-process';
-import { createIntegration, createTestDatabase, dataset, eventually, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from './harness';
+import { createIntegration, dataset, eventually, hostedGround, sdk, startHostedGateway, type HostedGateway } from './harness';
 
 const JOBS = 50;
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
 itOnPostgres('two replicas on one Postgres: 50 hosted jobs are each submitted once, and a stopped or crashed replica leaves none stuck', async () => {
-  const fake: FakeOpenAI = await startFakeOpenAI({ apiKey: SECRET });
-  const data = await tempDir('gw-ft-replicas-');
-  const database = await createTestDatabase();
-  const key = newKey();
+  const ground = await hostedGround('gw-ft-replicas-', SECRET);
+  const { fake, dataDir, database, key } = ground;
   // Short leases: a replica that vanishes gives its jobs up within half a second.
   const env = { GATEWAY_JOB_LEASE_MS: '500' };
   let a: HostedGateway | undefined;
   let b: HostedGateway | undefined;
   let watching = true;
   try {
-    a = await startHostedGateway({ fake, database, dataDir: data.dir, key, env });
-    b = await startHostedGateway({ fake, database, dataDir: data.dir, key, env });
+    a = await startHostedGateway({ fake, database, dataDir, key, env });
+    b = await startHostedGateway({ fake, database, dataDir, key, env });
     const prisma = b.gateway.services.db.prisma;
     const logsOfA = a.logs;
 
@@ -104,8 +101,6 @@ itOnPostgres('two replicas on one Postgres: 50 hosted jobs are each submitted on
     watching = false;
     await a?.stop();
     await b?.stop();
-    await database.drop();
-    await fake.close();
-    await data.remove();
+    await ground.close();
   }
 });

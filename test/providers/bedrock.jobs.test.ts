@@ -10,7 +10,7 @@ import type { ProviderClient } from '../../src/providers/registry';
 import type { CreateJobInput } from '../../src/providers/types';
 import { failure } from '../support/expect';
 import { startFakeBedrock, type FakeBedrock, type FakeBedrockOptions } from '../fakes/bedrock-server';
-import type { ClientOptions } from '../support/provider-kit';
+import { createdJob, type ClientOptions } from '../support/provider-kit';
 import { bedrock, chatDataset, CLAUDE, DEFAULT_BUCKET, NOVA, requestCount, ROLE_ARN, upload } from './bedrock-harness';
 
 let fake: FakeBedrock;
@@ -46,27 +46,19 @@ describe('creating and following a job', () => {
       method,
       options: { learningRate: 0.00001 },
     });
-    expect(created).toEqual({
-      id: expect.stringMatching(JOB_ARN),
-      status: 'validating_files',
-      model: NOVA,
-      fineTunedModel: null,
-      servingModel: null,
-      trainedTokens: null,
-      error: null,
-      createdAt: expect.any(Number),
-      finishedAt: null,
-      estimatedFinish: null,
-      hyperparameters: { nEpochs: 2, batchSize: 4 },
-      method: { type: 'supervised', hyperparameters: { nEpochs: 2, batchSize: 4 } },
-      resultFiles: [],
-      trainingFile: training,
-      validationFile: validation,
-      seed: null,
-      suffix: 'my-model',
-      metadata: null,
-      organizationId: '123456789012',
-    });
+    expect(created).toEqual(
+      createdJob({
+        id: expect.stringMatching(JOB_ARN),
+        status: 'validating_files',
+        model: NOVA,
+        hyperparameters: { nEpochs: 2, batchSize: 4 },
+        method: { type: 'supervised', hyperparameters: { nEpochs: 2, batchSize: 4 } },
+        trainingFile: training,
+        validationFile: validation,
+        suffix: 'my-model',
+        organizationId: '123456789012',
+      }),
+    );
     expect(fake.state.createJobRequests).toEqual([
       {
         jobName: expect.stringMatching(/^gateway-[0-9a-f-]{36}$/),

@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import type { CreateJobInput, ProviderFile } from '../../src/providers/types';
 import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
 import { failure as gatewayError } from '../support/expect';
-import { adapterContract } from '../support/provider-kit';
+import { adapterContract, createdJob } from '../support/provider-kit';
 import { BUCKET, examplePair, openaiDataset, vertexClient } from './vertex-ai.support';
 
 let fake: FakeVertex;
@@ -209,27 +209,20 @@ describe('Vertex AI tuning jobs', () => {
         supervisedTuningSpec: { trainingDatasetUri: file.id, validationDatasetUri: file.id, hyperParameters: { epochCount: 2, learningRateMultiplier: 0.5 } },
       },
     ]);
-    expect(created).toEqual({
-      id: expect.stringMatching(new RegExp(`^projects/${fake.projectNumber}/locations/us-central1/tuningJobs/\\d{19}$`)),
-      status: 'queued',
-      model: 'gemini-2.0-flash-001',
-      fineTunedModel: null,
-      servingModel: null,
-      trainedTokens: null,
-      error: null,
-      createdAt: expect.any(Number),
-      finishedAt: null,
-      estimatedFinish: null,
-      hyperparameters: { nEpochs: 2, learningRateMultiplier: 0.5 },
-      method: { type: 'supervised', hyperparameters: { nEpochs: 2, learningRateMultiplier: 0.5 } },
-      resultFiles: [],
-      trainingFile: file.id,
-      validationFile: file.id,
-      seed: null,
-      suffix: 'faq-bot',
-      metadata: { team: 'search', gateway_job_id: '0f8fad5b-d9cb-469f-a165-70867728950e' },
-      organizationId: fake.projectNumber,
-    });
+    expect(created).toEqual(
+      createdJob({
+        id: expect.stringMatching(new RegExp(`^projects/${fake.projectNumber}/locations/us-central1/tuningJobs/\\d{19}$`)),
+        status: 'queued',
+        model: 'gemini-2.0-flash-001',
+        hyperparameters: { nEpochs: 2, learningRateMultiplier: 0.5 },
+        method: { type: 'supervised', hyperparameters: { nEpochs: 2, learningRateMultiplier: 0.5 } },
+        trainingFile: file.id,
+        validationFile: file.id,
+        suffix: 'faq-bot',
+        metadata: { team: 'search', gateway_job_id: '0f8fad5b-d9cb-469f-a165-70867728950e' },
+        organizationId: fake.projectNumber,
+      }),
+    );
     expect(Math.abs(created.createdAt - Date.now() / 1000)).toBeLessThan(60);
   });
 

@@ -10,18 +10,16 @@
  * (its one failure of this kind, a full disk, is described in docs/resilience.md).
  */
 import { randomBytes } from 'node:crypto';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import {
   createIntegration,
-  createTestDatabase,
   eventually,
-  newKey,
+  hostedGround,
   startHostedGateway,
   startHostedJobs,
-  tempDir,
   type HostedGateway,
+  type HostedGround,
 } from '../fine-tuning/harness';
-import { adminQuery, type TestDatabase } from '../support/database';
+import { adminQuery } from '../support/database';
 import { api, gql } from '../support/gateway';
 import { startTcpProxy, type CutMode, type TcpProxy } from '../support/tcp-proxy';
 
@@ -34,9 +32,7 @@ const describePostgres = POSTGRES ? describe : describe.skip;
 const title = 'Postgres outage through a TCP proxy';
 
 describePostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set TEST_DATABASE_URL); the embedded PGlite has no link to cut`, () => {
-  let fake: FakeOpenAI;
-  let data: { dir: string; remove(): Promise<void> };
-  let database: TestDatabase;
+  let ground: HostedGround;
   let proxy: TcpProxy;
   let gw: HostedGateway;
   const unhandled: unknown[] = [];
@@ -46,16 +42,15 @@ describePostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set T
 
   beforeAll(async () => {
     process.on('unhandledRejection', onUnhandled);
-    fake = await startFakeOpenAI({ apiKey: SECRET });
-    data = await tempDir('gw-outage-');
-    database = await createTestDatabase();
+    ground = await hostedGround('gw-outage-', SECRET);
+    const { fake, database, dataDir, key } = ground;
     const direct = new URL(database.databaseUrl!);
     proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
     gw = await startHostedGateway({
       fake,
       database: { ...database, databaseUrl: proxy.via(database.databaseUrl!) },
-      dataDir: data.dir,
-      key: newKey(),
+      dataDir,
+      key,
       // Key cache off: every request then looks its key up first, which the resolver test uses to cut the
       // link between the context's statement and the resolver's.
       env: { GATEWAY_DB_CONNECT_TIMEOUT_MS: '1500', GATEWAY_DB_QUERY_TIMEOUT_MS: '3000', GATEWAY_KEY_CACHE_SIZE: '0' },
@@ -68,9 +63,7 @@ describePostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set T
     process.off('unhandledRejection', onUnhandled);
     await gw?.stop();
     await proxy?.close();
-    await database?.drop();
-    await fake?.close();
-    await data?.remove();
+    await ground?.close();
   });
 
   /** A request and how long its answer took. */
@@ -146,7 +139,7 @@ describePostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set T
   it('hosted jobs started before a cut all succeed, each created once; the monitor logs the pause and resumption once', async () => {
     const ids = await startHostedJobs(gw, 'outage-openai', JOBS);
     // Cut while the monitor is mid-way: some jobs submitted, some not.
-    await eventually(async () => (fake.state.createJobCalls >= 1 ? true : undefined), 10_000, 5);
+    await eventually(async () => (ground.fake.state.createJobCalls >= 1 ? true : undefined), 10_000, 5);
     const logsBefore = gw.logs.length;
     await proxy.cut('reset');
     await new Promise((r) => setTimeout(r, CUT_MS));
@@ -161,8 +154,8 @@ describePostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set T
       30_000,
       100,
     );
-    expect(fake.state.createJobCalls).toBe(JOBS);
-    const submittedFor = [...fake.state.jobs.values()].map((j) => j.metadata?.gateway_job_id);
+    expect(ground.fake.state.createJobCalls).toBe(JOBS);
+    const submittedFor = [...ground.fake.state.jobs.values()].map((j) => j.metadata?.gateway_job_id);
     expect([...submittedFor].sort()).toEqual([...ids].sort());
     const during = gw.logs.slice(logsBefore);
     expect(during.filter((line) => line.includes('job monitor paused'))).toHaveLength(1);
@@ -171,7 +164,7 @@ describePostgres(POSTGRES ? title : `${title} — skipped: needs Postgres (set T
   });
 
   it('leaks no connection and no unhandled rejection across the outages', async () => {
-    const name = new URL(database.databaseUrl!).pathname.slice(1);
+    const name = new URL(ground.database.databaseUrl!).pathname.slice(1);
     // node-postgres's pool holds at most 10 connections; the outages left none behind beyond that.
     const rows = await adminQuery(POSTGRES!, 'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
     expect(Number(rows[0].n)).toBeLessThanOrEqual(10);

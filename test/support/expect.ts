@@ -3,6 +3,7 @@
  * (`expectError`), a call that must fail with a GatewayError (`failure`), and a condition that holds
  * sooner or later (`eventually`). One copy each, so a change to the error shape is one edit.
  */
+import { APIError } from 'openai';
 import { GatewayError } from '../../src/errors';
 
 export interface ExpectedError {
@@ -56,4 +57,14 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
+}
+
+/** The error an OpenAI SDK call fails with (the test fails if it succeeds). */
+export async function apiError(call: Promise<unknown>): Promise<APIError> {
+  const outcome = await call.then(
+    () => new Error('expected the call to fail'),
+    (e: unknown) => e,
+  );
+  expect(outcome).toBeInstanceOf(APIError);
+  return outcome as APIError;
 }

@@ -133,3 +133,20 @@ export async function stopBackgroundWork(gw: Pick<TestGateway, 'gateway'>): Prom
   const { monitor, batchRunner, services } = gw.gateway;
   await Promise.all([monitor.stop(), batchRunner.stop(), services.usage.ledger.stop()]);
 }
+
+/**
+ * A fake provider and a gateway pointed at it by `env`, started before a file's tests and stopped
+ * after them, the gateway's log lines kept in `logs`. Read `fake` and `gw` inside the tests.
+ */
+export function gatewayOnFake<F extends { close(): Promise<void> }>(start: () => Promise<F>, env: (fake: F) => Record<string, string>) {
+  const on = { logs: [] as string[] } as { fake: F; gw: TestGateway; logs: string[] };
+  beforeAll(async () => {
+    on.fake = await start();
+    on.gw = await startTestGateway(env(on.fake), { logs: on.logs });
+  });
+  afterAll(async () => {
+    await on.gw?.stop();
+    await on.fake?.close();
+  });
+  return on;
+}

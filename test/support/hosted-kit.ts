@@ -79,3 +79,31 @@ export function hostedOnFake<F extends { close(): Promise<void> }>(options: Host
 
   return hosted;
 }
+
+/** Where a tuned model answers only on a deployment: the header naming it, the provider's chat calls, and how to deploy one. */
+export interface DeploymentOf {
+  header: string;
+  calls(): unknown[];
+  /** Deploys `model`: the header's value, and the model name the fake then answers as (the value, unless said). */
+  deploy(model: string): { value: string; servedAs?: string };
+}
+
+/**
+ * Chat with a tuned model that needs a deployment: refused (400 `deployment_required`, naming the
+ * header) before any provider call, then answered through the deployment named in the header.
+ * Returns the header's value.
+ */
+export async function chatOnDeployment(gw: TestGateway, model: string, deployment: DeploymentOf): Promise<string> {
+  const ask = (headers: Record<string, string> = {}) =>
+    api(gw, 'POST', '/v1/chat/completions', { headers, body: { model, messages: [{ role: 'user', content: 'Hello tuned model' }] } });
+  const calls = deployment.calls().length;
+  expect(await ask()).toMatchObject({ status: 400, body: { error: { code: 'deployment_required', param: deployment.header } } });
+  expect(deployment.calls()).toHaveLength(calls);
+  const { value, servedAs = value } = deployment.deploy(model);
+  const answered = await ask({ [deployment.header]: value });
+  expect(answered).toMatchObject({
+    status: 200,
+    body: { object: 'chat.completion', model, choices: [{ message: { content: `Answer from ${servedAs}: Hello tuned model` } }] },
+  });
+  return value;
+}

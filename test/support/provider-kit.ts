@@ -93,6 +93,21 @@ export async function runToEnd(client: ProviderClient, id: string, polls = 30): 
   return statuses;
 }
 
+/** A job as an adapter maps one just created, to compare whole: `fields`, and for the rest nothing yet. */
+export const createdJob = (fields: Partial<Record<keyof ProviderJob, unknown>>) => ({
+  fineTunedModel: null,
+  servingModel: null,
+  trainedTokens: null,
+  error: null,
+  createdAt: expect.any(Number),
+  finishedAt: null,
+  estimatedFinish: null,
+  resultFiles: [],
+  seed: null,
+  metadata: null,
+  ...fields,
+});
+
 /** `n` OpenAI chat examples, one a line, with non-ASCII text. */
 export const chatDataset = (n = 5): Buffer =>
   Buffer.from(
