@@ -3,7 +3,8 @@
  *
  *   1. Streamed chat completions (client mode, fake OpenAI, gateway in its own process) through a
  *      gateway with the ledger on and one with it off (GATEWAY_USAGE_LEDGER=off), measured
- *      alternately: completed streams per second with the ledger as a share of without (goal ≥ 95 %).
+ *      alternately: completed streams per second with the ledger as a share of without (goal ≥ 95 %),
+ *      and each gateway's CPU time per stream (its process's, /proc), which a loaded machine skews less.
  *   2. 100 000 rows recorded through the ledger (buffer and batched inserts) into the database of
  *      BENCH_DATABASE_URL (a Postgres database, emptied of usage rows first) or an in-memory PGlite:
  *      rows written per second (goal ≥ 20 000).
@@ -13,13 +14,16 @@
  *      sums), median of 5 (goal ≤ 200 ms on Postgres); and, for comparison, the same query from a
  *      start within an hour, which reads the ledger's rows (no goal).
  *
- * Options (environment): BENCH_SECONDS (per chat round, default 3), BENCH_CONCURRENCY (default 20),
- * BENCH_DATABASE_URL (Postgres for parts 2 and 3).
+ * Options (environment): BENCH_SECONDS (per chat round, default 3), BENCH_ROUNDS (alternated chat
+ * rounds per gateway, default 3), BENCH_CONCURRENCY (default 20), BENCH_DATABASE_URL (Postgres for
+ * parts 2 and 3), BENCH_CPU_PROF (a directory: both gateways run with `--cpu-prof` and write their
+ * profiles there, named by pid, the ledger-on gateway's pid printed).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { openDatabase, type Database } from '../src/db/database';
 import { createLogger } from '../src/logger';
@@ -27,24 +31,34 @@ import { UsageLedger } from '../src/modules/usage/usage.ledger';
 import type { UsageRow } from '../src/modules/usage/usage.model';
 import { UsageRepository } from '../src/modules/usage/usage.repository';
 import { UsageService } from '../src/modules/usage/usage.service';
-import { child, quantile, runBench, SECONDS, streamLoad, type Target } from './harness';
+import { child, cpuMs, quantile, runBench, SECONDS, stop, streamLoad, type Target } from './harness';
 
 const PROVIDER_KEY = 'sk-bench-0123456789abcdef';
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
-const ROUNDS = 3;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Longer than the ledger's flush interval (GATEWAY_USAGE_FLUSH_MS, 1 s by default). */
+const FLUSH_WAIT_MS = 1200;
 
 async function chatRatio(): Promise<Record<string, string | number>> {
   const fake = await child('fake-openai.js', { BENCH_PROVIDER_KEY: PROVIDER_KEY });
   const dirs = await Promise.all([mkdtemp(path.join(tmpdir(), 'gw-bench-usage-')), mkdtemp(path.join(tmpdir(), 'gw-bench-usage-'))]);
   const key = `gw_bench_${randomBytes(16).toString('hex')}`;
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.BENCH_CPU_PROF)] : [];
   const start = (dataDir: string, ledger: 'on' | 'off') =>
-    child('gateway.js', {
-      DATA_DIR: dataDir,
-      GATEWAY_BOOTSTRAP_API_KEY: key,
-      GATEWAY_OPENAI_BASE_URL: `http://127.0.0.1:${fake.port}/v1`,
-      GATEWAY_USAGE_LEDGER: ledger,
-    });
+    child(
+      'gateway.js',
+      {
+        DATA_DIR: dataDir,
+        GATEWAY_BOOTSTRAP_API_KEY: key,
+        GATEWAY_OPENAI_BASE_URL: `http://127.0.0.1:${fake.port}/v1`,
+        GATEWAY_USAGE_LEDGER: ledger,
+        // Lets `stop` end the gateway normally, so that `--cpu-prof` writes its profile.
+        BENCH_COUNT_STATEMENTS: '1',
+      },
+      profile,
+    );
   const [on, off] = [await start(dirs[0], 'on'), await start(dirs[1], 'off')];
+  if (profile.length) console.log(`ledger on: pid ${on.proc.pid}, off: pid ${off.proc.pid}`);
   try {
     const body = JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'Count the words of this request please' }] });
     const target = (port: number): Target => ({
@@ -60,22 +74,35 @@ async function chatRatio(): Promise<Record<string, string | number>> {
       },
       body,
     });
-    let withLedger = 0;
-    let without = 0;
+    const withLedger = { perSecond: 0, streams: 0, cpuMs: 0 };
+    const without = { perSecond: 0, streams: 0, cpuMs: 0 };
+    /** A round of streams on one gateway, with the CPU time its process spent meanwhile. */
+    const round = async (gateway: typeof on, into: typeof without) => {
+      const cpuBefore = cpuMs(gateway.proc.pid!);
+      const measured = await streamLoad(target(gateway.port), CONCURRENCY);
+      // The ledger's flush (every second) of the round's last rows is the round's cost, not the next round's.
+      await setTimeout(FLUSH_WAIT_MS);
+      into.cpuMs += cpuMs(gateway.proc.pid!) - cpuBefore;
+      into.perSecond += measured.perSecond;
+      into.streams += measured.requests;
+    };
     // Alternated so that a machine's drift during the run weighs on both alike.
-    for (let round = 0; round < ROUNDS; round++) {
-      without += (await streamLoad(target(off.port), CONCURRENCY)).perSecond;
-      withLedger += (await streamLoad(target(on.port), CONCURRENCY)).perSecond;
+    for (let i = 0; i < ROUNDS; i++) {
+      await round(off, without);
+      await round(on, withLedger);
     }
+    const cpuPerStream = (measured: typeof without) => measured.cpuMs / measured.streams;
     return {
       part: 'streamed chat, ledger on / off',
-      'ledger off streams/s': Math.round(without / ROUNDS),
-      'ledger on streams/s': Math.round(withLedger / ROUNDS),
-      ratio: `${((100 * withLedger) / without).toFixed(1)}%`,
+      'ledger off streams/s': Math.round(without.perSecond / ROUNDS),
+      'ledger on streams/s': Math.round(withLedger.perSecond / ROUNDS),
+      ratio: `${((100 * withLedger.perSecond) / without.perSecond).toFixed(1)}%`,
       goal: '≥ 95%',
+      'gateway CPU ms/stream off / on': `${cpuPerStream(without).toFixed(3)} / ${cpuPerStream(withLedger).toFixed(3)}`,
     };
   } finally {
-    [fake, on, off].forEach((c) => c.proc.kill());
+    await Promise.all([on, off].map((c) => stop(c.proc)));
+    fake.proc.kill();
     await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
   }
 }

@@ -4,6 +4,7 @@ import type { Config } from './config';
 import { createGraphQLFace } from './graphql/server';
 import { notFoundRoute, requireJsonBody, restErrorHandler } from './http/errors';
 import { corsPolicy } from './http/cors';
+import { whenBody } from './http/body';
 import { refuseDeepJson } from './http/json-depth';
 import { refuseUnstorableBody, refuseUnstorableQuery } from './http/text-guard';
 import { requestLog } from './http/observability';
@@ -18,7 +19,7 @@ import { adminRoutes } from './modules/admin/admin.routes';
 import { batchRoutes } from './modules/batches/batch.routes';
 import { chatRoutes } from './modules/chat/chat.routes';
 import { consoleBuildDir, consoleRoutes, graphqlPageRoute } from './modules/console/console.routes';
-import { clientModeBatchRoutes, clientModeFileRoutes, clientModeJobRoutes } from './modules/client-mode/client-mode.routes';
+import { clientModeRoutes } from './modules/client-mode/client-mode.routes';
 import { fileRoutes } from './modules/files/file.routes';
 import { fineTuningRoutes } from './modules/fine-tuning/fine-tuning.routes';
 import { integrationRoutes } from './modules/integrations/integration.routes';
@@ -69,9 +70,12 @@ export async function createApp(config: Config, services: Services, logger: Logg
   );
   const { metrics } = services;
 
-  app.use(requestLog(logger, metrics));
+  app.use(requestLog(app, logger, metrics));
   app.use(noSniff);
   app.use(corsPolicy(config.corsOrigins));
+  // REST first: its requests (most of the traffic) need not walk past the routes below; its routes come later.
+  const v1 = express.Router();
+  app.use('/v1', v1);
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -110,35 +114,37 @@ export async function createApp(config: Config, services: Services, logger: Logg
   const graphqlLimit = limiter ? [identifyCaller((req) => authenticateRequest(services, failures, req)), rateLimit(limiter), graphqlRateLimitErrors] : [];
   // A browser opening /graphql gets the explorer (or, in production, a page saying what the endpoint is).
   app.get('/graphql', graphqlPageRoute(consoleBuildDir(), config.production));
-  app.use('/graphql', ...graphqlLimit, ...graphql.middleware);
-  // The contract is public: served before /v1 asks for a key.
-  app.get('/v1/openapi.json', openApiRoute());
+  // One layer for every other path to pass, not one per GraphQL middleware.
+  app.use('/graphql', express.Router().use(...graphqlLimit, ...graphql.middleware));
 
-  const jsonBody: RequestHandler[] = [
+  const jsonSteps: RequestHandler[] = [
     requireJsonBody,
     express.json({ limit: config.jsonLimit, strict: true, verify: refuseDeepJson(config.jsonMaxDepth) }),
     refuseUnstorableBody,
   ];
   // The creating POSTs (the router's root unless named): one with an Idempotency-Key is claimed or replayed right after its body is parsed.
   const creates = (paths?: string[]) => idempotentCreates(services.idempotency, paths);
-  const v1 = express.Router();
+  // A request without a body (most reads) passes the JSON body middlewares in one step.
+  const jsonBody = whenBody(jsonSteps);
+  // The contract is public: served before /v1 asks for a key.
+  v1.get('/openapi.json', openApiRoute());
   v1.use(authenticate(services, failures));
   v1.use(refuseUnstorableQuery);
   if (limiter) v1.use(rateLimit(limiter));
-  v1.use('/labels', ...jsonBody, creates(), labelRoutes(services));
-  v1.use('/integrations', ...jsonBody, creates(), integrationRoutes(services));
+  // Requests naming a provider (`x-gateway-provider`) are client mode: its routes first, the others reach the hosted routes.
+  v1.use(clientModeRoutes(services, { json: jsonSteps, creates }));
+  v1.use('/labels', jsonBody, creates(), labelRoutes(services));
+  v1.use('/integrations', jsonBody, creates(), integrationRoutes(services));
   // Multipart uploads: no JSON body parser (the route streams the body itself).
-  // Requests naming a provider (`x-gateway-provider`) are client mode; the others reach the hosted routes.
-  v1.use('/files', clientModeFileRoutes(services), fileRoutes(services));
-  v1.use('/fine_tuning/jobs', ...jsonBody, creates(), clientModeJobRoutes(services), fineTuningRoutes(services));
-  v1.use('/prompts/partials', ...jsonBody, creates(), partialRoutes(services));
-  v1.use('/chat', ...jsonBody, chatRoutes(services, logger));
-  v1.use('/batches', ...jsonBody, creates(), clientModeBatchRoutes(services), batchRoutes(services));
+  v1.use('/files', fileRoutes(services));
+  v1.use('/fine_tuning/jobs', jsonBody, creates(), fineTuningRoutes(services));
+  v1.use('/prompts/partials', jsonBody, creates(), partialRoutes(services));
+  v1.use('/chat', jsonBody, chatRoutes(services, logger));
+  v1.use('/batches', jsonBody, creates(), batchRoutes(services));
   v1.use('/models', modelRoutes(services));
   v1.use('/organization', usageRoutes(services));
   v1.use('/logs', logRoutes(services));
-  v1.use('/', ...jsonBody, creates(['/api-keys', '/admin/workspaces']), adminRoutes(services));
-  app.use('/v1', v1);
+  v1.use('/', jsonBody, creates(['/api-keys', '/admin/workspaces']), adminRoutes(services));
   app.use('/console', consoleRoutes(consoleBuildDir()));
 
   app.use(notFoundRoute);

@@ -103,6 +103,8 @@ export async function createGraphQLFace<C extends object>({
   };
 }
 
+const MAYBE_MULTIPART = /multipart\/form-data/i;
+
 /**
  * GraphQL multipart requests (uploads) through graphql-upload-minimal, as its Express middleware does,
  * plus the limits a JSON body has: parts and bytes besides the file (multipart-guard.ts) and the
@@ -112,7 +114,8 @@ function graphqlUploads(config: Config): RequestHandler {
   // busboy flags a file on *reaching* maxFileSize: one byte more lets a file of exactly the limit through.
   const options = { maxFileSize: config.uploadLimitBytes + 1, maxFiles: 1 };
   return (req, res, next) => {
-    if (!req.is('multipart/form-data')) {
+    // Most requests are JSON: a Content-Type that cannot be multipart skips parsing it (`req.is`) at all.
+    if (!MAYBE_MULTIPART.test(req.headers['content-type'] ?? '') || !req.is('multipart/form-data')) {
       next();
       return;
     }

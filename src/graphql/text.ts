@@ -25,8 +25,20 @@ function literalPath(value: ValueNode, path: FieldPath): FieldPath | null {
   }
 }
 
-/** The first argument literal of the document holding text Postgres cannot store. */
+/**
+ * What {@link findUnstorableLiteral} found in each document: Apollo parses a query string once and
+ * hands every later request of it the same document, so a document is walked once.
+ */
+const literalsChecked = new WeakMap<DocumentNode, FieldPath | null>();
+
 function unstorableLiteral(document: DocumentNode): FieldPath | null {
+  let found = literalsChecked.get(document);
+  if (found === undefined) literalsChecked.set(document, (found = findUnstorableLiteral(document)));
+  return found;
+}
+
+/** The first argument literal of the document holding text Postgres cannot store. */
+function findUnstorableLiteral(document: DocumentNode): FieldPath | null {
   let found: FieldPath | null = null;
   visit(document, {
     Argument(node) {

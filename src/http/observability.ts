@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { Express, Request, RequestHandler, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Logger } from '../logger';
 
@@ -63,10 +63,19 @@ export class Metrics {
     });
   }
 
+  /** The labelled series of each method, route and status, made on first use (their label values are bounded). */
+  private readonly series = new Map<string, { count: { inc(): void }; time: { observe(seconds: number): void } }>();
+
   request(method: string, route: string, status: number, seconds: number): void {
-    const code = String(status);
-    this.requests.inc({ method, status: code });
-    this.latency.observe({ method, route, status: code }, seconds);
+    const key = `${method} ${status} ${route}`;
+    let series = this.series.get(key);
+    if (!series) {
+      const code = String(status);
+      series = { count: this.requests.labels(method, code), time: this.latency.labels(method, route, code) };
+      this.series.set(key, series);
+    }
+    series.count.inc();
+    series.time.observe(seconds);
   }
 
   /** One provider call's outcome; `status` is the HTTP status of the gateway's error (502, 504, a provider's 4xx…). */
@@ -84,31 +93,40 @@ export class Metrics {
   }
 }
 
+const ROUTE = Symbol('route');
+/** Express's route object, as far as it is read here (it is typed `any`). */
+type MatchedRoute = { path?: unknown } | undefined;
+type TrackedRequest = Request & { [ROUTE]?: MatchedRoute };
+
 /**
  * Records the full route pattern (`/v1/labels/:labelId`) as Express matches it: routers restore
- * `baseUrl` when an error leaves them, so at the end of the request it is no longer known.
+ * `baseUrl` when an error leaves them, so at the end of the request it is no longer known. The
+ * accessor is defined once on the app's request prototype (Express sets every request's prototype
+ * to it), not on each request.
  */
-function trackRoute(req: Request, res: Response): void {
-  let route: unknown;
-  Object.defineProperty(req, 'route', {
+function trackRoutes(app: Express): void {
+  Object.defineProperty(app.request, 'route', {
     configurable: true,
     enumerable: true,
-    get: () => route,
-    set(value: { path?: unknown } | undefined) {
-      route = value;
+    get(this: TrackedRequest): MatchedRoute {
+      return this[ROUTE];
+    },
+    set(this: TrackedRequest, value: MatchedRoute) {
+      this[ROUTE] = value;
       // Every route of the app is declared with a string path.
-      if (typeof value?.path === 'string') res.locals.route = req.baseUrl + value.path;
+      const path = value?.path;
+      if (typeof path === 'string') (this.res as Response).locals.route = this.baseUrl + path;
     },
   });
 }
 
 /** One JSON log line per request: method, path, route pattern, status, duration. Never headers or bodies. */
-export function requestLog(logger: Logger, metrics: Metrics): RequestHandler {
+export function requestLog(app: Express, logger: Logger, metrics: Metrics): RequestHandler {
+  trackRoutes(app);
   return (req, res, next) => {
-    const start = process.hrtime.bigint();
-    trackRoute(req, res);
+    const start = performance.now();
     res.on('finish', () => {
-      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      const seconds = (performance.now() - start) / 1000;
       // Mounted middleware (GraphQL) has no route: its mount point; nothing matched: `unmatched` (bounded label values).
       const route = res.locals.route ?? (req.baseUrl || 'unmatched');
       metrics.request(req.method, route, res.statusCode, seconds);

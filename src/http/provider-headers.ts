@@ -13,7 +13,14 @@ export type RequestHeaders = Readonly<Record<string, string | undefined>>;
 
 export const headersOf = (req: Request): RequestHeaders => flatHeaders(req.headers);
 
-/** Node's headers with repeated ones joined, as providers' settings are single values. */
-function flatHeaders(headers: IncomingHttpHeaders): Record<string, string | undefined> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
+/**
+ * Node's headers with repeated ones joined, as providers' settings are single values. Node joins
+ * repeated headers itself except a few (`set-cookie`): without one of those, its object is used as it is.
+ */
+function flatHeaders(headers: IncomingHttpHeaders): RequestHeaders {
+  for (const name in headers) {
+    if (Array.isArray(headers[name]))
+      return Object.fromEntries(Object.entries(headers).map(([key, value]) => [key, Array.isArray(value) ? value.join(', ') : value]));
+  }
+  return headers as RequestHeaders;
 }

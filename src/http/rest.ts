@@ -17,17 +17,25 @@ export const API_KEY_HEADER = 'x-gateway-api-key';
  * client mode) may carry the provider's own key there, so its Authorization is never read as ours.
  */
 export function apiKeyOf(req: Request): string | undefined {
-  const header = req.header(API_KEY_HEADER);
-  if (header !== undefined || req.header('x-gateway-provider') !== undefined) return header;
-  const bearer = /^Bearer\s+(gw_\S+)$/i.exec(req.header('authorization') ?? '');
+  const header = req.get(API_KEY_HEADER);
+  if (header !== undefined || req.headers['x-gateway-provider'] !== undefined) return header;
+  const bearer = /^Bearer\s+(gw_\S+)$/i.exec(req.headers.authorization ?? '');
   return bearer?.[1];
 }
 
 /** Resolves the API key of every request; 401 in the error shape otherwise. */
 export function authenticate(services: Services, failures: FailedAuthLimiter): RequestHandler {
-  return async (req, res, next) => {
-    res.locals.caller = await authenticateRequest(services, failures, req);
-    next();
+  return (req, res, next) => {
+    // A cached key (most requests) goes on at once, without waiting for a promise.
+    const cached = services.apiKeys.cachedCaller(apiKeyOf(req));
+    if (cached) {
+      res.locals.caller = cached;
+      return next();
+    }
+    return authenticateRequest(services, failures, req).then((caller) => {
+      res.locals.caller = caller;
+      next();
+    });
   };
 }
 
@@ -38,20 +46,24 @@ export function authenticate(services: Services, failures: FailedAuthLimiter): R
  */
 export function authenticateRequest(services: Services, failures: FailedAuthLimiter, req: Request): Promise<Caller> {
   const locals = (req.res as Response).locals;
-  locals.authentication ??= lookUpCaller(services, failures, req);
+  if (!locals.authentication) {
+    const cached = services.apiKeys.cachedCaller(apiKeyOf(req));
+    locals.authentication = cached ? Promise.resolve(cached) : lookUpCaller(services, failures, req);
+  }
   return locals.authentication;
 }
 
 async function lookUpCaller(services: Services, failures: FailedAuthLimiter, req: Request): Promise<Caller> {
-  const client = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  // The client's address (behind trusted proxies) is worked out only when the key is not cached.
+  const client = () => req.ip ?? req.socket.remoteAddress ?? 'unknown';
   let lookedUp = false;
   try {
     return await services.apiKeys.authenticate(apiKeyOf(req), () => {
-      failures.refuseIfBlocked(client);
+      failures.refuseIfBlocked(client());
       lookedUp = true;
     });
   } catch (err) {
-    if (lookedUp && err instanceof GatewayError && err.kind === 'unauthenticated') await failures.failed(client);
+    if (lookedUp && err instanceof GatewayError && err.kind === 'unauthenticated') await failures.failed(client());
     throw err;
   }
 }
@@ -66,26 +78,31 @@ export const requireOrganisationKey: RequestHandler = (_req, res, next) => {
 
 /** One query parameter as a string; a repeated parameter is ambiguous and refused. */
 export function queryParam(req: Request, name: string): string | undefined {
-  const value = req.query[name];
+  return singleValue(name, req.query[name]);
+}
+
+function singleValue(name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string') throw new GatewayError('invalid_request', 'must be given once', { param: name, aboutField: true, code: 'invalid_request' });
   return value;
 }
 
-/** The request's query parameters as a plain object of strings; a parameter not in `names` is a 400. */
-function queryObject(req: Request, names: readonly string[]): Record<string, string> {
+/** The query parameters every tenant-scoped route accepts: they choose the workspace. */
+const isScopeParam = (key: string) => key === 'workspace_id' || key === 'organisation_id';
+
+/** The request's query parameters as a plain object of strings; a parameter neither a scope one nor in `params` is a 400. */
+function queryObject(req: Request, params: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const key of Object.keys(req.query)) {
-    if (!names.includes(key))
+  // Express parses the query string again on every read of `req.query`: read once.
+  const query = req.query;
+  for (const key of Object.keys(query)) {
+    if (!isScopeParam(key) && !params.includes(key))
       throw new GatewayError('invalid_request', 'is not a known query parameter', { param: key, aboutField: true, code: 'invalid_request' });
-    const value = queryParam(req, key);
+    const value = singleValue(key, query[key]);
     if (value !== undefined) out[key] = value;
   }
   return out;
 }
-
-/** The query parameters every tenant-scoped route accepts: they choose the workspace. */
-const SCOPE_PARAMS = ['workspace_id', 'organisation_id'] as const;
 
 /** What a tenant-scoped handler works with: the scope, and the query and body as raw service input. */
 export interface TenantRequest {
@@ -129,7 +146,7 @@ export async function lazyTenantRequest(
   /** `as-sent`: the body keeps its snake_case keys (a protocol the gateway relays, such as OpenAI's chat request). */
   body: 'camelCase' | 'as-sent' = 'camelCase',
 ): Promise<LazyTenantRequest> {
-  const { workspace_id: fromQuery, organisation_id: organisationRef, ...query } = queryObject(req, [...SCOPE_PARAMS, ...params]);
+  const { workspace_id: fromQuery, organisation_id: organisationRef, ...query } = queryObject(req, params);
   const { workspace_id: fromBody, ...rest } = bodyObject(req);
   if (fromBody !== undefined && typeof fromBody !== 'string')
     throw new GatewayError('invalid_request', 'must be a string', { param: 'workspace_id', aboutField: true, code: 'invalid_request' });

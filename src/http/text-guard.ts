@@ -7,7 +7,8 @@ import { refuseUnstorableText } from '../validation/text';
  * path parameters as routes read them (`pathParam`), multipart fields in the multipart reader.
  */
 export const refuseUnstorableQuery: RequestHandler = (req, _res, next) => {
-  refuseUnstorableText(req.query);
+  // Express parses `req.query` on each read: a URL without a query string has nothing to check.
+  if (req.url.includes('?')) refuseUnstorableText(req.query);
   next();
 };
 

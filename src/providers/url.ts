@@ -38,16 +38,61 @@ export function urlPath(literals: TemplateStringsArray, ...values: string[]): st
   return literals.reduce((out, literal, i) => out + literal + (i < values.length ? encodeURIComponent(values[i]) : ''), '');
 }
 
+/** A base URL as parsed once: `href` is what a path is appended to, when the base is a plain http(s) root. */
+interface Root {
+  trimmed: string;
+  pathname: string;
+  href: string | null;
+}
+
+/** Bases in use (a few per provider, and the hosts header settings name): bounded, since a setting can name any host. */
+const roots = new Map<string, Root>();
+const MAX_ROOTS = 256;
+
+function rootOf(base: string): Root {
+  let root = roots.get(base);
+  if (root) return root;
+  const trimmed = base.replace(/\/+$/, '');
+  const url = new URL(trimmed);
+  const pathname = url.pathname.replace(/\/$/, '');
+  const plain = (url.protocol === 'https:' || url.protocol === 'http:') && !url.search && !url.hash && !url.username && !url.password;
+  root = { trimmed, pathname, href: plain ? url.origin + pathname : null };
+  if (roots.size >= MAX_ROOTS) roots.clear();
+  roots.set(base, root);
+  return root;
+}
+
+/** Path characters a URL parser keeps as they are (what `urlPath` and the adapters' literals produce). */
+const KEPT_PATH = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
+/** A `.` or `..` segment, also percent-encoded. */
+const DOT_SEGMENT_IN_PATH = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i;
+
+/** A query parameter as URLSearchParams writes it (form encoding: only alphanumerics and `*-._` as they are, a space as `+`). */
+const formEncoded = (text: string) =>
+  encodeURIComponent(text).replace(/[!'()~]|%20/g, (c) => (c === '%20' ? '+' : `%${c.charCodeAt(0).toString(16).toUpperCase()}`));
+
 /**
  * The URL of `path` (starting with "/") below `base`, with `query`. Refused (400 `invalid_id`, before
  * any connection) when parsing changed the path: a dot segment was folded, so the call would not go
- * where its builder meant it to.
+ * where its builder meant it to. A path of characters parsing keeps, without dot segments, below a
+ * plain base is joined as text (the same URL, without parsing it on every call).
  */
 export function providerUrl(base: string, path: string, query: Query = {}): string {
-  const root = base.replace(/\/+$/, '');
-  const url = new URL(root + path);
-  const expected = new URL(root).pathname.replace(/\/$/, '') + path;
-  if (url.pathname !== expected) throw changedPath();
+  const root = rootOf(base);
+  if (root.href !== null && KEPT_PATH.test(path) && !DOT_SEGMENT_IN_PATH.test(path)) {
+    try {
+      let search = '';
+      for (const key in query) {
+        const value = query[key];
+        if (value !== undefined) search += `${search ? '&' : '?'}${formEncoded(key)}=${formEncoded(String(value))}`;
+      }
+      return root.href + path + search;
+    } catch {
+      // A lone surrogate (encodeURIComponent refuses it; URLSearchParams writes U+FFFD): parsed below.
+    }
+  }
+  const url = new URL(root.trimmed + path);
+  if (url.pathname !== root.pathname + path) throw changedPath();
   for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, String(value));
   return url.toString();
 }

@@ -70,6 +70,19 @@ export function parseInput<S extends ZodTypeAny>(schema: S, input: unknown, at: 
   throw fromIssue(result.error.issues[0], at);
 }
 
+/** Each query schema's result for an empty query, parsed once (frozen: it is shared). */
+const emptyQueries = new WeakMap<ZodTypeAny, unknown>();
+
+/**
+ * `parseInput` for a query string's parameters: most list calls send none, and an empty query always
+ * parses to the schema's defaults, so that result is computed once per schema instead of per call.
+ */
+export function parseQuery<S extends ZodTypeAny>(schema: S, query: object): z.output<S> {
+  for (const _ in query) return parseInput(schema, query);
+  if (!emptyQueries.has(schema)) emptyQueries.set(schema, Object.freeze(parseInput(schema, {})));
+  return emptyQueries.get(schema);
+}
+
 export const uuid = z.string().uuid();
 
 /** A workspace named by UUID or slug. */

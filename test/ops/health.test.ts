@@ -112,8 +112,14 @@ describe('CORS and request logs', () => {
     const actual = await gatewayFetch(`${gateway.url}/v1/labels`, { headers: { origin: ORIGIN, 'x-gateway-api-key': key } });
     expect(actual.status).toBe(200);
     expect(actual.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    expect(actual.headers.get('vary')).toBe('Origin');
     const stranger = await gatewayFetch(`${gateway.url}/v1/labels`, { headers: { origin: 'https://evil.example.com', 'x-gateway-api-key': key } });
     expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
+    expect(stranger.headers.get('vary')).toBe('Origin');
+    // No Origin (a server-side client): no origin allowed, and caches told the answer varies by it.
+    const server = await gatewayFetch(`${gateway.url}/v1/labels`, { headers: { 'x-gateway-api-key': key } });
+    expect(server.headers.get('access-control-allow-origin')).toBeNull();
+    expect(server.headers.get('vary')).toBe('Origin');
   });
 
   it('sends no CORS headers when no origin is configured', async () => {
@@ -121,6 +127,26 @@ describe('CORS and request logs', () => {
     try {
       const res = await fetch(`${gw.url}/graphql`, { method: 'OPTIONS', headers: { origin: ORIGIN, 'access-control-request-method': 'POST' } });
       expect(res.headers.get('access-control-allow-origin')).toBeNull();
+      const actual = await gatewayFetch(`${gw.url}/v1/labels`, { headers: { origin: ORIGIN, 'x-gateway-api-key': gw.key } });
+      expect(actual.headers.get('access-control-allow-origin')).toBeNull();
+      expect(actual.headers.get('vary')).toBe('Origin');
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('allows every origin when configured with *, with or without an Origin', async () => {
+    const gw = await startTestGateway({ GATEWAY_CORS_ORIGINS: '*' });
+    try {
+      for (const headers of [{ origin: ORIGIN }, {}] as Record<string, string>[]) {
+        const res = await gatewayFetch(`${gw.url}/v1/labels`, { headers: { ...headers, 'x-gateway-api-key': gw.key } });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('access-control-allow-origin')).toBe('*');
+        expect(res.headers.get('vary')).toBeNull();
+      }
+      const preflight = await fetch(`${gw.url}/v1/labels`, { method: 'OPTIONS', headers: { origin: ORIGIN, 'access-control-request-method': 'POST' } });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
     } finally {
       await gw.stop();
     }

@@ -33,6 +33,16 @@ it('passes each event on with the caller’s model, its other fields as the prov
   expect(out).toBe(`data: ${first.replace('"provider-model"', '"ft:my-model"')}\n\n` + `data: ${delta('lo').replace('"provider-model"', '"ft:my-model"')}\n\n`);
 });
 
+it('takes the stream’s id and time from its first chunk, also when they need unescaping or follow the choices', () => {
+  const escaped = relayOf();
+  escaped.read(events(chunk({ id: 'chatcmpl-\\u0041"b', choices: [{ index: 0, delta: { content: 'a' }, finish_reason: null }] })));
+  expect(escaped.head).toEqual({ id: 'chatcmpl-\\u0041"b', created: 7 });
+  const late = relayOf();
+  const call = { index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '' } };
+  late.read(events(JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [call] }, finish_reason: null }], id: 'chatcmpl-9', created: 8, model: 'm' })));
+  expect(late.head).toEqual({ id: 'chatcmpl-9', created: 8 });
+});
+
 it('finds the fields in JSON written with blanks, and leaves a quoted "model" in the text alone', () => {
   const relay = relayOf();
   relay.read(events(delta('a')));

@@ -44,6 +44,35 @@ describe('providerUrl', () => {
     expect(thrown).toBeInstanceOf(GatewayError);
     expect(thrown).toMatchObject({ status: 400, code: 'invalid_id' });
   });
+
+  /** What parsing makes of the same base, path and query (providerUrl joins most URLs as text): the URL, or refused when the path changed. */
+  const parsed = (base: string, path: string, query: Record<string, string | number | undefined>) => {
+    const root = base.replace(/\/+$/, '');
+    const url = new URL(root + path);
+    if (url.pathname !== new URL(root).pathname.replace(/\/$/, '') + path) return 'invalid_id';
+    for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, String(value));
+    return url.toString();
+  };
+  const built = (base: string, path: string, query: Record<string, string | number | undefined>) => {
+    try {
+      return providerUrl(base, path, query);
+    } catch (err) {
+      return (err as GatewayError).code;
+    }
+  };
+
+  it.each([
+    ['https://API.Example.com:443/v1/', '/fine_tuning/jobs', { after: 'ftjob-1', limit: 20 }],
+    ['http://127.0.0.1:8080', '/files', {}],
+    ['https://h.example/openai//', urlPath`/files/${"a b!'()~*é😀"}/content`, { 'api-version': '2024-10-21', q: "x y!'()~*&=?#é😀" }],
+    ['https://h.example/base', "/models/a:b@c;d=e,f+g$h&i'j(k)", { empty: '', n: 0, skipped: undefined }],
+    ['https://h.example/v1?fixed=1', '/files', { limit: 5 }],
+    ['https://user:pw@h.example/v1', '/files', { limit: 5 }],
+    ['https://h.example/v1', '/files/a^b`c{d}e|f\\g', {}],
+    ['https://h.example/v1', '/files', { lone: 'a\uD800b' }],
+  ])('gives %s + %s the URL a parser gives', (base, path, query) => {
+    expect(built(base, path, query)).toBe(parsed(base, path, query));
+  });
 });
 
 /** A module and a connection made from client-mode headers, as the registry makes them (minus its id check). */

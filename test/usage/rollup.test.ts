@@ -199,6 +199,26 @@ describe('usage answers over the hourly sums', () => {
   });
 });
 
+describe('writing', () => {
+  it('stores text as it came, whatever characters it holds, and null apart from the text NULL', async () => {
+    const texts = ['a,"b"\\c {d}', ' NULL ', 'NULL', '\\', '"', 'é, 🙂\n\t'];
+    const written = texts.map((text, i) => ({
+      ...ledgerRows(org.organisationId, [org.workspaceId])[0],
+      time: new Date(),
+      provider: text,
+      integration: i % 2 ? text : null,
+      model: text,
+      baseModel: i % 2 ? null : text,
+      requestId: `written-${i}-${text}`,
+    }));
+    await repository.insert(written);
+    const stored = await env.services.db.prisma.usageRecord.findMany({ where: { requestId: { startsWith: 'written-' } }, orderBy: { id: 'asc' } });
+    expect(stored.map(({ provider, integration, model, baseModel, requestId }) => ({ provider, integration, model, baseModel, requestId }))).toEqual(
+      written.map(({ provider, integration, model, baseModel, requestId }) => ({ provider, integration, model, baseModel, requestId })),
+    );
+  });
+});
+
 describe('pruning', () => {
   it('deletes the same whole hours from the ledger and its hourly sums', async () => {
     const { prisma } = env.services.db;

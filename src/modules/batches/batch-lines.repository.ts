@@ -1,5 +1,6 @@
 import type { Scope } from '../../auth/scope';
 import type { PrismaClient } from '../../db/database';
+import { after, claimDueIds, handBackAll, renewLease, type LeasedTable } from '../../db/leases';
 import { inScope, scopeSql } from '../../db/scope';
 import { Prisma } from '../../generated/prisma/client';
 import type { BatchRequestLine } from './batch-file';
@@ -24,7 +25,12 @@ export interface LineOutcome {
 /** States whose request is done, and in which file it is published. */
 export type FinishedState = 'succeeded' | 'failed';
 
-const lease = (ms: number) => `${ms / 1000}`;
+/** The batch runner's leases: on unfinished batches, due at `next_run_at`. */
+const BATCHES: LeasedTable = {
+  table: 'batches',
+  due: 'next_run_at',
+  unfinished: Prisma.sql`status IN ('validating', 'in_progress', 'finalizing', 'cancelling')`,
+};
 
 type ClaimedRow = { line: number; custom_id: string; body: Record<string, unknown> };
 
@@ -60,43 +66,27 @@ export class BatchLines {
   /** Claims up to `limit` due, unfinished batches whose lease is free. */
   async claimDue(owner: string, leaseMs: number, limit: number): Promise<GatewayBatch[]> {
     if (limit <= 0) return [];
-    const claimed = await this.prisma.$queryRaw<{ id: string }[]>`
-      UPDATE batches
-      SET lease_owner = ${owner}, lease_expires_at = now() + make_interval(secs => ${lease(leaseMs)}::double precision)
-      WHERE id IN (
-        SELECT id FROM batches
-        WHERE status IN ('validating', 'in_progress', 'finalizing', 'cancelling')
-          AND next_run_at <= now()
-          AND (lease_expires_at IS NULL OR lease_expires_at < now())
-        ORDER BY next_run_at
-        LIMIT ${limit}::integer
-        FOR UPDATE SKIP LOCKED
-      )
-      RETURNING id`;
-    if (!claimed.length) return [];
-    const rows = await this.prisma.batch.findMany({ where: { id: { in: claimed.map((r) => String(r.id)) }, leaseOwner: owner } });
+    const ids = await claimDueIds(this.prisma, BATCHES, owner, leaseMs, limit);
+    if (!ids.length) return [];
+    const rows = await this.prisma.batch.findMany({ where: { id: { in: ids }, leaseOwner: owner } });
     return rows.map(toBatch);
   }
 
-  async renewLease(scope: Scope, id: string, owner: string, leaseMs: number): Promise<boolean> {
-    const count = await this.prisma.$executeRaw`
-      UPDATE batches SET lease_expires_at = now() + make_interval(secs => ${lease(leaseMs)}::double precision)
-      WHERE id = ${id}::uuid AND ${scopeSql(scope)} AND lease_owner = ${owner}`;
-    return count > 0;
+  renewLease(scope: Scope, id: string, owner: string, leaseMs: number): Promise<boolean> {
+    return renewLease(this.prisma, BATCHES, scope, id, owner, leaseMs);
   }
 
   /** Hands the batch back, due again after `delayMs`. */
   async release(scope: Scope, id: string, owner: string, delayMs: number): Promise<void> {
     await this.prisma.$executeRaw`
       UPDATE batches SET lease_owner = NULL, lease_expires_at = NULL,
-        next_run_at = now() + make_interval(secs => ${lease(delayMs)}::double precision), updated_at = now()
+        next_run_at = ${after(delayMs)}, updated_at = now()
       WHERE id = ${id}::uuid AND ${scopeSql(scope)} AND lease_owner = ${owner}`;
   }
 
   /** Every batch `owner` holds, due at once (a shutdown whose steps outlast the grace period). */
-  async handBackAll(owner: string): Promise<number> {
-    return this.prisma.$executeRaw`
-      UPDATE batches SET lease_owner = NULL, lease_expires_at = NULL, next_run_at = now(), updated_at = now() WHERE lease_owner = ${owner}`;
+  handBackAll(owner: string): Promise<number> {
+    return handBackAll(this.prisma, BATCHES, owner);
   }
 
   /** Records requests read from the input file (again after a crash: those already there are kept). */

@@ -10,18 +10,26 @@ import type { ChatAnswer, ChatChunk } from '../../providers/types';
 
 export class StallGuard {
   private readonly controller = new AbortController();
+  /** Whether the provider stalled (rather than the caller leaving). */
+  private stalled = false;
   private timer: NodeJS.Timeout | undefined;
+  /** Whether the provider is awaited (a read or the answer's head) rather than the consumer. */
+  private waiting = false;
 
   constructor(
     private readonly ms: number,
-    /** The caller's signal: the provider call also ends when the caller goes away. */
+    /** The caller's signal (one per call): the provider call also ends when the caller goes away. */
     caller: AbortSignal,
   ) {
-    this.signal = AbortSignal.any([caller, this.controller.signal]);
+    // One controller for both causes: cheaper per stream than `AbortSignal.any` of two signals.
+    if (caller.aborted) this.controller.abort(caller.reason);
+    else caller.addEventListener('abort', () => this.controller.abort(caller.reason), { once: true });
   }
 
   /** What the provider call is given. */
-  readonly signal: AbortSignal;
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
 
   /** Runs the provider call; a stall before its answer is a 504, whatever error the abort caused. */
   async answer(call: Promise<ChatAnswer>, provider: string): Promise<ChatAnswer> {
@@ -30,7 +38,7 @@ export class StallGuard {
       const answer = await call;
       return answer.stream ? { ...answer, chunks: this.chunks(answer.chunks, provider) } : answer;
     } catch (err) {
-      throw this.controller.signal.aborted ? this.timeout(provider) : err;
+      throw this.stalled ? this.timeout(provider) : err;
     } finally {
       this.disarm();
     }
@@ -41,24 +49,44 @@ export class StallGuard {
     try {
       for (;;) {
         this.arm();
-        const next = await iterator.next().finally(() => this.disarm());
+        let next: IteratorResult<ChatChunk>;
+        try {
+          next = await iterator.next();
+        } finally {
+          this.waiting = false;
+        }
         if (next.done) return;
         yield next.value;
       }
     } catch (err) {
-      throw this.controller.signal.aborted ? this.timeout(provider) : err;
+      throw this.stalled ? this.timeout(provider) : err;
     } finally {
+      this.disarm();
       // Also when the consumer stops early: the provider's stream is closed.
       await iterator.return?.();
     }
   }
 
+  /**
+   * Starts the wait for the provider. One timer per call, restarted (`refresh`) for each read rather
+   * than a new one per chunk; while the consumer holds a chunk (`waiting` false, a slow client's
+   * socket full) the timer may run out: that is no stall, and the next read restarts it.
+   */
   private arm(): void {
-    this.timer = setTimeout(() => this.controller.abort(), this.ms);
+    this.waiting = true;
+    if (this.timer) this.timer.refresh();
+    else
+      this.timer = setTimeout(() => {
+        if (!this.waiting) return;
+        this.stalled = true;
+        this.controller.abort();
+      }, this.ms);
   }
 
   private disarm(): void {
+    this.waiting = false;
     clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   private timeout(provider: string): GatewayError {

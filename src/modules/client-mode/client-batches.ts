@@ -20,7 +20,7 @@ import type { BatchRequest, BatchResultLine, ProviderBatchCounts, ProviderBatchJ
 import { batchId, batchIdKind } from '../../providers/batch-ids';
 import type { ProviderClient } from '../../providers/registry';
 import type { ProviderFile, ProviderPage } from '../../providers/types';
-import { parseInput, type Input } from '../../validation/parse';
+import { parseInput, parseQuery, type Input } from '../../validation/parse';
 import { checkBatchStream, readBatchFile } from '../batches/batch-file';
 import { CANCELLED, EXPIRED } from '../batches/batch-input';
 import {
@@ -89,7 +89,7 @@ export class ClientBatchService {
    * page token and goes as it is.
    */
   async list(scope: LazyScope, headers: RequestHeaders, query: Input<ClientListBatchesInput> = {}): Promise<ProviderPage<ClientBatch>> {
-    const { after, limit } = parseInput(clientListBatchesSchema, query);
+    const { after, limit } = parseQuery(clientListBatchesSchema, query);
     const provider = await this.clientMode.provider(scope, headers);
     provider.clientBatches();
     const cursor = after !== undefined && batchIdKind(after) === 'batch' ? provider.batchHandle(after, ['batch'], 'after').handle : after;

@@ -1,5 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { whenBody } from '../../http/body';
 import { GatewayError, invalidField, unsupported } from '../../errors';
 import { receiveMultipartUpload } from '../../http/multipart';
 import { headersOf, PROVIDER_HEADER } from '../../http/provider-headers';
@@ -13,6 +14,27 @@ import { toCheckpointJson, toEventListJson, toJobJson, toJobListJson, type JobVi
 
 /** Only requests naming a provider are client mode; the others go on to the hosted routes. */
 const onlyClientMode: RequestHandler = (req, _res, next) => next(req.headers[PROVIDER_HEADER] === undefined ? 'router' : undefined);
+
+/** The app's JSON body middlewares (content type, parser, text guard) and its idempotent-create claim, for the routes that take a body. */
+export interface BodyMiddleware {
+  json: RequestHandler[];
+  creates: () => RequestHandler;
+}
+
+/**
+ * Every client-mode route, in one router mounted ahead of the hosted ones: a request naming no provider
+ * leaves it after one header test, and a client-mode call does not walk the hosted routers' layers.
+ */
+export function clientModeRoutes(services: Services, body: BodyMiddleware): Router {
+  const router = Router();
+  const json = whenBody(body.json);
+  router.use(onlyClientMode);
+  // Multipart uploads: no JSON body parser (the route streams the body itself).
+  router.use('/files', clientModeFileRoutes(services));
+  router.use('/fine_tuning/jobs', json, body.creates(), clientModeJobRoutes(services));
+  router.use('/batches', json, body.creates(), clientModeBatchRoutes(services));
+  return router;
+}
 
 /** OpenAI's file object for a provider's file (client mode answers in OpenAI's shapes). */
 export function providerFileJson(file: ProviderFile) {
@@ -68,10 +90,9 @@ function refuseIdempotencyKey(req: Request): void {
 }
 
 /** `/v1/files` in client mode: the caller's provider, streamed through both ways. */
-export function clientModeFileRoutes(services: Services): Router {
+function clientModeFileRoutes(services: Services): Router {
   const router = Router();
   const { clientMode, clientBatches, files } = services;
-  router.use(onlyClientMode);
 
   router.post(
     '/',
@@ -156,10 +177,9 @@ const PAGE_PARAMS = ['after', 'limit'];
 const JSONL = 'application/jsonl';
 
 /** `/v1/fine_tuning/jobs` in client mode. */
-export function clientModeJobRoutes(services: Services): Router {
+function clientModeJobRoutes(services: Services): Router {
   const router = Router();
   const { clientMode } = services;
-  router.use(onlyClientMode);
 
   router.post(
     '/',
@@ -215,10 +235,9 @@ export function clientModeJobRoutes(services: Services): Router {
 }
 
 /** `/v1/batches` in client mode: the provider's own batch service, nothing stored (client-batches.ts). */
-export function clientModeBatchRoutes(services: Services): Router {
+function clientModeBatchRoutes(services: Services): Router {
   const router = Router();
   const { clientBatches } = services;
-  router.use(onlyClientMode);
 
   router.post(
     '/',

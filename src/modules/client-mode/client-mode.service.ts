@@ -12,7 +12,7 @@ import { PROVIDER_HEADER, type RequestHeaders } from '../../http/provider-header
 import { batchIdKind } from '../../providers/batch-ids';
 import type { ProviderClient, ProviderRegistry } from '../../providers/registry';
 import type { CreateJobInput as ProviderCreateJob, ProviderContent, ProviderFile, ProviderJob, ProviderPage, UploadInput } from '../../providers/types';
-import { parseInput, type Input } from '../../validation/parse';
+import { parseInput, parseQuery, type Input } from '../../validation/parse';
 import { checkFilename } from '../files/file.service';
 import { listFilesSchema, type ListFilesInput } from '../files/file.schemas';
 import {
@@ -74,7 +74,7 @@ export class ClientModeService {
   }
 
   async listFiles(scope: LazyScope, headers: RequestHeaders, query: Input<ListFilesInput> = {}): Promise<ProviderPage<ProviderFile>> {
-    const { purpose, limit, order, after } = parseInput(listFilesSchema, query);
+    const { purpose, limit, order, after } = parseQuery(listFilesSchema, query);
     return (await this.provider(scope, headers)).listFiles({ purpose, limit, order, after });
   }
 
@@ -116,7 +116,7 @@ export class ClientModeService {
   }
 
   async listJobs(scope: LazyScope, headers: RequestHeaders, query: Input<ListJobsInput> = {}): Promise<ProviderPage<ProviderJob>> {
-    const { after, limit } = parseInput(listJobsSchema, query);
+    const { after, limit } = parseQuery(listJobsSchema, query);
     return (await this.provider(scope, headers)).listJobs({ after, limit });
   }
 
@@ -129,12 +129,12 @@ export class ClientModeService {
   }
 
   async listEvents(scope: LazyScope, headers: RequestHeaders, id: string, query: Input<ListJobsInput> = {}) {
-    const { after, limit } = parseInput(listEventsSchema, query);
+    const { after, limit } = parseQuery(listEventsSchema, query);
     return (await this.provider(scope, headers)).listEvents(id, { after, limit });
   }
 
   async listCheckpoints(scope: LazyScope, headers: RequestHeaders, id: string, query: Input<ListJobsInput> = {}) {
-    const { after, limit } = parseInput(listCheckpointsSchema, query);
+    const { after, limit } = parseQuery(listCheckpointsSchema, query);
     return (await this.provider(scope, headers)).listCheckpoints(id, { after, limit });
   }
 }

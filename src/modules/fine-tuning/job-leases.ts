@@ -1,8 +1,17 @@
 import type { Scope } from '../../auth/scope';
 import type { PrismaClient } from '../../db/database';
+import { after, claimDueIds, handBackAll, renewLease, type LeasedTable } from '../../db/leases';
 import { inScope, scopeSql } from '../../db/scope';
+import { Prisma } from '../../generated/prisma/client';
 import type { HostedJob, RetryError } from './fine-tuning.model';
 import { toJob } from './fine-tuning.rows';
+
+/** The job monitor's leases: on jobs not finished or with a cancel the provider has not confirmed, due at `next_poll_at`. */
+const JOBS: LeasedTable = {
+  table: 'fine_tuning_jobs',
+  due: 'next_poll_at',
+  unfinished: Prisma.sql`(status NOT IN ('succeeded', 'failed', 'cancelled') OR provider_cancel_pending)`,
+};
 
 /** How the monitor hands a job back: when it is due again, and its back-off counters. */
 export interface Release {
@@ -31,36 +40,16 @@ export class JobLeases {
     return rows.map((r) => ({ status: r.status, count: r._count._all }));
   }
 
-  /**
-   * Claims up to `limit` due jobs for `owner`: not finished (or with a cancel the provider has not
-   * confirmed), due, and not leased by a live owner. `SKIP LOCKED` lets several processes claim at
-   * once without waiting on, or taking, each other's rows.
-   */
+  /** Claims up to `limit` due jobs for `owner`: not finished (or with a cancel the provider has not confirmed), due, lease free. */
   async claimDue(owner: string, leaseMs: number, limit: number): Promise<HostedJob[]> {
-    const claimed = await this.prisma.$queryRaw<{ id: string }[]>`
-      UPDATE fine_tuning_jobs
-      SET lease_owner = ${owner}, lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}::double precision)
-      WHERE id IN (
-        SELECT id FROM fine_tuning_jobs
-        WHERE (status NOT IN ('succeeded', 'failed', 'cancelled') OR provider_cancel_pending)
-          AND next_poll_at <= now()
-          AND (lease_expires_at IS NULL OR lease_expires_at < now())
-        ORDER BY next_poll_at
-        LIMIT ${limit}::integer
-        FOR UPDATE SKIP LOCKED
-      )
-      RETURNING id`;
-    if (!claimed.length) return [];
-    return (await this.prisma.fineTuningJob.findMany({ where: { id: { in: claimed.map((r) => String(r.id)) }, leaseOwner: owner } })).map(toJob);
+    const ids = await claimDueIds(this.prisma, JOBS, owner, leaseMs, limit);
+    if (!ids.length) return [];
+    return (await this.prisma.fineTuningJob.findMany({ where: { id: { in: ids }, leaseOwner: owner } })).map(toJob);
   }
 
   /** Extends the lease while a long step (an upload) runs; false when the lease was lost. */
-  async renewLease(scope: Scope, id: string, owner: string, leaseMs: number): Promise<boolean> {
-    const count = await this.prisma.$executeRaw`
-      UPDATE fine_tuning_jobs SET lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}::double precision)
-      WHERE id = ${id}::uuid AND ${scopeSql(scope)}
-        AND lease_owner = ${owner}`;
-    return count > 0;
+  renewLease(scope: Scope, id: string, owner: string, leaseMs: number): Promise<boolean> {
+    return renewLease(this.prisma, JOBS, scope, id, owner, leaseMs);
   }
 
   /**
@@ -71,7 +60,7 @@ export class JobLeases {
   async beginSubmit(scope: Scope, id: string, owner: string, leaseMs: number): Promise<boolean> {
     const count = await this.prisma.$executeRaw`
       UPDATE fine_tuning_jobs
-      SET submit_attempts = submit_attempts + 1, lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}::double precision),
+      SET submit_attempts = submit_attempts + 1, lease_expires_at = ${after(leaseMs)},
           updated_at = now()
       WHERE id = ${id}::uuid AND ${scopeSql(scope)}
         AND lease_owner = ${owner} AND provider_job_id IS NULL
@@ -103,7 +92,7 @@ export class JobLeases {
     await this.prisma.$executeRaw`
       UPDATE fine_tuning_jobs
       SET lease_owner = NULL, lease_expires_at = NULL,
-          next_poll_at = now() + make_interval(secs => ${next.delayMs / 1000}::double precision),
+          next_poll_at = ${after(next.delayMs)},
           idle_polls = ${next.idlePolls}::integer, failed_attempts = ${next.failedAttempts}::integer,
           provider_cancel_pending = CASE WHEN ${next.clearCancelPending ?? false}::boolean THEN false ELSE provider_cancel_pending END,
           retry_error = CASE WHEN ${setRetry}::boolean THEN ${setRetry ? JSON.stringify(next.retry?.error) : null}::jsonb
@@ -119,9 +108,7 @@ export class JobLeases {
    * Hands back every job `owner` still holds, due at once (graceful shutdown with steps still running).
    * Like `claimDue` it spans tenants: the owner id is unique to one monitor of one process.
    */
-  async handBackAll(owner: string): Promise<number> {
-    return this.prisma.$executeRaw`
-      UPDATE fine_tuning_jobs SET lease_owner = NULL, lease_expires_at = NULL, next_poll_at = now(), updated_at = now()
-      WHERE lease_owner = ${owner}`;
+  handBackAll(owner: string): Promise<number> {
+    return handBackAll(this.prisma, JOBS, owner);
   }
 }

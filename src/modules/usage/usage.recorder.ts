@@ -104,28 +104,49 @@ export class UsageRecorder {
   }
 }
 
-/** The stream's chunks, unchanged; `done` gets the status, the final usage and the time to the first chunk. */
-async function* metered(
+/**
+ * The stream's chunks, unchanged; `done` gets the status, the final usage and the time to the first
+ * chunk. Each chunk is observed as the consumer's own read settles (one `then` per chunk) rather than
+ * re-yielded by an async generator, whose every chunk costs a few more promise jobs (issue 26: the
+ * ledger's cost per streamed call). A consumer that stops early (`return`) is a caller gone away.
+ */
+function metered(
   chunks: AsyncIterable<ChatChunk>,
   started: number,
   done: (status: number, usage: MeteredUsage | null, ttftMs: number | null) => void,
-): AsyncGenerator<ChatChunk> {
-  let usage: MeteredUsage | null = null;
-  let ttftMs: number | null = null;
-  let status = CLIENT_CLOSED;
-  try {
-    for await (const chunk of chunks) {
-      ttftMs ??= Math.round(performance.now() - started);
-      if (chunk.type === 'usage') usage = chunk.usage;
-      yield chunk;
-    }
-    status = 200;
-  } catch (err) {
-    status = statusOf(err);
-    throw err;
-  } finally {
-    done(status, usage, ttftMs);
-  }
+): AsyncIterable<ChatChunk> {
+  return {
+    [Symbol.asyncIterator]: () => {
+      const reads = chunks[Symbol.asyncIterator]();
+      let usage: MeteredUsage | null = null;
+      let ttftMs: number | null = null;
+      let open = true;
+      const finish = (status: number) => {
+        if (open) done(status, usage, ttftMs);
+        open = false;
+      };
+      const seen = (read: IteratorResult<ChatChunk>) => {
+        if (read.done) finish(200);
+        else {
+          ttftMs ??= Math.round(performance.now() - started);
+          if (read.value.type === 'usage') usage = read.value.usage;
+        }
+        return read;
+      };
+      const failed = (err: unknown): never => {
+        finish(statusOf(err));
+        throw err;
+      };
+      return {
+        next: () => reads.next().then(seen, failed),
+        return: async (): Promise<IteratorResult<ChatChunk>> => {
+          finish(CLIENT_CLOSED);
+          await reads.return?.();
+          return { done: true, value: undefined };
+        },
+      };
+    },
+  };
 }
 
 /**

@@ -5,7 +5,8 @@
  * it as its own last chunk when the caller asked, and the usage ledger records it). What to change is
  * found by a string search; an event is parsed only when the search finds what it cannot pass on as it
  * is: a usage object, an error, a finish reason outside OpenAI's words (`eos`), no model, a text that
- * is not an object from `{` to `}`, or the stream's first chunk (its id). So a stream costs one `JSON.parse` or two, not one per event.
+ * is not an object from `{` to `}`, or a first chunk whose id and time the search cannot take (headOf). So a
+ * stream costs one `JSON.parse` (its usage), not one per event.
  *
  * The search relies on JSON's escaping: inside a string every `"` is escaped, so `"model"` followed by
  * a colon is a key. It takes the first such key, which in a `chat.completion.chunk` is the top-level
@@ -117,12 +118,14 @@ export class WireRelay {
 
   /** The event with the caller's model by string search, '' when it carries nothing for the caller; undefined when it must be parsed. */
   private passedOn(data: string): string | undefined {
-    if (this.head === undefined || !objectLike(data) || valueAt(data, '"error"') >= 0) return undefined;
+    if (!objectLike(data) || valueAt(data, '"error"') >= 0) return undefined;
     const usage = valueAt(data, '"usage"');
     if (usage >= 0 && data.charCodeAt(usage) !== LOWER_N) return undefined;
     if (!this.knownFinishReasons(data)) return undefined;
     const choices = valueAt(data, '"choices"');
     if (choices >= 0 && data.charCodeAt(choices) === OPEN_BRACKET && data.charCodeAt(skipBlanks(data, choices + 1)) === CLOSE_BRACKET) return '';
+    this.head ??= headOf(data, choices);
+    if (this.head === undefined) return undefined;
     const model = valueAt(data, '"model"');
     const modelEnd = model >= 0 && data.charCodeAt(model) === QUOTE ? stringEnd(data, model) : -1;
     if (modelEnd < 0) return undefined;
@@ -164,6 +167,21 @@ export class WireRelay {
     if (raw.usage != null || !this.includeUsage) delete raw.usage;
     return `data: ${JSON.stringify(raw)}\n\n`;
   }
+}
+
+/**
+ * The stream's id and time from its first chunk by search (no parse): a plain id (no escape, not empty:
+ * Azure's first id is empty) and an integer time, both keys before `choices` (so neither is a tool
+ * call's `id`); undefined when the chunk must be parsed for them.
+ */
+function headOf(data: string, choices: number): RelayHead | undefined {
+  const id = valueAt(data, '"id"');
+  const created = valueAt(data, '"created"');
+  if (id < 0 || created < 0 || choices < 0 || id > choices || created > choices || data.charCodeAt(id) !== QUOTE) return undefined;
+  const idEnd = stringEnd(data, id);
+  const time = /^\d+/.exec(data.slice(created, created + 20));
+  if (idEnd <= id + 2 || data.lastIndexOf('\\', idEnd) > id || time === null) return undefined;
+  return { id: data.slice(id + 1, idEnd - 1), created: Number(time[0]) };
 }
 
 /**

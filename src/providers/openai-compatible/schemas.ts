@@ -18,8 +18,16 @@ export const openAIFileSchema = z.object({
 });
 export type OpenAIFile = z.output<typeof openAIFileSchema>;
 
+/**
+ * One of two types, checked by hand: zod's union builds an issue (with its error map) for every
+ * option that fails, on the happy path too, and answers are read on every provider call. A value of
+ * neither type fails as the union did (an unexpected field).
+ */
+const either = <A, B>(a: (v: unknown) => v is A, b: (v: unknown) => v is B) => z.custom<A | B>((value) => a(value) || b(value));
+const isNumber = (value: unknown): value is number => typeof value === 'number';
+
 /** A hyperparameter as answered: a number, or "auto" (Azure answers -1 for a value nobody chose). */
-const hyperparameter = z.union([z.number(), z.literal('auto')]).nullish();
+const hyperparameter = either(isNumber, (value): value is 'auto' => value === 'auto').nullish();
 
 const hyperparametersSchema = z.object({
   n_epochs: hyperparameter,
@@ -90,7 +98,7 @@ export const openAIEventListSchema = listOf(openAIEventSchema);
 export const openAICheckpointListSchema = listOf(openAICheckpointSchema);
 
 /** A batch's time: Unix seconds; Azure's how-to shows ISO strings too (both are read). */
-const batchTime = z.union([z.number(), z.string()]).nullish();
+const batchTime = either(isNumber, (value): value is string => typeof value === 'string').nullish();
 
 /** A batch of OpenAI's Batch API (Azure writes its statuses capitalised in some answers). */
 export const openAIBatchSchema = z.object({

@@ -37,6 +37,8 @@ export async function chat(conn: VertexConnection, request: ChatRequest): Promis
   return { stream: true, id: completionId(), model: request.model, created: Math.floor(Date.now() / 1000), chunks: chunks(content.stream, secrets) };
 }
 
+const hasError = (value: unknown) => typeof value === 'object' && value !== null && 'error' in value;
+
 /** One streamed response; an error Vertex reports mid-stream ends the answer as the provider's failure (scrubbed of `secrets`). */
 function streamedResponse(data: string, secrets: readonly string[]): GenerateContentResponse {
   let value: unknown;
@@ -45,7 +47,8 @@ function streamedResponse(data: string, secrets: readonly string[]): GenerateCon
   } catch {
     throw new GatewayError('provider', `${VERTEX} streamed an event that is not JSON`, { status: 502 });
   }
-  const failure = parseAnswer(streamErrorSchema, value, VERTEX, 'event').error;
+  // The error schema only for an event with an `error` key: one schema per event, not two.
+  const failure = hasError(value) ? parseAnswer(streamErrorSchema, value, VERTEX, 'event').error : undefined;
   if (failure) {
     const message = `${VERTEX}: ${failure.message ? redactText(failure.message, secrets) : 'the stream ended with an error'}`;
     throw new GatewayError('provider', message, { status: 502, code: failure.status === undefined ? null : providerCode(failure.status) });
