@@ -15,8 +15,8 @@
  *      start within an hour, which reads the ledger's rows (no goal).
  *
  * Options (environment): BENCH_SECONDS (per chat round, default 3), BENCH_ROUNDS (alternated chat
- * rounds per gateway, default 3), BENCH_CONCURRENCY (default 20), BENCH_DATABASE_URL (Postgres for
- * parts 2 and 3), BENCH_CPU_PROF (a directory: both gateways run with `--cpu-prof` and write their
+ * rounds per gateway, default 3), BENCH_CONCURRENCY (default 20), BENCH_DATABASE_URL (a Postgres server:
+ * the chat gateways run on scratch databases of it, parts 2 and 3 on that database), BENCH_CPU_PROF (a directory: both gateways run with `--cpu-prof` and write their
  * profiles there, named by pid, the ledger-on gateway's pid printed).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -31,7 +31,7 @@ import { UsageLedger } from '../src/modules/usage/usage.ledger';
 import type { UsageRow } from '../src/modules/usage/usage.model';
 import { UsageRepository } from '../src/modules/usage/usage.repository';
 import { UsageService } from '../src/modules/usage/usage.service';
-import { child, cpuMs, quantile, runBench, SECONDS, stop, streamLoad, type Target } from './harness';
+import { child, cpuMs, quantile, runBench, scratchDatabase, SECONDS, stop, streamLoad, type Target } from './harness';
 
 const PROVIDER_KEY = 'sk-bench-0123456789abcdef';
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
@@ -44,11 +44,15 @@ async function chatRatio(): Promise<Record<string, string | number>> {
   const dirs = await Promise.all([mkdtemp(path.join(tmpdir(), 'gw-bench-usage-')), mkdtemp(path.join(tmpdir(), 'gw-bench-usage-'))]);
   const key = `gw_bench_${randomBytes(16).toString('hex')}`;
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.BENCH_CPU_PROF)] : [];
-  const start = (dataDir: string, ledger: 'on' | 'off') =>
+  // On BENCH_DATABASE_URL's server (a scratch database each) the ledger's inserts run in Postgres's own
+  // processes, as in production; on PGlite they run inside the gateway's process.
+  const databases = await Promise.all([scratchDatabase('gw_bench_usage_on'), scratchDatabase('gw_bench_usage_off')]);
+  const start = (dataDir: string, ledger: 'on' | 'off', databaseUrl: string | undefined) =>
     child(
       'gateway.js',
       {
         DATA_DIR: dataDir,
+        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
         GATEWAY_BOOTSTRAP_API_KEY: key,
         GATEWAY_OPENAI_BASE_URL: `http://127.0.0.1:${fake.port}/v1`,
         GATEWAY_USAGE_LEDGER: ledger,
@@ -57,7 +61,7 @@ async function chatRatio(): Promise<Record<string, string | number>> {
       },
       profile,
     );
-  const [on, off] = [await start(dirs[0], 'on'), await start(dirs[1], 'off')];
+  const [on, off] = [await start(dirs[0], 'on', databases[0].url), await start(dirs[1], 'off', databases[1].url)];
   if (profile.length) console.log(`ledger on: pid ${on.proc.pid}, off: pid ${off.proc.pid}`);
   try {
     const body = JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'Count the words of this request please' }] });
@@ -93,7 +97,7 @@ async function chatRatio(): Promise<Record<string, string | number>> {
     }
     const cpuPerStream = (measured: typeof without) => measured.cpuMs / measured.streams;
     return {
-      part: 'streamed chat, ledger on / off',
+      part: `streamed chat, ledger on / off (${databases[0].url ? 'postgres' : 'pglite'})`,
       'ledger off streams/s': Math.round(without.perSecond / ROUNDS),
       'ledger on streams/s': Math.round(withLedger.perSecond / ROUNDS),
       ratio: `${((100 * withLedger.perSecond) / without.perSecond).toFixed(1)}%`,
@@ -104,6 +108,7 @@ async function chatRatio(): Promise<Record<string, string | number>> {
     await Promise.all([on, off].map((c) => stop(c.proc)));
     fake.proc.kill();
     await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+    await Promise.all(databases.map((d) => d.drop()));
   }
 }
 
