@@ -101,16 +101,16 @@ export async function providerFetch<T = unknown>(req: ProviderRequest<T>): Promi
  */
 export async function providerDownload(req: Omit<ProviderRequest, 'body' | 'idempotent' | 'upload' | 'answer'>): Promise<ProviderContent> {
   const policy = { ...DEFAULT_HTTP_POLICY, ...req.policy };
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException('timed out', 'TimeoutError')), policy.timeoutMs);
+  const time = deadline(policy.timeoutMs, req.signal);
   const { headers, body } = outgoing(req);
   let response: Awaited<ReturnType<typeof request>>;
   try {
-    response = await request(req.url, { method: req.method, headers, body, signal: withCaller(controller.signal, req.signal) });
+    response = await request(req.url, { method: req.method, headers, body, signal: time.signal });
   } catch (err) {
     throw transportFailure(req, err).error;
   } finally {
-    clearTimeout(timer);
+    // The headers are in: the body streams on for as long as it takes, until the caller goes away.
+    time.stopClock();
   }
   if (response.statusCode < 200 || response.statusCode >= 300) {
     const text = await response.body.text().catch(() => '');
@@ -146,7 +146,7 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: GatewayError; 
  * cleared as soon as the attempt ends. `AbortSignal.timeout` (and `AbortSignal.any` to add the caller)
  * cost a good part more per call, and their timers stay until they fire, long after the call.
  */
-function deadline(ms: number, caller: AbortSignal | undefined): { signal: AbortSignal; clear(): void } {
+function deadline(ms: number, caller: AbortSignal | undefined): { signal: AbortSignal; stopClock(): void; clear(): void } {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DOMException('timed out', 'TimeoutError')), ms);
   const callerGone = () => controller.abort(caller?.reason);
@@ -154,6 +154,9 @@ function deadline(ms: number, caller: AbortSignal | undefined): { signal: AbortS
   else caller?.addEventListener('abort', callerGone, { once: true });
   return {
     signal: controller.signal,
+    /** Stops the clock; the caller going away still aborts the call. */
+    stopClock: () => clearTimeout(timer),
+    /** Stops the clock and lets go of the caller's signal: the exchange is over. */
     clear() {
       clearTimeout(timer);
       caller?.removeEventListener('abort', callerGone);
@@ -204,9 +207,6 @@ function answerOf<T>(req: ProviderRequest<T>, text: string): Outcome {
     return { ok: false, error: err as GatewayError, retry: false };
   }
 }
-
-/** The time-out's signal, also aborted when the caller's is. */
-const withCaller = (timeout: AbortSignal, caller: AbortSignal | undefined) => (caller ? AbortSignal.any([timeout, caller]) : timeout);
 
 function transportFailure(req: Pick<ProviderRequest, 'provider' | 'signal'>, err: unknown): { ok: false; error: GatewayError; retry: boolean } {
   if (req.signal?.aborted) {

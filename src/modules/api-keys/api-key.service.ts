@@ -25,15 +25,15 @@ export class ApiKeyService {
     readonly cache: ApiKeyCache,
   ) {}
 
-  /**
-   * The caller behind a key; 401 for a missing, unknown or revoked key. Active keys are cached (see
-   * ApiKeyCache); `beforeLookup` runs when the database must be asked (it may refuse: failed-auth limiter).
-   */
   /** The caller behind a key that is cached, at once (most requests); undefined when `authenticate` must look it up or refuse it. */
   cachedCaller(key: string | undefined): Caller | undefined {
     return key ? this.cache.get(hashApiKey(key)) : undefined;
   }
 
+  /**
+   * The caller behind a key; 401 for a missing, unknown or revoked key. Active keys are cached (see
+   * ApiKeyCache); `beforeLookup` runs when the database must be asked (it may refuse: failed-auth limiter).
+   */
   async authenticate(key: string | undefined, beforeLookup?: () => void): Promise<Caller> {
     if (!key) throw unauthenticated('Missing API key: send it in the x-gateway-api-key header');
     const hash = hashApiKey(key);
