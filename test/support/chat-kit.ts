@@ -19,10 +19,13 @@ import { api, type TestGateway } from './gateway';
 
 type Json = Record<string, any>;
 type Part = OpenAI.Chat.Completions.ChatCompletionContentPart;
+/** What the provider received, to match (a function where it names what `beforeAll` made). */
+type Pattern = Json | (() => Json);
+const resolve = (pattern: Pattern) => (typeof pattern === 'function' ? pattern() : pattern);
 
 /** Where the calls go: made in the provider file's `beforeAll`, read by each test. */
 export interface ChatTarget {
-  gw: TestGateway;
+  gw: Pick<TestGateway, 'url' | 'key' | 'gateway'>;
   model: string;
   /** What the fake answers as (`Answer from <answeredBy>: …`); the model unless said. */
   answeredBy?: string;
@@ -41,7 +44,7 @@ export interface ChatCases {
   received(): Json;
   calls(): number;
   /** A completion (system, user, max_tokens, temperature, top_p, stop) and a stream with usage: what the provider received for each. */
-  answers?: { sent: Json; streamed: Json };
+  answers?: { sent: Pattern; streamed: Pattern };
   /** The SDK suite: tool round trip, streamed tool-call deltas, runTools, structured outputs, JSON mode. */
   sdk?: true;
   /** A data: image (and an image URL where the provider fetches one): the provider's checks of what it received. */
@@ -100,7 +103,7 @@ export function chatContract(name: string, cases: ChatCases): void {
           choices: [{ index: 0, message: { role: 'assistant', content: reply('Hello') }, finish_reason: 'stop' }],
         });
         expect(completion.usage!.total_tokens).toBe(completion.usage!.prompt_tokens + completion.usage!.completion_tokens);
-        expect(cases.received()).toMatchObject(answers.sent);
+        expect(cases.received()).toMatchObject(resolve(answers.sent));
 
         const stream = await chatClient(t).chat.completions.create({
           model: t.model,
@@ -115,7 +118,7 @@ export function chatContract(name: string, cases: ChatCases): void {
         expect(chunks.every((c) => c.object === 'chat.completion.chunk' && c.model === t.model && c.id === chunks[0].id)).toBe(true);
         expect(chunks.some((c) => c.choices[0]?.finish_reason === 'stop')).toBe(true);
         expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { total_tokens: expect.any(Number) } });
-        expect(cases.received()).toMatchObject(answers.streamed);
+        expect(cases.received()).toMatchObject(resolve(answers.streamed));
         await expectLedgered(t.gw, cases.provider, [
           { streamed: false, usage: completion.usage },
           { streamed: true, usage: chunks.at(-1)?.usage },
