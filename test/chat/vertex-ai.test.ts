@@ -3,16 +3,15 @@
  * (support/chat-kit.ts) in client mode through a stored integration and in hosted mode on the tuned
  * model of a succeeded job (its endpoint, no deployment to name), and what is Vertex's own: tools as
  * `functionDeclarations` with their schema converted, tool messages as `functionResponse` parts,
- * `data:` images as `inlineData`, options in `generationConfig`, several candidates, log
- * probabilities, a stream's error scrubbed of the token Vertex echoes, models that are no Vertex
- * reference refused, an endpoint serving nothing relayed.
+ * `data:` images as `inlineData`, options in `generationConfig`, a stream's error scrubbed of the
+ * token Vertex echoes, models that are no Vertex reference refused, an endpoint serving nothing.
  */
 import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
 import { BUCKET, fakeEndpoints } from '../providers/vertex-ai.support';
 import { gatewaySdk } from '../support/answers';
 import { askChat, chatClient, chatContract, type ChatTarget } from '../support/chat-kit';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
-import { streamedText, succeededJob } from './harness';
+import { succeededJob } from './harness';
 import { WEATHER } from './sdk-suite';
 
 const MODEL = 'gemini-2.5-flash';
@@ -66,6 +65,8 @@ chatContract('Vertex AI, client mode (@slug)', {
   calls,
   answers: { sent: sent(`publishers/google/models/${MODEL}`), streamed },
   sdk: true,
+  several: true,
+  logprobs: { sent: { body: { generationConfig: { responseLogprobs: true, logprobs: 2 } } } },
   images: {
     sent: (png) =>
       expect(lastBody().contents).toEqual([{ role: 'user', parts: [{ text: 'What is this? ' }, { inlineData: { mimeType: 'image/png', data: png } }] }]),
@@ -186,26 +187,6 @@ it('sends JSON mode, several candidates and options in generationConfig', async 
     seed: 7,
     responseMimeType: 'application/json',
   });
-});
-
-it('answers log probabilities and several candidates, streamed and not', async () => {
-  const completion = await chatClient(client()).chat.completions.create({
-    model: MODEL,
-    messages: [{ role: 'user', content: 'Two words' }],
-    logprobs: true,
-    top_logprobs: 2,
-  });
-  const tokens = completion.choices[0].logprobs?.content ?? [];
-  expect(tokens.map((t) => t.token).join('')).toBe(completion.choices[0].message.content);
-  expect(tokens[0].top_logprobs).toHaveLength(2);
-  expect(lastBody().generationConfig).toEqual({ responseLogprobs: true, logprobs: 2 });
-
-  const stream = await chatClient(client()).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Two words' }], n: 2, stream: true });
-  const { chunks } = await streamedText(stream);
-  const textOf = (index: number) =>
-    chunks.flatMap((c) => c.choices.filter((choice) => choice.index === index).map((choice) => choice.delta.content ?? '')).join('');
-  expect([textOf(0), textOf(1)]).toEqual([`Answer from ${MODEL}: Two words`, `Answer from ${MODEL}: Two words`]);
-  expect(chunks.flatMap((c) => c.choices.filter((choice) => choice.finish_reason).map((choice) => choice.index))).toEqual([0, 1]);
 });
 
 it("relays Vertex's refusal of an endpoint that serves nothing, streamed and not", async () => {

@@ -43,10 +43,14 @@ export interface ChatCases {
   /** The provider's last chat request as its fake recorded it, and how many it has recorded. */
   received(): Json;
   calls(): number;
-  /** A completion (system, user, max_tokens, temperature, top_p, stop) and a stream with usage: what the provider received for each. */
+  /** A completion (ANSWER_REQUEST) and a stream with usage: what the provider received for each. */
   answers?: { sent: Pattern; streamed: Pattern };
   /** The SDK suite: tool round trip, streamed tool-call deltas, runTools, structured outputs, JSON mode. */
   sdk?: true;
+  /** `n: 2`: two choices, streamed and not. */
+  several?: true;
+  /** Log probabilities with two top ones per token; what the provider received. */
+  logprobs?: { sent: Pattern };
   /** A data: image (and an image URL where the provider fetches one): the provider's checks of what it received. */
   images?: { urls?: boolean; sent(png: string, content: Part[]): void };
   /** What the provider cannot carry: the body, the field named, and what else the error says (its code, its message). */
@@ -58,6 +62,18 @@ export interface ChatCases {
   /** Slows the provider's streams, and counts the streams it saw abandoned. */
   dropped?: { delay(ms: number): void; abandoned(): number };
 }
+
+/** The completion the `answers` case asks for (a provider on OpenAI's wire receives it as it is). */
+export const ANSWER_REQUEST: Omit<OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming, 'model'> = {
+  messages: [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'Hello' },
+  ],
+  max_tokens: 50,
+  temperature: 0.2,
+  top_p: 0.9,
+  stop: ['END'],
+};
 
 /** The OpenAI SDK on the gateway as the target calls it. */
 export const chatClient = (t: ChatTarget) => gatewaySdk(t.gw, { apiKey: t.apiKey, headers: t.headers });
@@ -81,22 +97,11 @@ export function chatContract(name: string, cases: ChatCases): void {
   const reply = (text: string) => `Answer from ${target().answeredBy ?? target().model}: ${text}`;
 
   describe(`${name}: the chat contract`, () => {
-    const { answers, images, refused, throttled, failsMidway, dropped } = cases;
+    const { answers, logprobs, images, refused, throttled, failsMidway, dropped } = cases;
     if (answers)
       it('answers a completion and a stream with usage, both in the usage ledger, and a plain stream ends with [DONE]', async () => {
         const t = target();
-        const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
-          { role: 'system', content: 'Be brief.' },
-          { role: 'user', content: 'Hello' },
-        ];
-        const completion = await chatClient(t).chat.completions.create({
-          model: t.model,
-          messages,
-          max_tokens: 50,
-          temperature: 0.2,
-          top_p: 0.9,
-          stop: ['END'],
-        });
+        const completion = await chatClient(t).chat.completions.create({ model: t.model, ...ANSWER_REQUEST });
         expect(completion).toMatchObject({
           object: 'chat.completion',
           model: t.model,
@@ -136,6 +141,29 @@ export function chatContract(name: string, cases: ChatCases): void {
     if (cases.sdk)
       describe('the SDK', () =>
         sdkSuite(() => ({ model: target().model, answeredBy: target().answeredBy ?? target().model, client: () => chatClient(target()) })));
+
+    if (cases.several)
+      it('answers several choices, streamed and not', async () => {
+        const { model } = target();
+        const two = await chatClient(target()).chat.completions.create({ model, messages: [{ role: 'user', content: 'Twice' }], n: 2 });
+        expect(two.choices.map((c) => [c.index, c.message.content])).toEqual([0, 1].map((i) => [i, reply('Twice')]));
+        const streamed = await chatClient(target()).chat.completions.create({ model, messages: [{ role: 'user', content: 'Twice' }], n: 2, stream: true });
+        const { chunks } = await streamedText(streamed);
+        const choices = chunks.flatMap((c) => c.choices);
+        const textOf = (index: number) => choices.flatMap((c) => (c.index === index ? [c.delta.content ?? ''] : [])).join('');
+        expect([textOf(0), textOf(1)]).toEqual([reply('Twice'), reply('Twice')]);
+        expect(choices.filter((c) => c.finish_reason).map((c) => c.index)).toEqual([0, 1]);
+      });
+
+    if (logprobs)
+      it('answers log probabilities, with the top ones asked for', async () => {
+        const messages = [{ role: 'user' as const, content: 'Two words' }];
+        const completion = await chatClient(target()).chat.completions.create({ model: target().model, messages, logprobs: true, top_logprobs: 2 });
+        const tokens = completion.choices[0].logprobs?.content ?? [];
+        expect(tokens.map((t) => t.token).join('')).toBe(completion.choices[0].message.content);
+        expect(tokens[0].top_logprobs).toHaveLength(2);
+        expect(cases.received()).toMatchObject(resolve(logprobs.sent));
+      });
 
     if (images)
       it(`takes an image as a data: URL${images.urls ? ' and as a URL the provider fetches itself' : ''}`, async () => {
