@@ -52,6 +52,14 @@ export async function fileLines(client: OpenAI, fileId: string): Promise<any[]> 
     .map((line) => JSON.parse(line));
 }
 
+/** The parsed lines of a file a fake provider received (the input file of a batch the gateway submitted there). */
+export const receivedLines = (file: { content: Buffer }): any[] =>
+  file.content
+    .toString()
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+
 const FINISHED = new Set(['completed', 'failed', 'expired', 'cancelled']);
 
 /** Polls the batch (as a client would) until it has finished. */

@@ -12,7 +12,7 @@ import type { FakeOpenAI } from '../fakes/openai-server';
 import { eventually, type HostedGateway } from '../fine-tuning/harness';
 import { gql } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
-import { chatLine, createBatch, fileLines, finished, useBatchGateway, taggedFile } from './harness';
+import { chatLine, createBatch, fileLines, finished, useBatchGateway, taggedFile, receivedLines } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
@@ -32,6 +32,21 @@ const viaOpenAI = { 'x-gateway-provider': '@my-openai' };
 
 /** The fake's batch that the gateway batch `id` submitted (found by the metadata the gateway sets). */
 const providerBatchOf = (id: string) => eventually(async () => [...fake.batches.batches.values()].find((b) => b.metadata?.gateway_batch_id === id));
+
+/**
+ * The files of a runningBatch stopped part-way: the finished requests (at least the two, not all 12)
+ * in the output file, every other one counted failed and in the error file; answers the error lines.
+ */
+async function partialResults(batch: OpenAI.Batches.Batch): Promise<any[]> {
+  const done = batch.request_counts!.completed;
+  expect(done).toBeGreaterThanOrEqual(2);
+  expect(done).toBeLessThan(12);
+  expect(batch.request_counts).toEqual({ total: 12, completed: done, failed: 12 - done });
+  expect(await fileLines(client, batch.output_file_id!)).toHaveLength(done);
+  const errors = await fileLines(client, batch.error_file_id!);
+  expect(errors).toHaveLength(12 - done);
+  return errors;
+}
 
 /** A 12-request batch (custom ids `<tag>-n`) the fake runs one request per poll, once it is in progress with two finished. */
 async function runningBatch(word: string) {
@@ -61,12 +76,7 @@ describe('a batch run by OpenAI’s batch service', () => {
     expect([...fake.batches.batches.values()].filter((b) => b.metadata?.gateway_batch_id === created.id)).toHaveLength(1);
     expect(remote).toMatchObject({ status: 'completed', endpoint: '/v1/chat/completions', model: 'gpt-4o-mini' });
     expect(fake.state.files.get(remote.input_file_id)).toMatchObject({ purpose: 'batch' });
-    const sent = fake.state.files
-      .get(remote.input_file_id)!
-      .content.toString()
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
+    const sent = receivedLines(fake.state.files.get(remote.input_file_id)!);
     expect(sent[0]).toEqual(chatLine(`${tag}-1`, 'gpt-4o-mini', `${tag} question 1`));
     expect(fake.state.chatRequests.filter((r) => JSON.stringify(r.body).includes(tag))).toEqual([]);
 
@@ -159,13 +169,7 @@ describe('a batch run by OpenAI’s batch service', () => {
     const batch = await finished(client, created.id);
     assertOpenAIShape('Batch', batch, 'cancelled batch');
     expect(batch.status).toBe('cancelled');
-    const done = batch.request_counts!.completed;
-    expect(done).toBeGreaterThanOrEqual(2);
-    expect(done).toBeLessThan(12);
-    expect(batch.request_counts).toEqual({ total: 12, completed: done, failed: 12 - done });
-    expect(await fileLines(client, batch.output_file_id!)).toHaveLength(done);
-    const errors = await fileLines(client, batch.error_file_id!);
-    expect(errors).toHaveLength(12 - done);
+    const errors = await partialResults(batch);
     for (const line of errors) expect(line).toMatchObject({ response: null, error: { code: 'batch_cancelled' } });
     expect((await providerBatchOf(created.id)).status).toBe('cancelled');
   });
@@ -176,13 +180,7 @@ describe('a batch run by OpenAI’s batch service', () => {
     const batch = await finished(client, created.id);
     assertOpenAIShape('Batch', batch, 'expired batch');
     expect(batch).toMatchObject({ status: 'expired', expired_at: expect.any(Number) });
-    const done = batch.request_counts!.completed;
-    expect(done).toBeGreaterThanOrEqual(2);
-    expect(done).toBeLessThan(12);
-    expect(batch.request_counts).toEqual({ total: 12, completed: done, failed: 12 - done });
-    expect(await fileLines(client, batch.output_file_id!)).toHaveLength(done);
-    const errors = await fileLines(client, batch.error_file_id!);
-    expect(errors).toHaveLength(12 - done);
+    const errors = await partialResults(batch);
     for (const line of errors) {
       expect(line).toMatchObject({
         custom_id: expect.stringMatching(new RegExp(`^${tag}-`)),

@@ -12,7 +12,7 @@ import { startFakeTogether, type FakeTogether } from '../fakes/together-server';
 import { eventually } from '../fine-tuning/harness';
 import { api } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
-import { type BatchGateway, chatLine, createBatch, fileLines, finished, startBatchGateway, taggedFile } from './harness';
+import { type BatchGateway, chatLine, createBatch, fileLines, finished, startBatchGateway, taggedFile, receivedLines } from './harness';
 
 const TOGETHER_MODEL = 'Qwen/Qwen2.5-7B-Instruct';
 
@@ -66,12 +66,7 @@ describe('Azure OpenAI’s Global Batch as the provider runner', () => {
 
     const remote = [...azure.batches().batches.values()].find((b) => b.metadata?.gateway_batch_id === created.id)!;
     expect(remote).toMatchObject({ endpoint: '/chat/completions', model: 'gpt-4o-global-batch', status: 'completed' });
-    const sent = azure.state.files
-      .get(remote.input_file_id)!
-      .content.toString()
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
+    const sent = receivedLines(azure.state.files.get(remote.input_file_id)!);
     expect(sent[0]).toMatchObject({ custom_id: `${tag}-1`, url: '/v1/chat/completions', body: { model: 'gpt-4o-global-batch' } });
     const batchCalls = azure.state.requests.filter((r) => r.path.includes('/batches'));
     expect(batchCalls.every((r) => r.query.get('api-version') === '2024-10-21')).toBe(true);
