@@ -9,12 +9,12 @@ import { randomBytes } from 'node:crypto';
 import type OpenAI from 'openai';
 import type { Scope } from '../../src/auth/scope';
 import type { BatchRunnerParts } from '../../src/modules/batches/batch-runner';
-import type { HostedGateway } from '../fine-tuning/harness';
-import { batchRunner, chatLine, createBatch, fileLines, finished, jsonl, useBatchGateway } from './harness';
+import { type HostedGateway, useOpenAIGateway } from '../fine-tuning/harness';
+import { batchRunner, chatLine, createBatch, fileLines, finished, jsonl } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 const LINES = 30;
-const rig = useBatchGateway(SECRET, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '0' });
+const rig = useOpenAIGateway(SECRET, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '0' });
 
 let gw: HostedGateway;
 let client: OpenAI;

@@ -9,22 +9,22 @@ import { randomBytes } from 'node:crypto';
 import type OpenAI from 'openai';
 import { AZURE_TEST_API_KEY, startFakeAzureOpenAI, type FakeAzureOpenAI } from '../fakes/azure-openai-server';
 import { startFakeTogether, type FakeTogether } from '../fakes/together-server';
-import { eventually } from '../fine-tuning/harness';
+import { eventually, type OpenAIGateway, startOpenAIGateway } from '../fine-tuning/harness';
 import { api } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
-import { type BatchGateway, chatLine, createBatch, fileLines, finished, startBatchGateway, taggedFile, receivedLines } from './harness';
+import { chatLine, createBatch, fileLines, finished, taggedFile, receivedLines } from './harness';
 
 const TOGETHER_MODEL = 'Qwen/Qwen2.5-7B-Instruct';
 
 let azure: FakeAzureOpenAI;
 let together: FakeTogether;
 let client: OpenAI;
-let batchGateway: BatchGateway;
+let batchGateway: OpenAIGateway;
 
 beforeAll(async () => {
   azure = await startFakeAzureOpenAI();
   together = await startFakeTogether();
-  batchGateway = await startBatchGateway(`sk-fake-${randomBytes(12).toString('hex')}`, {
+  batchGateway = await startOpenAIGateway(`sk-fake-${randomBytes(12).toString('hex')}`, {
     GATEWAY_BATCH_POLL_MS: '50',
     GATEWAY_AZURE_OPENAI_BASE_URL: azure.baseUrlTemplate,
     GATEWAY_TOGETHER_BASE_URL: together.url,
