@@ -115,7 +115,7 @@ it('passes a custom model without a deployment on to Bedrock and relays its refu
   expect(res.body.error).toMatchObject({
     type: 'provider_error',
     code: 'ValidationException',
-    message: expect.stringMatching(/^Amazon Bedrock: .*deployment/),
+    message: expect.stringMatching(/^Amazon Bedrock: Invocation of a custom model on demand is not supported\. Create a custom model deployment/),
   });
   expect(lastCall()).toMatchObject({ modelId: CUSTOM_MODEL });
 });

@@ -48,7 +48,7 @@ const calls = () => fake.state.generateRequests.length;
 const sent = (target: unknown) => ({
   target,
   method: 'generateContent',
-  accessToken: expect.any(String),
+  accessToken: expect.stringMatching(/\S{10}/),
   body: {
     systemInstruction: { parts: [{ text: 'Be brief.' }] },
     contents: [{ role: 'user', parts: [{ text: 'Hello' }] }],
@@ -106,6 +106,7 @@ chatContract('Vertex AI, hosted: the tuned model of a succeeded job', {
   calls,
   answers: { sent: sent(expect.stringMatching(/^endpoints\/\d+$/)), streamed: { ...streamed, target: expect.stringMatching(/^endpoints\/\d+$/) } },
   throttled: { inject: () => fake.failNext('POST', '/v1/projects', 429) },
+  dropped: { delay: (ms) => (fake.settings.streamDelayMs = ms), abandoned: () => fake.state.abortedStreams },
 });
 
 it('lists the tuned model', async () => {
@@ -166,10 +167,14 @@ it('refuses a tool message answering no call, and a conversation without a user 
   expect(calls()).toBe(before);
 });
 
-it('sends JSON mode, several candidates and options in generationConfig', async () => {
+it('sends assistant turns as model turns, JSON mode, several candidates and options in generationConfig', async () => {
   const completion = await chatClient(client()).chat.completions.create({
     model: MODEL,
-    messages: [{ role: 'user', content: 'See' }],
+    messages: [
+      { role: 'user', content: 'What is 2+2?' },
+      { role: 'assistant', content: '4' },
+      { role: 'user', content: 'See' },
+    ],
     n: 2,
     presence_penalty: 0.5,
     frequency_penalty: 0.25,
@@ -179,6 +184,11 @@ it('sends JSON mode, several candidates and options in generationConfig', async 
   expect(completion.choices.map((c) => JSON.parse(c.message.content!))).toEqual([
     { answer: `Answer from ${MODEL}: See` },
     { answer: `Answer from ${MODEL}: See` },
+  ]);
+  expect(lastBody().contents).toEqual([
+    { role: 'user', parts: [{ text: 'What is 2+2?' }] },
+    { role: 'model', parts: [{ text: '4' }] },
+    { role: 'user', parts: [{ text: 'See' }] },
   ]);
   expect(lastBody().generationConfig).toEqual({
     candidateCount: 2,
