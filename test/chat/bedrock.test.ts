@@ -8,7 +8,7 @@
  */
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
 import { awsHeaders, bedrock, fakeEndpoints } from '../providers/bedrock-harness';
-import { askChat, chatClient, chatContract, type ChatTarget } from '../support/chat-kit';
+import { askChat, chatClient, chatContract, imageAt, type ChatTarget } from '../support/chat-kit';
 import { failure } from '../support/expect';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { streamedText } from './harness';
@@ -71,16 +71,8 @@ chatContract('Amazon Bedrock', {
     [{ user: 'u-1' }, 'user'],
     [{ prediction: { type: 'content', content: 'x' } }, 'prediction'],
     [{ tools: [WEATHER], response_format: { type: 'json_object' } }, 'response_format'],
-    [
-      { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] },
-      'messages.0.content.0.image_url.url',
-      { message: /Amazon Bedrock.*data: URL/ },
-    ],
-    [
-      { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/tiff;base64,AAAA' } }] }] },
-      'messages.0.content.0.image_url.url',
-      { code: 'invalid_request' },
-    ],
+    [imageAt('https://example.com/cat.png'), 'messages.0.content.0.image_url.url', { message: /Amazon Bedrock.*data: URL/ }],
+    [imageAt('data:image/tiff;base64,AAAA'), 'messages.0.content.0.image_url.url', { code: 'invalid_request' }],
   ],
   // The SDK retries throttling (the gateway's policy: 2 more attempts); every attempt is throttled here.
   throttled: { inject: () => fake.runtime.failNext('POST', '/model/', 429, { times: 3 }), error: { code: 'ThrottlingException' } },

@@ -20,7 +20,7 @@ import {
   type HostedGateway,
 } from '../fine-tuning/harness';
 import { gatewaySdk } from '../support/answers';
-import { chatContract } from '../support/chat-kit';
+import { askChat, chatContract, type ChatTarget } from '../support/chat-kit';
 import { api, createOrganisation } from '../support/gateway';
 import { succeededJob } from './harness';
 import { expectError } from '../support/expect';
@@ -67,11 +67,12 @@ afterAll(async () => {
 });
 
 const lastOpenAIRequest = () => fake.state.chatRequests.at(-1)!;
+const openaiTuned = (): ChatTarget => ({ gw, model: openaiJob.model });
 
 chatContract('OpenAI, hosted: the model of a succeeded job', {
   provider: 'openai',
   title: 'OpenAI',
-  target: () => ({ gw, model: openaiJob.model }),
+  target: openaiTuned,
   received: lastOpenAIRequest,
   calls: () => fake.state.chatRequests.length,
   answers: {
@@ -170,15 +171,7 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
 
   it('refuses an unknown partial with a 400 naming it, before any provider call', async () => {
     const before = fake.state.chatRequests.length;
-    const res = await api(gw, 'POST', '/v1/chat/completions', {
-      body: {
-        model: openaiJob.model,
-        messages: [
-          { role: 'user', content: 'Hi' },
-          { role: 'user', content: '{{>no-such-partial}}' },
-        ],
-      },
-    });
+    const res = await askChat(openaiTuned(), { messages: ['Hi', '{{>no-such-partial}}'].map((content) => ({ role: 'user', content })) });
     expectError(res, 400, { type: 'invalid_request_error', code: 'partial_not_found', param: 'messages.1.content' });
     expect(res.body.error.message).toContain("'no-such-partial'");
     expect(fake.state.chatRequests.length).toBe(before);
@@ -187,11 +180,10 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
   it('answers 404 for another workspace’s or organisation’s model, exactly like an unknown one', async () => {
     const ws = await api(gw, 'POST', '/v1/admin/workspaces', { body: { name: 'Chat other', slug: 'chat-other' } });
     expect(ws.status).toBe(200);
-    const messages = [{ role: 'user', content: 'Hi' }];
-    const otherWorkspace = await api(gw, 'POST', '/v1/chat/completions', { body: { model: openaiJob.model, messages, workspace_id: 'chat-other' } });
-    const unknown = await api(gw, 'POST', '/v1/chat/completions', { body: { model: 'ft:gpt-4o-mini:unknown', messages } });
+    const otherWorkspace = await askChat(openaiTuned(), { workspace_id: 'chat-other' });
+    const unknown = await askChat({ gw, model: 'ft:gpt-4o-mini:unknown' });
     const org = await createOrganisation(gw);
-    const otherOrg = await api(org, 'POST', '/v1/chat/completions', { body: { model: openaiJob.model, messages } });
+    const otherOrg = await api(org, 'POST', '/v1/chat/completions', { body: { model: openaiJob.model, messages: [{ role: 'user', content: 'Hi' }] } });
     for (const res of [otherWorkspace, otherOrg]) {
       expectError(res, 404, { type: 'not_found_error', code: 'model_not_found', param: 'model' });
       expect(res.body.error.message).toBe(unknown.body.error.message.replace('ft:gpt-4o-mini:unknown', openaiJob.model));
@@ -201,13 +193,9 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
   });
 
   it('validates the request in the error shape', async () => {
-    const bad = await api(gw, 'POST', '/v1/chat/completions', { body: { model: openaiJob.model, messages: [] } });
-    expectError(bad, 400, { type: 'invalid_request_error', code: 'invalid_request', param: 'messages' });
-    const tools = await api(gw, 'POST', '/v1/chat/completions', { body: { model: openaiJob.model, messages: [{ role: 'user', content: 'x' }], tools: [] } });
-    expectError(tools, 400, { type: 'invalid_request_error', code: 'invalid_request', param: 'tools' });
-    const options = await api(gw, 'POST', '/v1/chat/completions', {
-      body: { model: openaiJob.model, messages: [{ role: 'user', content: 'x' }], stream_options: { include_usage: true } },
-    });
+    expectError(await askChat(openaiTuned(), { messages: [] }), 400, { type: 'invalid_request_error', code: 'invalid_request', param: 'messages' });
+    expectError(await askChat(openaiTuned(), { tools: [] }), 400, { type: 'invalid_request_error', code: 'invalid_request', param: 'tools' });
+    const options = await askChat(openaiTuned(), { stream_options: { include_usage: true } });
     expectError(options, 400, { type: 'invalid_request_error', param: 'stream_options' });
   });
 });
@@ -225,7 +213,7 @@ describe('provider mode: tools and structured outputs', () => {
 
 describe('provider mode: a model of a succeeded Azure OpenAI job', () => {
   it('needs a deployment: 400 deployment_required saying what to provision', async () => {
-    const res = await api(gw, 'POST', '/v1/chat/completions', { body: { model: azureJob.model, messages: [{ role: 'user', content: 'Hi' }] } });
+    const res = await askChat({ gw, model: azureJob.model });
     expectError(res, 400, { type: 'invalid_request_error', code: 'deployment_required', param: 'x-gateway-azure-deployment-id' });
     expect(res.body.error.message).toContain(azureJob.model);
   });
@@ -234,10 +222,8 @@ describe('provider mode: a model of a succeeded Azure OpenAI job', () => {
 describe('client mode', () => {
   it('calls a stored integration named @slug, with settings from headers', async () => {
     azure.registerDeployment('base-4o', 'gpt-4o');
-    const res = await api(gw, 'POST', '/v1/chat/completions', {
-      headers: { 'x-gateway-provider': '@my-azure', 'x-gateway-azure-deployment-id': 'base-4o' },
-      body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'Via slug' }] },
-    });
+    const headers = { 'x-gateway-provider': '@my-azure', 'x-gateway-azure-deployment-id': 'base-4o' };
+    const res = await askChat({ gw, model: 'gpt-4o', headers }, { messages: [{ role: 'user', content: 'Via slug' }] });
     expect(res.status).toBe(200);
     expect(res.body.choices[0].message.content).toBe('Answer from gpt-4o: Via slug');
     expect(azure.state.chatRequests.at(-1)?.deployment).toBe('base-4o');
@@ -246,10 +232,7 @@ describe('client mode', () => {
   it('takes the model for the Azure deployment when none is named, and relays Azure’s 404 with what to do', async () => {
     azure.registerDeployment('base-4o', 'gpt-4o');
     const ask = (model: string) =>
-      api(gw, 'POST', '/v1/chat/completions', {
-        headers: { 'x-gateway-provider': '@my-azure' },
-        body: { model, messages: [{ role: 'user', content: 'As model' }] },
-      });
+      askChat({ gw, model, headers: { 'x-gateway-provider': '@my-azure' } }, { messages: [{ role: 'user', content: 'As model' }] });
     const named = await ask('base-4o');
     expect(named.status).toBe(200);
     expect(azure.state.chatRequests.at(-1)?.deployment).toBe('base-4o');

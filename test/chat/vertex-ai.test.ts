@@ -9,7 +9,7 @@
 import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
 import { BUCKET, fakeEndpoints } from '../providers/vertex-ai.support';
 import { gatewaySdk } from '../support/answers';
-import { askChat, chatClient, chatContract, type ChatTarget } from '../support/chat-kit';
+import { askChat, chatClient, chatContract, imageAt, type ChatTarget } from '../support/chat-kit';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 import { succeededJob } from './harness';
 import { WEATHER } from './sdk-suite';
@@ -57,12 +57,17 @@ const sent = (target: unknown) => ({
 });
 const streamed = { method: 'streamGenerateContent', alt: 'sse' };
 
-chatContract('Vertex AI, client mode (@slug)', {
+const vertex = {
   provider: 'vertex-ai',
   title: 'Vertex AI',
-  target: client,
   received: lastCall,
   calls,
+  dropped: { delay: (ms: number) => (fake.settings.streamDelayMs = ms), abandoned: () => fake.state.abortedStreams },
+};
+
+chatContract('Vertex AI, client mode (@slug)', {
+  ...vertex,
+  target: client,
   answers: { sent: sent(`publishers/google/models/${MODEL}`), streamed },
   sdk: true,
   several: true,
@@ -72,7 +77,7 @@ chatContract('Vertex AI, client mode (@slug)', {
       expect(lastBody().contents).toEqual([{ role: 'user', parts: [{ text: 'What is this? ' }, { inlineData: { mimeType: 'image/png', data: png } }] }]),
   },
   refused: [
-    [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] }, 'messages.0.content.0.image_url.url'],
+    [imageAt('https://example.com/a.png'), 'messages.0.content.0.image_url.url'],
     [{ logit_bias: { '1': 1 } }, 'logit_bias'],
     [{ reasoning_effort: 'low' }, 'reasoning_effort'],
     [{ parallel_tool_calls: false, tools: [WEATHER] }, 'parallel_tool_calls'],
@@ -95,18 +100,13 @@ chatContract('Vertex AI, client mode (@slug)', {
     before: `Answer `,
     error: { message: 'Vertex AI: Internal error while serving the request with token [redacted]', type: 'provider_error', param: null, code: 'INTERNAL' },
   },
-  dropped: { delay: (ms) => (fake.settings.streamDelayMs = ms), abandoned: () => fake.state.abortedStreams },
 });
 
 chatContract('Vertex AI, hosted: the tuned model of a succeeded job', {
-  provider: 'vertex-ai',
-  title: 'Vertex AI',
+  ...vertex,
   target: () => hosted,
-  received: lastCall,
-  calls,
   answers: { sent: sent(expect.stringMatching(/^endpoints\/\d+$/)), streamed: { ...streamed, target: expect.stringMatching(/^endpoints\/\d+$/) } },
   throttled: { inject: () => fake.failNext('POST', '/v1/projects', 429) },
-  dropped: { delay: (ms) => (fake.settings.streamDelayMs = ms), abandoned: () => fake.state.abortedStreams },
 });
 
 it('lists the tuned model', async () => {

@@ -75,6 +75,9 @@ export const ANSWER_REQUEST: Omit<OpenAI.Chat.Completions.ChatCompletionCreatePa
   stop: ['END'],
 };
 
+/** A request of one image at `url` (a refused row where the provider does not take that URL). */
+export const imageAt = (url: string) => ({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }] });
+
 /** The OpenAI SDK on the gateway as the target calls it. */
 export const chatClient = (t: ChatTarget) => gatewaySdk(t.gw, { apiKey: t.apiKey, headers: t.headers });
 
