@@ -9,7 +9,7 @@ import { AZURE_TEST_API_KEY, AZURE_TEST_RESOURCE, startFakeAzureOpenAI, type Azu
 import { hostedJobContract } from '../support/hosted-kit';
 import { dataset } from './harness';
 
-const hosted = hostedJobContract<Awaited<ReturnType<typeof startFakeAzureOpenAI>>, AzureFakeJob>('azure-openai', {
+const hosted = hostedJobContract('azure-openai', {
   // Files are processed one poll after upload: the monitor must see them pending first.
   start: () => startFakeAzureOpenAI({ pollsToProcessFile: 2 }),
   env: (azure) => ({ GATEWAY_AZURE_OPENAI_BASE_URL: azure.baseUrlTemplate }),
@@ -23,10 +23,8 @@ const hosted = hostedJobContract<Awaited<ReturnType<typeof startFakeAzureOpenAI>
   ],
   model: 'gpt-4o-mini-2024-07-18',
   dataset: dataset(),
-  title: 'Azure OpenAI',
-  secret: () => AZURE_TEST_API_KEY,
   refusedOption: { learning_rate: 0.001 },
-  remote: (fake, id) => fake.state.jobs.get(id),
+  remote: (fake, id): AzureFakeJob | undefined => fake.state.jobs.get(id),
   succeeded: {
     done: (remote) => ({ fine_tuned_model: remote.fine_tuned_model }),
     events: () => ['Job started.'],

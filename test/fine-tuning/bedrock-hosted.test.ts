@@ -7,19 +7,23 @@
  * submission's job adopted through findJob.
  */
 import { startFakeBedrock, type FakeCustomizationJob } from '../fakes/bedrock-server';
+import type OpenAI from 'openai';
 import { gatewaySdk } from '../support/answers';
 import { chatOnDeployment, hostedJobContract } from '../support/hosted-kit';
 import { awsHeaders, bedrock, chatDataset, DEFAULT_BUCKET, fakeEndpoints, NOVA, ROLE_ARN, storedLines, upload } from '../providers/bedrock-harness';
-import { propertiesOf, toolRequestCase, type SentTools } from '../chat/sdk-suite';
+import { propertiesOf } from '../chat/sdk-suite';
 import { eventually } from './harness';
 
-const SECRET = 'x-gateway-aws-secret-access-key';
-const hosted = hostedJobContract<Awaited<ReturnType<typeof startFakeBedrock>>, FakeCustomizationJob>('bedrock', {
+const customModel = () => hosted.succeeded!.fine_tuned_model!;
+/** The tools test's deployment of the custom model. */
+let deployment: string | undefined;
+
+const hosted = hostedJobContract('bedrock', {
   start: () => startFakeBedrock({ stepsPerPoll: 0 }),
   env: fakeEndpoints,
   integrations: (fake) => {
     const headers = awsHeaders(fake);
-    const credentials = { aws_access_key_id: headers['x-gateway-aws-access-key-id'], aws_secret_access_key: headers[SECRET] };
+    const credentials = { aws_access_key_id: headers['x-gateway-aws-access-key-id'], aws_secret_access_key: headers['x-gateway-aws-secret-access-key'] };
     const options = { 'x-gateway-aws-region': fake.region, 'x-gateway-aws-s3-bucket': DEFAULT_BUCKET, 'x-gateway-aws-role-arn': ROLE_ARN };
     return [{ slug: 'hosted-bedrock', provider: 'bedrock', name: 'Bedrock', credentials, options }];
   },
@@ -27,11 +31,8 @@ const hosted = hostedJobContract<Awaited<ReturnType<typeof startFakeBedrock>>, F
   model: 'my-nova',
   job: { provider_options: { model: NOVA } },
   dataset: chatDataset(12),
-  title: 'Amazon Bedrock',
-  secret: (fake) => awsHeaders(fake)[SECRET],
-  credentialHeader: SECRET,
   refusedOption: { warmup_ratio: 0.1 },
-  remote: (fake, arn) => fake.state.jobs.get(arn),
+  remote: (fake, arn): FakeCustomizationJob | undefined => fake.state.jobs.get(arn),
   requests: (fake) => fake.control.requests,
   held: { advance: (fake, arn) => void fake.advance(arn), statuses: ['queued', 'running', 'succeeded'] },
   succeeded: {
@@ -96,9 +97,19 @@ const hosted = hostedJobContract<Awaited<ReturnType<typeof startFakeBedrock>>, F
       );
     },
   },
+  // Tools and structured outputs, translated to Converse: a json_schema becomes a forced tool.
+  tools: {
+    sent: () => {
+      const config = hosted.fake.state.converseCalls.at(-1)!.body.toolConfig as { tools: any[]; toolChoice?: { tool?: { name: string } } };
+      const tools = config.tools.map((t) => [t.toolSpec.name, propertiesOf(t.toolSpec.inputSchema.json)]);
+      return { tools: Object.fromEntries(tools), forced: config.toolChoice?.tool?.name, answerSchema: undefined };
+    },
+    schemaAsTool: true,
+    atSlug: 'amazon.nova-lite-v1:0',
+    client: (): OpenAI => gatewaySdk(hosted.gw, { headers: { 'x-gateway-aws-bedrock-model': (deployment ??= hosted.fake.registerDeployment(customModel())) } }),
+  },
 });
 const { createJob, waitForStatus } = hosted;
-const customModel = () => hosted.succeeded!.fine_tuned_model!;
 
 /** The Bedrock job the monitor submitted for a gateway job (found by its idempotency token). */
 const submitted = (id: string) => eventually(async () => [...hosted.fake.state.jobs.values()].find((j) => j.clientRequestToken === id));
@@ -112,21 +123,6 @@ describe('hosted Bedrock jobs', () => {
     });
     // Signed with the integration's credentials (the fake checks the SigV4 signature), in the integration's region.
     expect(hosted.fake.state.converseCalls.at(-1)).toMatchObject({ modelId: deployment, stream: false });
-  });
-
-  describe('tools and structured outputs, translated to Converse', () => {
-    let deployment: string | undefined;
-    const sent = (): SentTools => {
-      const config = hosted.fake.state.converseCalls.at(-1)!.body.toolConfig as { tools: any[]; toolChoice?: { tool?: { name: string } } };
-      const tools = config.tools.map((t) => [t.toolSpec.name, propertiesOf(t.toolSpec.inputSchema.json)]);
-      return { tools: Object.fromEntries(tools), forced: config.toolChoice?.tool?.name, answerSchema: undefined };
-    };
-    const onDeployment = () => {
-      deployment ??= hosted.fake.registerDeployment(customModel());
-      return gatewaySdk(hosted.gw, { headers: { 'x-gateway-aws-bedrock-model': deployment } });
-    };
-    toolRequestCase('Bedrock fine-tuned model', () => ({ model: customModel(), client: onDeployment, sent, schemaAsTool: true }));
-    toolRequestCase('Bedrock @slug/model', () => ({ model: '@hosted-bedrock/amazon.nova-lite-v1:0', client: () => hosted.client, sent, schemaAsTool: true }));
   });
 
   it('retries a throttled submission later, and still creates one Bedrock job', async () => {

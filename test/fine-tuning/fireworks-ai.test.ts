@@ -9,14 +9,16 @@ import { startFakeFireworks, type FireworksSftJob } from '../fakes/fireworks-ser
 import { api } from '../support/gateway';
 import { chatOnDeployment, hostedJobContract } from '../support/hosted-kit';
 import { dataset } from './harness';
-import { openAIWireSent, toolRequestCase } from '../chat/sdk-suite';
+import type OpenAI from 'openai';
+import { openAIWireSent, type SentTools } from '../chat/sdk-suite';
 import { gatewaySdk } from '../support/answers';
 
 const KEY = 'fw-hosted-key-0123456789abcdef';
 const ACCOUNT = 'acme-labs';
 const BASE = 'llama-v3p1-8b-instruct';
+const SERVING = `accounts/${ACCOUNT}/deployments/chat-serving`;
 
-const hosted = hostedJobContract<Awaited<ReturnType<typeof startFakeFireworks>>, FireworksSftJob>('fireworks-ai', {
+const hosted = hostedJobContract('fireworks-ai', {
   start: () => startFakeFireworks({ apiKey: KEY, accountId: ACCOUNT, runningPolls: 3 }),
   env: (fake) => ({ GATEWAY_FIREWORKS_BASE_URL: fake.origin }),
   integrations: () => [
@@ -30,9 +32,7 @@ const hosted = hostedJobContract<Awaited<ReturnType<typeof startFakeFireworks>>,
   ],
   model: BASE,
   dataset: dataset(),
-  title: 'Fireworks AI',
-  secret: () => KEY,
-  remote: (fake, id) => fake.state.jobs.get(id),
+  remote: (fake, id): FireworksSftJob | undefined => fake.state.jobs.get(id),
   succeeded: {
     job: { provider_options: { learning_rate: 0.0002 } },
     done: (remote) => ({ fine_tuned_model: remote.outputModel }),
@@ -88,19 +88,27 @@ const hosted = hostedJobContract<Awaited<ReturnType<typeof startFakeFireworks>>,
       expect(fake.state.requests.some((r) => r.method === 'DELETE')).toBe(false);
     },
   },
+  tools: {
+    sent: (): SentTools => openAIWireSent(hosted.fake.state.chatRequests.at(-1)!),
+    atSlug: BASE,
+    client: (): OpenAI => {
+      hosted.fake.deploy(hosted.succeeded!.fine_tuned_model!, SERVING);
+      return gatewaySdk(hosted.gw, { headers: { 'x-gateway-fireworks-deployment': 'chat-serving' } });
+    },
+  },
 });
 
 describe('hosted fine-tuning jobs on Fireworks AI', () => {
   const tunedModel = () => hosted.succeeded!.fine_tuned_model!;
   it('serves the tuned model through chat completions once deployed, naming the deployment to use', async () => {
     const model = tunedModel();
-    const served = `${model}#accounts/${ACCOUNT}/deployments/chat-serving`;
+    const served = `${model}#${SERVING}`;
     // A model of an account answers only on a deployment: the gateway says which header names it, before calling Fireworks.
     await chatOnDeployment(hosted.gw, model, {
       header: 'x-gateway-fireworks-deployment',
       calls: () => hosted.fake.state.chatRequests,
       deploy: () => {
-        hosted.fake.deploy(model, `accounts/${ACCOUNT}/deployments/chat-serving`);
+        hosted.fake.deploy(model, SERVING);
         return { value: 'chat-serving', servedAs: served };
       },
     });
@@ -111,13 +119,5 @@ describe('hosted fine-tuning jobs on Fireworks AI', () => {
     expect(
       await api(hosted.gw, 'POST', '/v1/chat/completions', { headers: hostile, body: { model, messages: [{ role: 'user', content: 'x' }] } }),
     ).toMatchObject({ status: 400 });
-  });
-
-  describe('tools and structured outputs, as sent', () => {
-    const sent = () => openAIWireSent(hosted.fake.state.chatRequests.at(-1)!);
-    // The deployment the previous test made serves the tuned model.
-    const onDeployment = () => gatewaySdk(hosted.gw, { headers: { 'x-gateway-fireworks-deployment': 'chat-serving' } });
-    toolRequestCase('Fireworks fine-tuned model', () => ({ model: tunedModel(), client: onDeployment, sent }));
-    toolRequestCase('Fireworks @slug/model', () => ({ model: `@my-fireworks/${BASE}`, client: () => hosted.client, sent }));
   });
 });

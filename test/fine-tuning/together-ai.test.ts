@@ -7,7 +7,7 @@
 import { startFakeTogether, type TogetherJob } from '../fakes/together-server';
 import { hostedJobContract } from '../support/hosted-kit';
 import { dataset } from './harness';
-import { openAIWireSent, toolRequestCase } from '../chat/sdk-suite';
+import { openAIWireSent, type SentTools } from '../chat/sdk-suite';
 import { expectLedgered } from '../usage/harness';
 
 const KEY = 'tg-hosted-key-0123456789abcdef';
@@ -15,15 +15,13 @@ const BASE = 'meta-llama/Meta-Llama-3.1-8B-Instruct-Reference';
 /** Long enough a job to still be running when the test fails or cancels it. */
 const LONG = { method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 50 } } } };
 
-const hosted = hostedJobContract<Awaited<ReturnType<typeof startFakeTogether>>, TogetherJob>('together-ai', {
+const hosted = hostedJobContract('together-ai', {
   start: () => startFakeTogether({ apiKey: KEY, userId: 'acme' }),
   env: (fake) => ({ GATEWAY_TOGETHER_BASE_URL: fake.url }),
   integrations: () => [{ slug: 'my-together', provider: 'together-ai', name: 'Together', credentials: { api_key: KEY } }],
   model: BASE,
   dataset: dataset(),
-  title: 'Together AI',
-  secret: () => KEY,
-  remote: (fake, id) => fake.state.jobs.get(id),
+  remote: (fake, id): TogetherJob | undefined => fake.state.jobs.get(id),
   succeeded: {
     job: {
       seed: 11,
@@ -75,6 +73,7 @@ const hosted = hostedJobContract<Awaited<ReturnType<typeof startFakeTogether>>, 
       expect(fake.state.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/cancel'))).toHaveLength(1);
     },
   },
+  tools: { sent: (): SentTools => openAIWireSent(hosted.fake.state.chatRequests.at(-1)!), atSlug: BASE },
 });
 
 describe('hosted fine-tuning jobs on Together AI', () => {
@@ -98,11 +97,5 @@ describe('hosted fine-tuning jobs on Together AI', () => {
       { streamed: false, usage: completion.usage },
       { streamed: true, usage: undefined },
     ]);
-  });
-
-  describe('tools and structured outputs, as sent', () => {
-    const sent = () => openAIWireSent(hosted.fake.state.chatRequests.at(-1)!);
-    toolRequestCase('Together fine-tuned model', () => ({ model: model(), client: () => hosted.client, sent }));
-    toolRequestCase('Together @slug/model', () => ({ model: `@my-together/${BASE}`, client: () => hosted.client, sent }));
   });
 });

@@ -8,12 +8,12 @@
 import { startFakeVertex, type TuningJob } from '../fakes/vertex-server';
 import { hostedJobContract } from '../support/hosted-kit';
 import { BUCKET, fakeEndpoints } from '../providers/vertex-ai.support';
-import { propertiesOf, toolRequestCase, type SentTools } from '../chat/sdk-suite';
+import { propertiesOf } from '../chat/sdk-suite';
 import { dataset } from './harness';
 import { eventually } from '../support/expect';
 
 const MODEL = 'gemini-2.0-flash-001';
-const hosted = hostedJobContract<Awaited<ReturnType<typeof startFakeVertex>>, TuningJob>('vertex-ai', {
+const hosted = hostedJobContract('vertex-ai', {
   start: () => startFakeVertex(),
   env: fakeEndpoints,
   integrations: (fake) => {
@@ -26,11 +26,9 @@ const hosted = hostedJobContract<Awaited<ReturnType<typeof startFakeVertex>>, Tu
   },
   model: MODEL,
   dataset: dataset(12),
-  title: 'Vertex AI',
   // A line of the key file's private key (the PEM's first line is the same in every key).
   secret: (fake) => fake.serviceAccount.private_key.split('\n')[1],
-  credentialHeader: 'x-gateway-vertex-service-account-json',
-  remote: (fake, name) => fake.state.tuningJobs.get(name.split('/').pop()!),
+  remote: (fake, name): TuningJob | undefined => fake.state.tuningJobs.get(name.split('/').pop()!),
   succeeded: {
     done: (remote) => ({
       fine_tuned_model: remote.tunedModel!.model,
@@ -98,11 +96,9 @@ const hosted = hostedJobContract<Awaited<ReturnType<typeof startFakeVertex>>, Tu
       fake.advance(remote.name);
     },
   },
-});
-
-describe('hosted fine-tuning jobs on Vertex AI', () => {
-  describe('tools and structured outputs, translated to generateContent', () => {
-    const sent = (): SentTools => {
+  // Tools and structured outputs, translated to generateContent.
+  tools: {
+    sent: () => {
       const body = hosted.fake.state.generateRequests.at(-1)!.body as Record<string, any>;
       const declarations: any[] = body.tools?.[0]?.functionDeclarations ?? [];
       const calling = body.toolConfig?.functionCallingConfig;
@@ -111,11 +107,12 @@ describe('hosted fine-tuning jobs on Vertex AI', () => {
         forced: calling?.mode === 'ANY' ? calling.allowedFunctionNames?.[0] : undefined,
         answerSchema: body.generationConfig?.responseSchema ? propertiesOf(body.generationConfig.responseSchema) : undefined,
       };
-    };
-    toolRequestCase('Vertex AI fine-tuned model', () => ({ model: hosted.succeeded!.fine_tuned_model!, client: () => hosted.client, sent }));
-    toolRequestCase('Vertex AI @slug/model', () => ({ model: '@my-vertex/gemini-2.5-flash', client: () => hosted.client, sent }));
-  });
+    },
+    atSlug: 'gemini-2.5-flash',
+  },
+});
 
+describe('hosted fine-tuning jobs on Vertex AI', () => {
   it("retries Vertex's 429 RESOURCE_EXHAUSTED and records a job Vertex failed, with its reason", async () => {
     hosted.fake.failNext('GET', `/v1/projects/${hosted.fake.projectNumber}/locations/${hosted.fake.location}/tuningJobs/`, 429, { times: 5 });
     const created = await hosted.createJob();

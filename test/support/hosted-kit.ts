@@ -8,6 +8,9 @@ import { toFile } from 'openai';
 import { gatewaySdk } from './answers';
 import { eventually, expectError, type ExpectedError } from './expect';
 import { api, createOrganisation, startTestGateway, type TestGateway } from './gateway';
+import { PROVIDERS } from '../../src/providers/registry';
+import type { ProviderName } from '../../src/providers/names';
+import { toolRequestCase, type ToolTarget } from '../chat/sdk-suite';
 
 type Job = OpenAI.FineTuning.FineTuningJob;
 
@@ -111,79 +114,71 @@ export async function chatOnDeployment(gw: TestGateway, model: string, deploymen
   return value;
 }
 
+type Row<T> = Array<[what: string, body: Record<string, unknown>, expected: T]>;
+
 /** A provider's side of the hosted-job contract: its fake and integration, and what only it does. */
 export interface HostedJobCase<F, R> extends HostedSetup<F> {
-  /** The provider's title, as a refused option names it. */
-  title: string;
-  /** The integration's secret, which no answer may carry, and the header it is refused under in gateway_options. */
-  secret(fake: F): string;
-  credentialHeader?: string;
-  /** The fake's job the gateway submitted as `remoteId` (the id its "Submitted to" event names). */
+  /** What no answer may carry (default: each credential of the first integration). */
+  secret?(fake: F): string;
+  /** The fake's job the gateway submitted as `remoteId` (what its "Submitted to" event names). */
   remote(fake: F, remoteId: string): R | undefined;
-  /** The requests the fake's job endpoints received (default `fake.state.requests`). */
+  /** The requests of the fake's job endpoints (default `fake.state.requests`). */
   requests?(fake: F): unknown[];
-  /** Where the fake moves jobs only when told: one step on (each to the next status of `statuses`, from submission to succeeded). */
+  /** A fake that moves jobs only when told: one step on, and the statuses the steps lead to from submission. */
   held?: { advance(fake: F, remoteId: string): void; statuses: string[] };
+  /** A job created with suffix `hosted-run`, two epochs, metadata and `job`, once succeeded: `done` and `events` among its own, stored `once`. */
   succeeded: {
-    /** Create fields besides the kit's suffix (`hosted-run`), two epochs and metadata. */
     job?: Record<string, unknown>;
-    /** What the job reads once succeeded besides status, times and training file: its fine_tuned_model, as the provider named it. */
     done(remote: R): Record<string, unknown>;
-    /** Events besides the upload and the submission, and one synthesised from the provider's status, stored once however often polled. */
     events(remote: R): unknown[];
     once: string | RegExp;
     checkpoints(remote: R, id: string): unknown[];
     /** What only this provider does: the request members it received, the dataset as it stored it. */
     check(remote: R, done: Job): void | Promise<void>;
   };
-  /** Creates refused with a 400 besides a credential in gateway_options and `refusedOption` (default: Bedrock's `role_arn`). */
-  refused?: Array<[what: string, body: Record<string, unknown>, error: ExpectedError]>;
+  /** Creates refused with a 400 besides a credential in gateway_options and `refusedOption` (default `{ role_arn }`). */
+  refused?: Row<ExpectedError>;
   refusedOption?: Record<string, unknown>;
-  /** Jobs that fail at submission (the adapter or the provider refuses them), with their error (and what the fake then holds). */
+  /** Jobs failed at submission (the adapter or the provider refuses them) with `error`, then `check`ed on the fake. */
   failures?: Array<[what: string, job: Record<string, unknown>, error: Record<string, unknown>, check?: (fake: F, id: string) => void]>;
-  /** Fails a submitted job at the provider: it then reads failed with `error`. */
+  /** A submitted job the provider fails: it reads failed with `error`. */
   failed?: { job?: Record<string, unknown>; fail(fake: F, remoteId: string): void; error: Record<string, unknown> };
+  /** `hold` keeps the job where it is (returns its undo); the cancel comes once submitted (or `when` the job has that status). */
   cancel?: {
     job?: Record<string, unknown>;
-    /** Injected slowness or failures that keep the job where it is until cancelled (undone after the test). */
     hold?(fake: F): (() => void) | void;
-    /** The status to wait for before cancelling (default: submitted). */
     when?: string;
-    /** What the cancel may answer (default running or cancelled: stopping takes the provider a while). */
     answers?: string[];
-    /** After the cancel's answer, before the job reads cancelled: what the provider was asked. */
     asked?(remote: R, fake: F): void;
-    /** Once cancelled: what the provider did, and the events said. */
     stopped?(remote: R, events: OpenAI.FineTuning.FineTuningJobEvent[], fake: F): void;
   };
+  /** Tools and a json_schema on the tuned model (on `client`, default the set-up's) and on `@slug/<atSlug>`. */
+  tools?: Omit<ToolTarget, 'model' | 'client'> & { atSlug: string; client?(): OpenAI };
 }
 
 /**
  * The life cycle every hosted job goes through on a provider's fake, through the OpenAI SDK: created,
  * uploaded, submitted and followed to succeeded with the provider's model, events stored once and
- * checkpoints; refusals at creation (a credential in gateway_options, an option of another provider:
- * a 400 naming it and the provider); failures with their reason; cancel, after which the job is no
- * longer polled; another organisation's 404; and the credential in no answer. Returns the set-up,
- * with the succeeded job for the provider's own tests (chat on the tuned model).
+ * checkpoints; refusals at creation (a credential in gateway_options, an option the provider does not
+ * take: a 400 naming it and the provider); failures with their reason; cancel, after which the job is
+ * no longer polled; another organisation's 404; the credential in no answer; tools on the tuned model.
+ * Returns the set-up, with the succeeded job for the provider's own tests.
  */
-export function hostedJobContract<F extends { close(): Promise<void> }, R>(provider: string, c: HostedJobCase<F, R>) {
+export function hostedJobContract<F extends { close(): Promise<void> }, R>(name: ProviderName, c: HostedJobCase<F, R>) {
   const hosted: HostedOnFake<F> & { succeeded?: Job } = hostedOnFake(c);
   const { createJob, waitForStatus } = hosted;
+  const module = PROVIDERS.find((p) => p.name === name)!;
   const ENDED = ['succeeded', 'failed', 'cancelled'];
-  const submittedAs = async (id: string) => {
-    const prefix = `Submitted to ${provider} as `;
-    const message = await eventually(async () => (await hosted.messagesOf(id)).find((m) => m.startsWith(prefix)), 60_000);
-    return message.slice(prefix.length);
-  };
   const remoteOf = async (id: string) => {
-    const remoteId = await submittedAs(id);
+    const prefix = `Submitted to ${name} as `;
+    const remoteId = (await eventually(async () => (await hosted.messagesOf(id)).find((m) => m.startsWith(prefix)), 60_000)).slice(prefix.length);
     return { remoteId, remote: c.remote(hosted.fake, remoteId)! };
   };
-  const twoEpochs = { type: 'supervised', supervised: { hyperparameters: { n_epochs: 2 } } };
+  const epochs = { type: 'supervised', supervised: { hyperparameters: { n_epochs: 2 } } };
 
-  describe(`hosted ${provider} jobs (contract)`, () => {
+  describe(`hosted ${name} jobs (contract)`, () => {
     it('creates a job that the monitor uploads, submits and follows to succeeded with the provider’s model, its events once and checkpoints', async () => {
-      const created = await createJob({ suffix: 'hosted-run', method: twoEpochs, metadata: { team: 'search' }, ...c.succeeded.job });
+      const created = await createJob({ suffix: 'hosted-run', method: epochs, metadata: { team: 'search' }, ...c.succeeded.job });
       expect(created).toMatchObject({ status: 'validating_files', model: c.model, training_file: hosted.trainingFileId, metadata: { team: 'search' } });
       const { remoteId, remote } = await remoteOf(created.id);
       for (const status of c.held?.statuses ?? []) {
@@ -191,24 +186,14 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(provi
         await waitForStatus(created.id, [status]);
       }
       const done = await waitForStatus(created.id, ENDED);
-      expect(done).toMatchObject({
-        status: 'succeeded',
-        finished_at: expect.any(Number),
-        training_file: hosted.trainingFileId,
-        hyperparameters: { n_epochs: 2 },
-        ...c.succeeded.done(remote),
-      });
+      const ended = { status: 'succeeded', finished_at: expect.any(Number), training_file: hosted.trainingFileId, hyperparameters: { n_epochs: 2 } };
+      expect(done).toMatchObject({ ...ended, ...c.succeeded.done(remote) });
       const messages = await hosted.messagesOf(created.id);
       expect(messages[0]).toBe('Job status changed from running to succeeded');
-      if (c.held) {
-        const path = ['validating_files', ...c.held.statuses]
-          .slice(1)
-          .map((to, i, all) => `Job status changed from ${i ? all[i - 1] : 'validating_files'} to ${to}`);
-        expect(messages.filter((m) => m.startsWith('Job status changed')).reverse()).toEqual(path);
-      }
-      expect(messages).toEqual(
-        expect.arrayContaining([expect.stringMatching(new RegExp(`^Uploaded training file to ${provider} as `)), ...c.succeeded.events(remote)]),
-      );
+      const path = ['validating_files', ...(c.held?.statuses ?? [])].map((from, i, all) => `Job status changed from ${from} to ${all[i + 1]}`);
+      if (c.held) expect(messages.filter((m) => m.startsWith('Job status changed')).reverse()).toEqual(path.slice(0, -1));
+      const uploaded = expect.stringMatching(new RegExp(`^Uploaded training file to ${name} as `));
+      expect(messages).toEqual(expect.arrayContaining([uploaded, ...c.succeeded.events(remote)]));
       const once = c.succeeded.once;
       expect(messages.filter((m) => (typeof once === 'string' ? m === once : once.test(m)))).toHaveLength(1);
       expect((await hosted.client.fineTuning.jobs.checkpoints.list(created.id)).data).toEqual(c.succeeded.checkpoints(remote, created.id));
@@ -216,8 +201,9 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(provi
       hosted.succeeded = done;
     });
 
-    const refused: Array<[string, Record<string, unknown>, ExpectedError]> = [
-      ['a credential in gateway_options', { gateway_options: { [c.credentialHeader ?? 'authorization']: 'x' } }, { message: /is a credential/ }],
+    const credential = Object.values(module.settings).find((s) => s.secret)!.header;
+    const refused: Row<ExpectedError> = [
+      ['a credential in gateway_options', { gateway_options: { [credential]: 'x' } }, { message: /is a credential/ }],
       ['an option it does not take', { provider_options: c.refusedOption ?? { role_arn: 'arn:aws:iam::1:role/x' } }, { code: 'unsupported_parameter' }],
       ...(c.refused ?? []),
     ];
@@ -230,10 +216,10 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(provi
       const [field, values] = Object.entries(body).find(([key]) => key.endsWith('_options'))!;
       const named = Object.keys(values as object).find((key) => key !== 'x-gateway-provider') ?? '';
       expectError(res, 400, { param: `${field}.${named}`, ...error });
-      if (error.code === 'unsupported_parameter') expect(res.body.error.message).toContain(c.title);
+      if (error.code === 'unsupported_parameter') expect(res.body.error.message).toContain(module.title);
     });
 
-    if (c.failures?.length)
+    if (c.failures)
       it.each(c.failures)('fails a job %s at submission, with the reason', async (...[, job, error, check]) => {
         const created = await createJob(job);
         expect(await waitForStatus(created.id, ENDED)).toMatchObject({ status: 'failed', error, finished_at: expect.any(Number) });
@@ -241,7 +227,7 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(provi
         check?.(hosted.fake, created.id);
       });
 
-    const failed = c.failed;
+    const { failed, cancel, tools } = c;
     if (failed)
       it('records a job the provider failed, with the provider’s reason', async () => {
         const created = await createJob(failed.job);
@@ -251,7 +237,6 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(provi
         expect(await waitForStatus(created.id, ENDED)).toMatchObject({ status: 'failed', error: failed.error });
       });
 
-    const cancel = c.cancel;
     if (cancel)
       it('cancels: the provider is told where it can be, the job ends cancelled and is no longer polled', async () => {
         const release = cancel.hold?.(hosted.fake);
@@ -259,8 +244,7 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(provi
           const created = await createJob(cancel.job);
           const { remoteId, remote } = await remoteOf(created.id);
           if (cancel.when) await waitForStatus(created.id, [cancel.when]);
-          const answer = await hosted.client.fineTuning.jobs.cancel(created.id);
-          expect(cancel.answers ?? ['running', 'cancelled']).toContain(answer.status);
+          expect(cancel.answers ?? ['running', 'cancelled']).toContain((await hosted.client.fineTuning.jobs.cancel(created.id)).status);
           cancel.asked?.(remote, hosted.fake);
           c.held?.advance(hosted.fake, remoteId);
           expect(await waitForStatus(created.id, ENDED)).toMatchObject({ status: 'cancelled', error: null, finished_at: expect.any(Number) });
@@ -279,25 +263,32 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(provi
       });
 
     it('answers 404 for the job to another organisation, on every route, and lists none of its jobs', async () => {
-      const id = hosted.succeeded?.id;
-      expect(id).toBeDefined();
       const other = await createOrganisation(hosted.gw);
-      for (const [method, path] of [
-        ['GET', ''],
-        ['POST', '/cancel'],
-        ['GET', '/events'],
-        ['GET', '/checkpoints'],
-      ]) {
-        expectError(await api(other, method, `/v1/fine_tuning/jobs/${id}${path}`), 404, { code: 'not_found' });
+      for (const path of ['', '/cancel', '/events', '/checkpoints']) {
+        const res = await api(other, path === '/cancel' ? 'POST' : 'GET', `/v1/fine_tuning/jobs/${hosted.succeeded!.id}${path}`);
+        expectError(res, 404, { code: 'not_found' });
       }
       expect((await api(other, 'GET', '/v1/fine_tuning/jobs')).body).toEqual({ object: 'list', data: [], has_more: false });
     });
 
     it('never puts the integration’s secret in an answer', () => {
       expect(hosted.answers.length).toBeGreaterThan(10);
-      const secret = c.secret(hosted.fake);
-      for (const answer of hosted.answers) expect(answer).not.toContain(secret);
+      const secrets = c.secret ? [c.secret(hosted.fake)] : Object.values(c.integrations(hosted.fake)[0].credentials as Record<string, string>);
+      for (const secret of secrets) for (const answer of hosted.answers) expect(answer).not.toContain(secret);
     });
+
+    if (tools) {
+      toolRequestCase(`${module.title} fine-tuned model`, () => ({
+        ...tools,
+        model: hosted.succeeded!.fine_tuned_model!,
+        client: tools.client ?? (() => hosted.client),
+      }));
+      toolRequestCase(`${module.title} @slug/model`, () => ({
+        ...tools,
+        model: `@${c.integrations(hosted.fake)[0].slug}/${tools.atSlug}`,
+        client: () => hosted.client,
+      }));
+    }
   });
   return hosted;
 }
