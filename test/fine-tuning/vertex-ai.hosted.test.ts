@@ -52,9 +52,13 @@ const hosted = hostedJobContract('vertex-ai', {
       const uri = String(remote.supervisedTuningSpec.trainingDatasetUri);
       expect(await hosted.messagesOf(done.id)).toContain(`Uploaded training file to vertex-ai as ${uri}`);
       const stored = hosted.fake.state.storage.buckets.get(BUCKET)!.get(uri.slice(`gs://${BUCKET}/`.length))!;
-      const lines = stored.data.toString('utf8').trimEnd().split('\n');
+      const lines = stored.data
+        .toString('utf8')
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line));
       expect(lines).toHaveLength(12);
-      expect(JSON.parse(lines[0])).toEqual({
+      expect(lines[0]).toEqual({
         systemInstruction: { parts: [{ text: 'You are terse.' }] },
         contents: [
           { role: 'user', parts: [{ text: 'Question 1' }] },

@@ -201,9 +201,13 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(name:
       hosted.succeeded = done;
     });
 
-    const credential = Object.values(module.settings).find((s) => s.secret)!.header;
+    const credentials = Object.values(module.settings).filter((s) => s.secret);
     const refused: Row<ExpectedError> = [
-      ['a credential in gateway_options', { gateway_options: { [credential]: 'x' } }, { message: /is a credential/ }],
+      ...credentials.map((s): Row<ExpectedError>[number] => [
+        `the credential ${s.header} in gateway_options`,
+        { gateway_options: { [s.header]: 'x' } },
+        { message: /is a credential/ },
+      ]),
       ['an option it does not take', { provider_options: c.refusedOption ?? { role_arn: 'arn:aws:iam::1:role/x' } }, { code: 'unsupported_parameter' }],
       ...(c.refused ?? []),
     ];
@@ -244,7 +248,10 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(name:
           const created = await createJob(cancel.job);
           const { remoteId, remote } = await remoteOf(created.id);
           if (cancel.when) await waitForStatus(created.id, [cancel.when]);
-          expect(cancel.answers ?? ['running', 'cancelled']).toContain((await hosted.client.fineTuning.jobs.cancel(created.id)).status);
+          const answer = await hosted.client.fineTuning.jobs.cancel(created.id);
+          expect(answer.id).toBe(created.id);
+          expect(cancel.answers ?? ['running', 'cancelled']).toContain(answer.status);
+          if (answer.status === 'cancelled') expect(answer.finished_at).toEqual(expect.any(Number));
           cancel.asked?.(remote, hosted.fake);
           c.held?.advance(hosted.fake, remoteId);
           expect(await waitForStatus(created.id, ENDED)).toMatchObject({ status: 'cancelled', error: null, finished_at: expect.any(Number) });
