@@ -3,7 +3,8 @@
  *
  *   1. Streamed chat completions (client mode, fake OpenAI, gateway in its own process) through a
  *      gateway with the ledger on and one with it off (GATEWAY_USAGE_LEDGER=off), measured
- *      alternately: completed streams per second with the ledger as a share of without (goal ≥ 95 %),
+ *      alternately after a round each not counted: completed streams per second with the ledger as a share
+ *      of without, the median of the alternated pairs' ratios (goal ≥ 95 %),
  *      and each gateway's CPU time per stream (its process's, /proc), which a loaded machine skews less.
  *   2. 100 000 rows recorded through the ledger (buffer and batched inserts) into the database of
  *      BENCH_DATABASE_URL (a Postgres database, emptied of usage rows first) or an in-memory PGlite:
@@ -15,7 +16,7 @@
  *      start within an hour, which reads the ledger's rows (no goal).
  *
  * Options (environment): BENCH_SECONDS (per chat round, default 3), BENCH_ROUNDS (alternated chat
- * rounds per gateway, default 3), BENCH_CONCURRENCY (default 20), BENCH_DATABASE_URL (a Postgres server:
+ * rounds per gateway, default 6), BENCH_CONCURRENCY (default 20), BENCH_DATABASE_URL (a Postgres server:
  * the chat gateways run on scratch databases of it, parts 2 and 3 on that database), BENCH_CPU_PROF (a directory: both gateways run with `--cpu-prof` and write their
  * profiles there, named by pid, the ledger-on gateway's pid printed).
  */
@@ -35,7 +36,7 @@ import { child, cpuMs, quantile, runBench, scratchDatabase, SECONDS, stop, strea
 
 const PROVIDER_KEY = 'sk-bench-0123456789abcdef';
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 /** Longer than the ledger's flush interval (GATEWAY_USAGE_FLUSH_MS, 1 s by default). */
 const FLUSH_WAIT_MS = 1200;
 
@@ -80,27 +81,35 @@ async function chatRatio(): Promise<Record<string, string | number>> {
     });
     const withLedger = { perSecond: 0, streams: 0, cpuMs: 0 };
     const without = { perSecond: 0, streams: 0, cpuMs: 0 };
-    /** A round of streams on one gateway, with the CPU time its process spent meanwhile. */
-    const round = async (gateway: typeof on, into: typeof without) => {
+    /** A round of streams on one gateway, with the CPU time its process spent meanwhile; streams per second. */
+    const round = async (gateway: typeof on, into?: typeof without) => {
       const cpuBefore = cpuMs(gateway.proc.pid!);
       const measured = await streamLoad(target(gateway.port), CONCURRENCY);
       // The ledger's flush (every second) of the round's last rows is the round's cost, not the next round's.
       await setTimeout(FLUSH_WAIT_MS);
-      into.cpuMs += cpuMs(gateway.proc.pid!) - cpuBefore;
-      into.perSecond += measured.perSecond;
-      into.streams += measured.requests;
+      if (into) {
+        into.cpuMs += cpuMs(gateway.proc.pid!) - cpuBefore;
+        into.perSecond += measured.perSecond;
+        into.streams += measured.requests;
+      }
+      return measured.perSecond;
     };
-    // Alternated so that a machine's drift during the run weighs on both alike.
+    // A round each, not counted: both gateways' code compiled and their connections open before measuring.
+    await round(off);
+    await round(on);
+    // Alternated in pairs so that a machine's drift during the run weighs on both alike; the ratio is the
+    // median of the pairs' ratios, which a pair disturbed by something else on the machine does not move.
+    const pairs: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
-      await round(off, without);
-      await round(on, withLedger);
+      const offRate = await round(off, without);
+      pairs.push((await round(on, withLedger)) / offRate);
     }
     const cpuPerStream = (measured: typeof without) => measured.cpuMs / measured.streams;
     return {
       part: `streamed chat, ledger on / off (${databases[0].url ? 'postgres' : 'pglite'})`,
       'ledger off streams/s': Math.round(without.perSecond / ROUNDS),
       'ledger on streams/s': Math.round(withLedger.perSecond / ROUNDS),
-      ratio: `${((100 * withLedger.perSecond) / without.perSecond).toFixed(1)}%`,
+      ratio: `${(100 * median(pairs)).toFixed(1)}% (pairs ${pairs.map((r) => (100 * r).toFixed(0)).join(' ')})`,
       goal: '≥ 95%',
       'gateway CPU ms/stream off / on': `${cpuPerStream(without).toFixed(3)} / ${cpuPerStream(withLedger).toFixed(3)}`,
     };
@@ -110,6 +119,13 @@ async function chatRatio(): Promise<Record<string, string | number>> {
     await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
     await Promise.all(databases.map((d) => d.drop()));
   }
+}
+
+/** The middle value (the mean of the middle two of an even count). */
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 const MODELS = Array.from({ length: 20 }, (_, i) => `model-${i}`);
@@ -207,7 +223,9 @@ async function main(): Promise<void> {
   } finally {
     await db.close();
   }
-  console.log(`usage ledger (issue 26 §7; chat: client mode, concurrency ${CONCURRENCY}, ${ROUNDS} alternated rounds of ${SECONDS}s per gateway)`);
+  console.log(
+    `usage ledger (issue 26 §7; chat: client mode, concurrency ${CONCURRENCY}, ${ROUNDS} alternated rounds of ${SECONDS}s per gateway after one not counted)`,
+  );
   console.table(rows);
 }
 

@@ -2,15 +2,9 @@
  * One spelling per face: services name an offending field by its path, and each face renders it in
  * its own spelling — REST snake_case, GraphQL its own argument and field names.
  */
-import { api, gql, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, gql, useTestGateway } from '../support/gateway';
 
-let gw: TestGateway;
-
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-
-afterAll(() => gw.stop());
+const gw = useTestGateway();
 
 describe('errors name the caller’s own field', () => {
   it('labels paging: `current_page` on REST, `page` on GraphQL', async () => {

@@ -1,11 +1,7 @@
 import { hashApiKey } from '../../src/auth/api-key-secret';
-import { api, createOrganisation, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, createOrganisation, useTestGateway } from '../support/gateway';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(() => gw.stop());
+const gw = useTestGateway();
 
 describe('API keys and administration', () => {
   it('answers a missing, unknown or malformed key with 401 in the error shape', async () => {

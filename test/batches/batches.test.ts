@@ -5,19 +5,19 @@
 import { randomBytes } from 'node:crypto';
 import { toFile } from 'openai';
 import type OpenAI from 'openai';
-import { dataset, sdk, type HostedGateway } from '../fine-tuning/harness';
+import { dataset, sdk, type HostedGateway, type OpenAIGateway, startOpenAIGateway } from '../fine-tuning/harness';
 import { api, createOrganisation, gql } from '../support/gateway';
-import { type BatchGateway, batchFile, chatLine, jsonl, startBatchGateway, uploadBatchFile } from './harness';
+import { batchFile, chatLine, jsonl, uploadBatchFile } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
 let gw: HostedGateway;
 let client: OpenAI;
-let batchGateway: BatchGateway;
+let batchGateway: OpenAIGateway;
 
 beforeAll(async () => {
   // A replica that runs no batch: these tests look at batches as created.
-  batchGateway = await startBatchGateway(SECRET, { GATEWAY_BATCH_CONCURRENCY: '0' });
+  batchGateway = await startOpenAIGateway(SECRET, { GATEWAY_BATCH_CONCURRENCY: '0' });
   ({ gw, client } = batchGateway);
 });
 

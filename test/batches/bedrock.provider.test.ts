@@ -6,44 +6,29 @@
  * status. Below Bedrock's record minimum, or with tools or JSON mode, the gateway runner takes the
  * batch, unless the provider runner was asked for: then the create is a 400 naming the reason.
  */
-import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
-import { DEFAULT_BUCKET, fakeEndpoints, ROLE_ARN, storeBedrockIntegration } from '../providers/bedrock-harness';
-import { eventually, sdk } from '../fine-tuning/harness';
+import { api } from '../support/gateway';
+import { DEFAULT_BUCKET, ROLE_ARN, useBedrockGateway } from '../providers/bedrock-harness';
+import { eventually } from '../fine-tuning/harness';
 import { chatLine, fileLines, finished, jsonl, uploadBatchFile } from './harness';
 
 const MODEL = 'anthropic.claude-3-haiku-20240307-v1:0';
 
-let fake: FakeBedrock;
-let gw: TestGateway;
-let client: ReturnType<typeof sdk>;
-
-beforeAll(async () => {
-  // Jobs move only when a test says so; a running job answers 40 records a step.
-  fake = await startFakeBedrock({ stepsPerPoll: 0, batchRecordsPerStep: 40 });
-  gw = await startTestGateway({ ...fakeEndpoints(fake), GATEWAY_BATCH_POLL_MS: '50', GATEWAY_PROVIDER_TIMEOUT_MS: '5000' });
-  client = sdk(gw);
-  await storeBedrockIntegration(gw, fake);
-});
-
-afterAll(async () => {
-  await gw.stop();
-  await fake.close();
-});
+// Jobs move only when a test says so; a running job answers 40 records a step.
+const on = useBedrockGateway({ stepsPerPoll: 0, batchRecordsPerStep: 40 }, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_PROVIDER_TIMEOUT_MS: '5000' });
 
 async function createBatch(lines: unknown[], options: Record<string, string> = {}) {
-  const file = await uploadBatchFile(client, jsonl(lines));
+  const file = await uploadBatchFile(on.client, jsonl(lines));
   const body = {
     input_file_id: file.id,
     endpoint: '/v1/chat/completions',
     completion_window: '24h',
     gateway_options: { 'x-gateway-provider': '@my-bedrock', ...options },
   };
-  return client.batches.create(body as never);
+  return on.client.batches.create(body as never);
 }
 
 /** The fake's job for a gateway batch (its idempotency token is the batch id). */
-const jobOf = (batchId: string) => eventually(async () => [...fake.state.invocationJobs.values()].find((j) => j.clientRequestToken === batchId));
+const jobOf = (batchId: string) => eventually(async () => [...on.fake.state.invocationJobs.values()].find((j) => j.clientRequestToken === batchId));
 
 const requests = (n: number, prefix = 'r') =>
   Array.from({ length: n }, (_, i) => chatLine(`${prefix}-${i + 1}`, MODEL, `Question ${i + 1}`, { max_tokens: 50 }));
@@ -56,40 +41,40 @@ describe('batches on Amazon Bedrock batch inference', () => {
     expect(created).toMatchObject({ status: 'validating', gateway: { runner: 'provider', provider: 'bedrock' } });
     const job = await jobOf(created.id);
     expect(job).toMatchObject({ modelId: MODEL, roleArn: ROLE_ARN, modelInvocationType: 'Converse', timeoutDurationInHours: 24 });
-    const input = fake.s3.getObject(DEFAULT_BUCKET, `gateway-batches/${created.id}/input.jsonl`)!.toString('utf8').split('\n');
+    const input = on.fake.s3.getObject(DEFAULT_BUCKET, `gateway-batches/${created.id}/input.jsonl`)!.toString('utf8').split('\n');
     expect(JSON.parse(input[0])).toEqual({
       recordId: 'R0000000000',
       modelInput: { messages: [{ role: 'user', content: [{ text: 'Question 1' }] }], inferenceConfig: { maxTokens: 50 } },
     });
 
-    fake.batch.advance(job.jobArn, 6);
-    const done = await finished(client, created.id);
+    on.fake.batch.advance(job.jobArn, 6);
+    const done = await finished(on.client, created.id);
     expect(done).toMatchObject({ status: 'completed', request_counts: { total: 101, completed: 100, failed: 1 } });
-    const output = await fileLines(client, done.output_file_id!);
+    const output = await fileLines(on.client, done.output_file_id!);
     expect(output).toHaveLength(100);
     expect(new Set(output.map((l) => l.custom_id))).toEqual(new Set(requests(100).map((l) => l.custom_id)));
     expect(output[0]).toMatchObject({
       response: { status_code: 200, body: { object: 'chat.completion', choices: [{ finish_reason: 'stop' }], usage: { total_tokens: expect.any(Number) } } },
     });
-    const [refused] = await fileLines(client, done.error_file_id!);
+    const [refused] = await fileLines(on.client, done.error_file_id!);
     expect(refused).toMatchObject({
       custom_id: 'too-hot',
       response: { status_code: 400, body: { error: { message: expect.stringContaining('temperature') } } },
     });
-    expect([...fake.state.invocationJobs.values()].filter((j) => j.clientRequestToken === created.id)).toHaveLength(1);
+    expect([...on.fake.state.invocationJobs.values()].filter((j) => j.clientRequestToken === created.id)).toHaveLength(1);
   });
 
   it('stops the job on cancel and publishes the records it finished; the rest fail as cancelled', async () => {
     const created = await createBatch(requests(100, 'c'));
     const job = await jobOf(created.id);
-    fake.batch.advance(job.jobArn, 4);
-    await client.batches.cancel(created.id);
+    on.fake.batch.advance(job.jobArn, 4);
+    await on.client.batches.cancel(created.id);
     await eventually(async () => (job.status === 'Stopping' ? true : undefined));
-    fake.batch.advance(job.jobArn);
-    const done = await finished(client, created.id);
+    on.fake.batch.advance(job.jobArn);
+    const done = await finished(on.client, created.id);
     expect(done).toMatchObject({ status: 'cancelled', request_counts: { total: 100, completed: 40, failed: 60 } });
-    expect(await fileLines(client, done.output_file_id!)).toHaveLength(40);
-    const errors = await fileLines(client, done.error_file_id!);
+    expect(await fileLines(on.client, done.output_file_id!)).toHaveLength(40);
+    const errors = await fileLines(on.client, done.error_file_id!);
     expect(new Set(errors.map((l) => l.error?.code))).toEqual(new Set(['batch_cancelled']));
   });
 
@@ -111,20 +96,20 @@ describe('batches on Amazon Bedrock batch inference', () => {
       const created = await createBatch(lines);
       gatewayRun.push(created.id);
       expect(created).toMatchObject({ status: 'validating', gateway: { runner: 'gateway', provider: 'bedrock' } });
-      const events = await api(gw, 'POST', '/graphql', { body: { query: `{ batch(id: "${created.id}") { events(limit: 20) { message } } }` } });
+      const events = await api(on.gw, 'POST', '/graphql', { body: { query: `{ batch(id: "${created.id}") { events(limit: 20) { message } } }` } });
       expect(JSON.stringify(events.body)).toContain(reason);
-      const done = await finished(client, created.id);
+      const done = await finished(on.client, created.id);
       expect(done).toMatchObject({ status: 'completed', request_counts: { total: lines.length, completed: lines.length, failed: 0 } });
     }
     // A response_format of plain text asks for nothing Converse lacks: Bedrock's batch service keeps it.
     const text = await createBatch([...requests(100, 'text'), chatLine('as-text', MODEL, 'Plainly', { response_format: { type: 'text' } })]);
     expect(text).toMatchObject({ gateway: { runner: 'provider' } });
     const textJob = await jobOf(text.id);
-    await client.batches.cancel(text.id);
+    await on.client.batches.cancel(text.id);
     await eventually(async () => (textJob.status === 'Stopping' ? true : undefined));
-    fake.batch.advance(textJob.jobArn);
-    expect(await finished(client, text.id)).toMatchObject({ status: 'cancelled' });
-    const submitted = [...fake.state.invocationJobs.values()].map((j) => j.clientRequestToken);
+    on.fake.batch.advance(textJob.jobArn);
+    expect(await finished(on.client, text.id)).toMatchObject({ status: 'cancelled' });
+    const submitted = [...on.fake.state.invocationJobs.values()].map((j) => j.clientRequestToken);
     for (const id of gatewayRun) expect(submitted).not.toContain(id);
   });
 
@@ -135,9 +120,9 @@ describe('batches on Amazon Bedrock batch inference', () => {
       [requests(3, 'f'), 'at least 100 requests; this batch has 3'],
       [[...requests(99, 't'), chatLine('with-tools', MODEL, 'Look it up', { tools: [tool] })], 'cannot carry tools'],
     ] as const) {
-      const file = await uploadBatchFile(client, jsonl(lines));
-      const before = fake.state.invocationJobs.size;
-      const res = await api(gw, 'POST', '/v1/batches', {
+      const file = await uploadBatchFile(on.client, jsonl(lines));
+      const before = on.fake.state.invocationJobs.size;
+      const res = await api(on.gw, 'POST', '/v1/batches', {
         body: {
           input_file_id: file.id,
           endpoint: '/v1/chat/completions',
@@ -147,22 +132,22 @@ describe('batches on Amazon Bedrock batch inference', () => {
       });
       expect(res.status).toBe(400);
       expect(res.body.error).toMatchObject({ param: 'gateway_options.x-gateway-batch-runner', message: expect.stringContaining(reason) });
-      expect(fake.state.invocationJobs.size).toBe(before);
+      expect(on.fake.state.invocationJobs.size).toBe(before);
     }
-    expect((await client.batches.list()).data.filter((b) => b.status === 'failed')).toEqual([]);
+    expect((await on.client.batches.list()).data.filter((b) => b.status === 'failed')).toEqual([]);
   });
 });
 
 describe('a gateway-runner batch line on Bedrock', () => {
   // The line's body is OpenAI's request as written (snake_case), exactly as the chat route takes it.
   const body = { max_tokens: 40, temperature: 0.3, top_p: 0.9, stop: ['END'] };
-  const converseOf = (question: string) => fake.state.converseCalls.find((c) => JSON.stringify(c.body).includes(question));
+  const converseOf = (question: string) => on.fake.state.converseCalls.find((c) => JSON.stringify(c.body).includes(question));
 
   it('carries the known fields to Converse as the chat route does, not as fields the gateway does not know', async () => {
     const created = await createBatch([chatLine('tuned', MODEL, 'Batch question', body)], { 'x-gateway-batch-runner': 'gateway' });
-    const done = await finished(client, created.id);
+    const done = await finished(on.client, created.id);
     expect(done).toMatchObject({ status: 'completed', request_counts: { total: 1, completed: 1, failed: 0 } });
-    const chat = await api(gw, 'POST', '/v1/chat/completions', {
+    const chat = await api(on.gw, 'POST', '/v1/chat/completions', {
       body: { model: MODEL, messages: [{ role: 'user', content: 'Route question' }], ...body },
       headers: { 'x-gateway-provider': '@my-bedrock' },
     });

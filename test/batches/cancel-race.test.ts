@@ -9,12 +9,12 @@ import { randomBytes } from 'node:crypto';
 import type OpenAI from 'openai';
 import type { Scope } from '../../src/auth/scope';
 import type { BatchRunnerParts } from '../../src/modules/batches/batch-runner';
-import type { HostedGateway } from '../fine-tuning/harness';
-import { batchRunner, chatLine, createBatch, fileLines, finished, jsonl, useBatchGateway } from './harness';
+import { type HostedGateway, useOpenAIGateway } from '../fine-tuning/harness';
+import { batchRunner, chatLine, createBatch, fileLines, finished, jsonl } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 const LINES = 30;
-const rig = useBatchGateway(SECRET, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '0' });
+const rig = useOpenAIGateway(SECRET, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '0' });
 
 let gw: HostedGateway;
 let client: OpenAI;
@@ -31,7 +31,21 @@ async function created(tag: string, runnerName = 'gateway'): Promise<{ batch: Op
   return { batch, scope: { organisationId: row.organisationId, workspaceId: row.workspaceId } };
 }
 
-/** The batch ran to `cancelled` with every line of its file in the error file as batch_cancelled, none sent. */
+/**
+ * A runner started now (`files` standing in for the gateway's) runs the batch to `cancelled` with
+ * every line of its file in the error file as batch_cancelled, none sent; the runner is stopped after.
+ */
+async function runsAllCancelled(id: string, tag: string, files?: BatchRunnerParts['files']): Promise<void> {
+  const later = runner(files);
+  later.start();
+  try {
+    await expectAllCancelled(id, tag);
+  } finally {
+    await later.stop();
+  }
+}
+
+/** The batch ended `cancelled`, every line in the error file as batch_cancelled, none sent to the provider. */
 async function expectAllCancelled(id: string, tag: string): Promise<void> {
   const batch = await finished(client, id);
   expect(batch).toMatchObject({ status: 'cancelled', request_counts: { total: LINES, completed: 0, failed: LINES } });
@@ -56,39 +70,21 @@ describe('a batch cancelled before it runs', () => {
         return services.files.openContent(s, fileId);
       },
     };
-    const loading = runner(files);
-    loading.start();
-    try {
-      await expectAllCancelled(batch.id, tag);
-    } finally {
-      await loading.stop();
-    }
+    await runsAllCancelled(batch.id, tag, files);
   });
 
   it('counts and fails every line when cancelled before any runner claimed it', async () => {
     const tag = `unclaimed-${randomBytes(4).toString('hex')}`;
     const { batch } = await created(tag);
     expect((await client.batches.cancel(batch.id)).status).toBe('cancelling');
-    const later = runner();
-    later.start();
-    try {
-      await expectAllCancelled(batch.id, tag);
-    } finally {
-      await later.stop();
-    }
+    await runsAllCancelled(batch.id, tag);
   });
 
   it('counts and fails every line of a provider-run batch cancelled before it was submitted', async () => {
     const tag = `unsubmitted-${randomBytes(4).toString('hex')}`;
     const { batch } = await created(tag, 'provider');
     expect((await client.batches.cancel(batch.id)).status).toBe('cancelling');
-    const later = runner();
-    later.start();
-    try {
-      await expectAllCancelled(batch.id, tag);
-      expect(rig.fake.state.requests.filter((r) => r.method === 'POST' && r.path === '/v1/batches')).toEqual([]);
-    } finally {
-      await later.stop();
-    }
+    await runsAllCancelled(batch.id, tag);
+    expect(rig.fake.state.requests.filter((r) => r.method === 'POST' && r.path === '/v1/batches')).toEqual([]);
   });
 });

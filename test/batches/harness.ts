@@ -6,8 +6,6 @@ import type { RunningGateway } from '../../src/main';
 import { BatchRunner, type BatchRunnerParts } from '../../src/modules/batches/batch-runner';
 import { unmetered } from '../../src/modules/usage/usage.recorder';
 import type OpenAI from 'openai';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { createIntegration, createTestDatabase, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
 import { hostedOnFake, type HostedSetup } from '../support/hosted-kit';
 import { assertOpenAIShape } from '../support/openai-schemas';
 
@@ -52,6 +50,14 @@ export async function fileLines(client: OpenAI, fileId: string): Promise<any[]> 
     .map((line) => JSON.parse(line));
 }
 
+/** The parsed lines of a file a fake provider received (the input file of a batch the gateway submitted there). */
+export const receivedLines = (file: { content: Buffer }): any[] =>
+  file.content
+    .toString()
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+
 const FINISHED = new Set(['completed', 'failed', 'expired', 'cancelled']);
 
 /** Polls the batch (as a client would) until it has finished. */
@@ -63,45 +69,6 @@ export async function finished(client: OpenAI, id: string, timeoutMs = 30_000): 
     if (Date.now() > deadline) throw new Error(`batch ${id} still ${batch.status}: ${JSON.stringify(batch)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-}
-
-export interface BatchGateway {
-  fake: FakeOpenAI;
-  gw: HostedGateway;
-  client: OpenAI;
-  stop(): Promise<void>;
-}
-
-/** A hosted gateway beside the fake OpenAI, with the integration `@my-openai` holding `secret`. */
-export async function startBatchGateway(secret: string, env: Record<string, string>): Promise<BatchGateway> {
-  const fake = await startFakeOpenAI({ apiKey: secret });
-  const data = await tempDir('gw-batches-');
-  const gw = await startHostedGateway({ fake, database: await createTestDatabase(), dataDir: data.dir, key: newKey(), env });
-  await createIntegration(gw, 'my-openai', secret);
-  return {
-    fake,
-    gw,
-    client: sdk(gw),
-    async stop() {
-      await gw.stop();
-      await gw.database.drop();
-      await fake.close();
-      await data.remove();
-    },
-  };
-}
-
-/**
- * The batch gateway of a whole test file: started before its first test, stopped after its last. The
- * object answers once the start is done (read it in a test or a later `beforeAll`).
- */
-export function useBatchGateway(secret: string, env: Record<string, string>): BatchGateway {
-  const rig = {} as BatchGateway;
-  beforeAll(async () => {
-    Object.assign(rig, await startBatchGateway(secret, env));
-  });
-  afterAll(() => rig.stop());
-  return rig;
 }
 
 /**

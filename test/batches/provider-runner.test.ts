@@ -8,38 +8,46 @@
  */
 import { randomBytes } from 'node:crypto';
 import type OpenAI from 'openai';
-import type { FakeOpenAI } from '../fakes/openai-server';
-import { eventually, type HostedGateway } from '../fine-tuning/harness';
+import { eventually, useOpenAIGateway } from '../fine-tuning/harness';
 import { gql } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
-import { chatLine, createBatch, fileLines, finished, useBatchGateway, taggedFile } from './harness';
+import { chatLine, createBatch, fileLines, finished, taggedFile, receivedLines } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
-let fake: FakeOpenAI;
-let gw: HostedGateway;
-let client: OpenAI;
-const rig = useBatchGateway(SECRET, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '4' });
-beforeAll(() => {
-  ({ fake, gw, client } = rig);
-});
+const rig = useOpenAIGateway(SECRET, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '4' });
 
-afterEach(() => fake.batches.setLinesPerPoll(Number.POSITIVE_INFINITY));
+afterEach(() => rig.fake.batches.setLinesPerPoll(Number.POSITIVE_INFINITY));
 
 const uniqueFile = (tag: string, count: number) => taggedFile(tag, 'gpt-4o-mini', count);
 
 const viaOpenAI = { 'x-gateway-provider': '@my-openai' };
 
-/** The fake's batch that the gateway batch `id` submitted (found by the metadata the gateway sets). */
-const providerBatchOf = (id: string) => eventually(async () => [...fake.batches.batches.values()].find((b) => b.metadata?.gateway_batch_id === id));
+/** The rig.fake's batch that the gateway batch `id` submitted (found by the metadata the gateway sets). */
+const providerBatchOf = (id: string) => eventually(async () => [...rig.fake.batches.batches.values()].find((b) => b.metadata?.gateway_batch_id === id));
+
+/**
+ * The files of a runningBatch stopped part-way: the finished requests (at least the two, not all 12)
+ * in the output file, every other one counted failed and in the error file; answers the error lines.
+ */
+async function partialResults(batch: OpenAI.Batches.Batch): Promise<any[]> {
+  const done = batch.request_counts!.completed;
+  expect(done).toBeGreaterThanOrEqual(2);
+  expect(done).toBeLessThan(12);
+  expect(batch.request_counts).toEqual({ total: 12, completed: done, failed: 12 - done });
+  expect(await fileLines(rig.client, batch.output_file_id!)).toHaveLength(done);
+  const errors = await fileLines(rig.client, batch.error_file_id!);
+  expect(errors).toHaveLength(12 - done);
+  return errors;
+}
 
 /** A 12-request batch (custom ids `<tag>-n`) the fake runs one request per poll, once it is in progress with two finished. */
 async function runningBatch(word: string) {
   const tag = `${word}-${randomBytes(4).toString('hex')}`;
-  fake.batches.setLinesPerPoll(1);
-  const created = await createBatch(client, uniqueFile(tag, 12), viaOpenAI);
+  rig.fake.batches.setLinesPerPoll(1);
+  const created = await createBatch(rig.client, uniqueFile(tag, 12), viaOpenAI);
   await eventually(async () => {
-    const now = await client.batches.retrieve(created.id);
+    const now = await rig.client.batches.retrieve(created.id);
     return now.status === 'in_progress' && now.request_counts!.completed >= 2 ? now : undefined;
   });
   return { created, tag };
@@ -48,40 +56,35 @@ async function runningBatch(word: string) {
 describe('a batch run by OpenAI’s batch service', () => {
   it('is submitted once, followed to completed, and published as OpenAI output and error files', async () => {
     const tag = `prov-${randomBytes(4).toString('hex')}`;
-    fake.batches.failRequests([`${tag}-3`], 500);
-    const created = await createBatch(client, uniqueFile(tag, 6), viaOpenAI);
+    rig.fake.batches.failRequests([`${tag}-3`], 500);
+    const created = await createBatch(rig.client, uniqueFile(tag, 6), viaOpenAI);
     expect(created).toMatchObject({ status: 'validating', gateway: { runner: 'provider', provider: 'openai' } });
-    const batch = await finished(client, created.id);
+    const batch = await finished(rig.client, created.id);
     assertOpenAIShape('Batch', batch, 'finished batch');
     expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 6, completed: 5, failed: 1 } });
     expect(batch.completed_at).toBeGreaterThanOrEqual(batch.finalizing_at!);
 
     // One provider batch, with the lines as written (model kept), and not one request through chat.
     const remote = await providerBatchOf(created.id);
-    expect([...fake.batches.batches.values()].filter((b) => b.metadata?.gateway_batch_id === created.id)).toHaveLength(1);
+    expect([...rig.fake.batches.batches.values()].filter((b) => b.metadata?.gateway_batch_id === created.id)).toHaveLength(1);
     expect(remote).toMatchObject({ status: 'completed', endpoint: '/v1/chat/completions', model: 'gpt-4o-mini' });
-    expect(fake.state.files.get(remote.input_file_id)).toMatchObject({ purpose: 'batch' });
-    const sent = fake.state.files
-      .get(remote.input_file_id)!
-      .content.toString()
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
+    expect(rig.fake.state.files.get(remote.input_file_id)).toMatchObject({ purpose: 'batch' });
+    const sent = receivedLines(rig.fake.state.files.get(remote.input_file_id)!);
     expect(sent[0]).toEqual(chatLine(`${tag}-1`, 'gpt-4o-mini', `${tag} question 1`));
-    expect(fake.state.chatRequests.filter((r) => JSON.stringify(r.body).includes(tag))).toEqual([]);
+    expect(rig.fake.state.chatRequests.filter((r) => JSON.stringify(r.body).includes(tag))).toEqual([]);
 
     // The files are the gateway's (purpose batch_output), joinable on custom_id.
-    const outputFile = await client.files.retrieve(batch.output_file_id!);
+    const outputFile = await rig.client.files.retrieve(batch.output_file_id!);
     assertOpenAIShape('OpenAIFile', outputFile, 'output file');
     expect(outputFile.purpose).toBe('batch_output');
-    const output = await fileLines(client, batch.output_file_id!);
+    const output = await fileLines(rig.client, batch.output_file_id!);
     expect(output.map((l) => l.custom_id).sort()).toEqual([1, 2, 4, 5, 6].map((n) => `${tag}-${n}`).sort());
     for (const line of output) {
       expect(line).toMatchObject({ response: { status_code: 200 }, error: null });
       assertOpenAIShape('CreateChatCompletionResponse', line.response.body, 'output line body');
       expect(line.response.body.choices[0].message.content).toContain(`${tag} question ${line.custom_id.split('-').pop()}`);
     }
-    const errors = await fileLines(client, batch.error_file_id!);
+    const errors = await fileLines(rig.client, batch.error_file_id!);
     expect(errors).toEqual([expect.objectContaining({ custom_id: `${tag}-3`, response: expect.objectContaining({ status_code: 500 }) })]);
 
     // Usage summed from the output lines.
@@ -90,7 +93,7 @@ describe('a batch run by OpenAI’s batch service', () => {
     expect(batch.usage!.input_tokens + batch.usage!.output_tokens).toBe(usage);
 
     // The runner is in the events.
-    const read = await gql(gw, `query($id: ID!) { batch(id: $id) { runner events(limit: 50) { message data } } }`, { id: created.id });
+    const read = await gql(rig.gw, `query($id: ID!) { batch(id: $id) { runner events(limit: 50) { message data } } }`, { id: created.id });
     expect(read.body.data.batch.runner).toBe('PROVIDER');
     const statuses = read.body.data.batch.events.map((e: { data: { status: string } }) => e.data.status).reverse();
     expect(statuses[0]).toBe('validating');
@@ -99,16 +102,16 @@ describe('a batch run by OpenAI’s batch service', () => {
 
   it('records each line the provider answered in the usage ledger as a batch call, once', async () => {
     const tag = `usage-${randomBytes(4).toString('hex')}`;
-    fake.batches.failRequests([`${tag}-2`], 500);
-    const { prisma } = gw.gateway.services.db;
+    rig.fake.batches.failRequests([`${tag}-2`], 500);
+    const { prisma } = rig.gw.gateway.services.db;
     const day = Math.floor(Date.now() / 86_400_000) * 86_400;
     const batchUsage = async () => {
-      const page = await client.get<any>('/organization/usage/completions', { query: { start_time: day, group_by: ['batch'], batch: true } });
+      const page = await rig.client.get<any>('/organization/usage/completions', { query: { start_time: day, group_by: ['batch'], batch: true } });
       return page.data[0].results[0] ?? { input_tokens: 0, output_tokens: 0, num_model_requests: 0 };
     };
     const before = { rows: await prisma.usageRecord.count(), usage: await batchUsage() };
 
-    const batch = await finished(client, (await createBatch(client, uniqueFile(tag, 4), viaOpenAI)).id);
+    const batch = await finished(rig.client, (await createBatch(rig.client, uniqueFile(tag, 4), viaOpenAI)).id);
     expect(batch.request_counts).toEqual({ total: 4, completed: 3, failed: 1 });
     const rows = await prisma.usageRecord.findMany({ orderBy: { id: 'asc' }, skip: before.rows });
     const stored = await prisma.batch.findUniqueOrThrow({ where: { id: batch.id } });
@@ -142,47 +145,35 @@ describe('a batch run by OpenAI’s batch service', () => {
     }).toEqual({ input_tokens: batch.usage!.input_tokens, output_tokens: batch.usage!.output_tokens, num_model_requests: 4 });
 
     // The output read again (a runner resuming after a crash) records nothing twice.
-    const lines = [...(await fileLines(client, batch.output_file_id!)), ...(await fileLines(client, batch.error_file_id!))];
+    const lines = [...(await fileLines(rig.client, batch.output_file_id!)), ...(await fileLines(rig.client, batch.error_file_id!))];
     const again = async function* () {
       yield* lines;
     };
     const scope = { organisationId: stored.organisationId, workspaceId: stored.workspaceId };
     const facts = { ...scope, apiKeyId: null, provider: 'openai', integration: 'my-openai', model: 'gpt-4o-mini', baseModel: null, mode: 'client' as const };
-    expect(await gw.gateway.services.batchRecords.record(scope, batch.id, again(), facts)).toBe(4);
+    expect(await rig.gw.gateway.services.batchRecords.record(scope, batch.id, again(), facts)).toBe(4);
     expect(await prisma.usageRecord.count()).toBe(before.rows + 4);
   });
 
   it('cancels mid-run: cancelling at once, cancelled with the finished requests in the output file', async () => {
     const { created } = await runningBatch('cancel');
-    const cancelling = await client.batches.cancel(created.id);
+    const cancelling = await rig.client.batches.cancel(created.id);
     expect(cancelling.status).toBe('cancelling');
-    const batch = await finished(client, created.id);
+    const batch = await finished(rig.client, created.id);
     assertOpenAIShape('Batch', batch, 'cancelled batch');
     expect(batch.status).toBe('cancelled');
-    const done = batch.request_counts!.completed;
-    expect(done).toBeGreaterThanOrEqual(2);
-    expect(done).toBeLessThan(12);
-    expect(batch.request_counts).toEqual({ total: 12, completed: done, failed: 12 - done });
-    expect(await fileLines(client, batch.output_file_id!)).toHaveLength(done);
-    const errors = await fileLines(client, batch.error_file_id!);
-    expect(errors).toHaveLength(12 - done);
+    const errors = await partialResults(batch);
     for (const line of errors) expect(line).toMatchObject({ response: null, error: { code: 'batch_cancelled' } });
     expect((await providerBatchOf(created.id)).status).toBe('cancelled');
   });
 
   it('expires past its window: the provider is asked to stop, finished requests published, the rest batch_expired', async () => {
     const { created, tag } = await runningBatch('expire');
-    await gw.gateway.services.db.prisma.batch.update({ where: { id: created.id }, data: { expiresAt: new Date() } });
-    const batch = await finished(client, created.id);
+    await rig.gw.gateway.services.db.prisma.batch.update({ where: { id: created.id }, data: { expiresAt: new Date() } });
+    const batch = await finished(rig.client, created.id);
     assertOpenAIShape('Batch', batch, 'expired batch');
     expect(batch).toMatchObject({ status: 'expired', expired_at: expect.any(Number) });
-    const done = batch.request_counts!.completed;
-    expect(done).toBeGreaterThanOrEqual(2);
-    expect(done).toBeLessThan(12);
-    expect(batch.request_counts).toEqual({ total: 12, completed: done, failed: 12 - done });
-    expect(await fileLines(client, batch.output_file_id!)).toHaveLength(done);
-    const errors = await fileLines(client, batch.error_file_id!);
-    expect(errors).toHaveLength(12 - done);
+    const errors = await partialResults(batch);
     for (const line of errors) {
       expect(line).toMatchObject({
         custom_id: expect.stringMatching(new RegExp(`^${tag}-`)),
@@ -196,11 +187,11 @@ describe('a batch run by OpenAI’s batch service', () => {
 
   it('fails with the provider’s reason when the provider fails the batch', async () => {
     const tag = `fail-${randomBytes(4).toString('hex')}`;
-    fake.batches.setLinesPerPoll(0);
-    const created = await createBatch(client, uniqueFile(tag, 3), viaOpenAI);
+    rig.fake.batches.setLinesPerPoll(0);
+    const created = await createBatch(rig.client, uniqueFile(tag, 3), viaOpenAI);
     const remote = await providerBatchOf(created.id);
-    fake.batches.fail(remote.id, { code: 'token_limit_exceeded', message: 'Enqueued token limit reached for gpt-4o-mini.' });
-    const batch = await finished(client, created.id);
+    rig.fake.batches.fail(remote.id, { code: 'token_limit_exceeded', message: 'Enqueued token limit reached for gpt-4o-mini.' });
+    const batch = await finished(rig.client, created.id);
     assertOpenAIShape('Batch', batch, 'failed batch');
     expect(batch).toMatchObject({
       status: 'failed',
@@ -211,12 +202,12 @@ describe('a batch run by OpenAI’s batch service', () => {
 
   it('ends, not retries for ever, when a result line cannot be read: the requests without a result fail with the reason', async () => {
     const tag = `unread-${randomBytes(4).toString('hex')}`;
-    fake.batches.unlabelResults([`${tag}-2`]);
-    const batch = await finished(client, (await createBatch(client, uniqueFile(tag, 3), viaOpenAI)).id);
+    rig.fake.batches.unlabelResults([`${tag}-2`]);
+    const batch = await finished(rig.client, (await createBatch(rig.client, uniqueFile(tag, 3), viaOpenAI)).id);
     assertOpenAIShape('Batch', batch, 'batch with an unreadable result');
     expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 3 } });
-    const done = batch.output_file_id ? await fileLines(client, batch.output_file_id) : [];
-    const failed = await fileLines(client, batch.error_file_id!);
+    const done = batch.output_file_id ? await fileLines(rig.client, batch.output_file_id) : [];
+    const failed = await fileLines(rig.client, batch.error_file_id!);
     expect(done.length + failed.length).toBe(3);
     expect(batch.request_counts!.failed).toBe(failed.length);
     expect(failed.length).toBeGreaterThan(0);
@@ -227,13 +218,13 @@ describe('a batch run by OpenAI’s batch service', () => {
 
   it('fails at submission with the provider’s refusal (a 4xx), and retries a 5xx without a second provider batch', async () => {
     const tag = `refused-${randomBytes(4).toString('hex')}`;
-    fake.failNext('POST', '/v1/batches', 500);
-    const retried = await finished(client, (await createBatch(client, uniqueFile(tag, 2), viaOpenAI)).id);
+    rig.fake.failNext('POST', '/v1/batches', 500);
+    const retried = await finished(rig.client, (await createBatch(rig.client, uniqueFile(tag, 2), viaOpenAI)).id);
     expect(retried.status).toBe('completed');
-    expect([...fake.batches.batches.values()].filter((b) => b.metadata?.gateway_batch_id === retried.id)).toHaveLength(1);
+    expect([...rig.fake.batches.batches.values()].filter((b) => b.metadata?.gateway_batch_id === retried.id)).toHaveLength(1);
 
-    fake.failNext('POST', '/v1/batches', 400, { message: 'Invalid input file format.' });
-    const refused = await finished(client, (await createBatch(client, uniqueFile(`${tag}-b`, 2), viaOpenAI)).id);
+    rig.fake.failNext('POST', '/v1/batches', 400, { message: 'Invalid input file format.' });
+    const refused = await finished(rig.client, (await createBatch(rig.client, uniqueFile(`${tag}-b`, 2), viaOpenAI)).id);
     expect(refused).toMatchObject({ status: 'failed', errors: { data: [{ message: expect.stringContaining('Invalid input file format.') }] } });
   });
 });

@@ -9,22 +9,22 @@ import { randomBytes } from 'node:crypto';
 import type OpenAI from 'openai';
 import { AZURE_TEST_API_KEY, startFakeAzureOpenAI, type FakeAzureOpenAI } from '../fakes/azure-openai-server';
 import { startFakeTogether, type FakeTogether } from '../fakes/together-server';
-import { eventually } from '../fine-tuning/harness';
+import { eventually, type OpenAIGateway, startOpenAIGateway } from '../fine-tuning/harness';
 import { api } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
-import { type BatchGateway, chatLine, createBatch, fileLines, finished, startBatchGateway, taggedFile } from './harness';
+import { chatLine, createBatch, fileLines, finished, taggedFile, receivedLines } from './harness';
 
 const TOGETHER_MODEL = 'Qwen/Qwen2.5-7B-Instruct';
 
 let azure: FakeAzureOpenAI;
 let together: FakeTogether;
 let client: OpenAI;
-let batchGateway: BatchGateway;
+let batchGateway: OpenAIGateway;
 
 beforeAll(async () => {
   azure = await startFakeAzureOpenAI();
   together = await startFakeTogether();
-  batchGateway = await startBatchGateway(`sk-fake-${randomBytes(12).toString('hex')}`, {
+  batchGateway = await startOpenAIGateway(`sk-fake-${randomBytes(12).toString('hex')}`, {
     GATEWAY_BATCH_POLL_MS: '50',
     GATEWAY_AZURE_OPENAI_BASE_URL: azure.baseUrlTemplate,
     GATEWAY_TOGETHER_BASE_URL: together.url,
@@ -66,12 +66,7 @@ describe('Azure OpenAI’s Global Batch as the provider runner', () => {
 
     const remote = [...azure.batches().batches.values()].find((b) => b.metadata?.gateway_batch_id === created.id)!;
     expect(remote).toMatchObject({ endpoint: '/chat/completions', model: 'gpt-4o-global-batch', status: 'completed' });
-    const sent = azure.state.files
-      .get(remote.input_file_id)!
-      .content.toString()
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
+    const sent = receivedLines(azure.state.files.get(remote.input_file_id)!);
     expect(sent[0]).toMatchObject({ custom_id: `${tag}-1`, url: '/v1/chat/completions', body: { model: 'gpt-4o-global-batch' } });
     const batchCalls = azure.state.requests.filter((r) => r.path.includes('/batches'));
     expect(batchCalls.every((r) => r.query.get('api-version') === '2024-10-21')).toBe(true);

@@ -5,14 +5,11 @@
  * the record failing once after the create went out; the fakes count the creates they received.
  */
 import { randomBytes } from 'node:crypto';
-import type OpenAI from 'openai';
 import type { ProviderBatchRecords } from '../../src/modules/batches/provider-batch.repository';
 import type { RunningGateway } from '../../src/main';
-import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
-import { eventually, sdk } from '../fine-tuning/harness';
-import { fakeEndpoints, storeBedrockIntegration } from '../providers/bedrock-harness';
-import { startTestGateway, type TestGateway } from '../support/gateway';
-import { batchRunner, chatLine, createBatch, finished, jsonl, useBatchGateway } from './harness';
+import { eventually, useOpenAIGateway } from '../fine-tuning/harness';
+import { useBedrockGateway } from '../providers/bedrock-harness';
+import { batchRunner, chatLine, createBatch, finished, jsonl } from './harness';
 
 /** The gateway's records, with the first `saveJob` failing as a process killed right after the create would. */
 function crashingOnceAfterCreate(records: ProviderBatchRecords): { records: ProviderBatchRecords; crashes: () => number } {
@@ -41,7 +38,7 @@ async function runCrashingOnce(gateway: RunningGateway, id: string): Promise<voi
 
 describe('OpenAI batch service: a crash between create and record', () => {
   const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
-  const rig = useBatchGateway(SECRET, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '0' });
+  const rig = useOpenAIGateway(SECRET, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '0' });
 
   it('adopts the batch OpenAI created instead of creating a second', async () => {
     const { fake, gw, client } = rig;
@@ -70,23 +67,10 @@ describe('OpenAI batch service: a crash between create and record', () => {
 
 describe('Amazon Bedrock batch inference: a crash between create and record', () => {
   const MODEL = 'anthropic.claude-3-haiku-20240307-v1:0';
-  let fake: FakeBedrock;
-  let gw: TestGateway;
-  let client: OpenAI;
-
-  beforeAll(async () => {
-    fake = await startFakeBedrock({ stepsPerPoll: 0, batchRecordsPerStep: 100 });
-    gw = await startTestGateway({ ...fakeEndpoints(fake), GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '0' });
-    client = sdk(gw);
-    await storeBedrockIntegration(gw, fake);
-  });
-
-  afterAll(async () => {
-    await gw.stop();
-    await fake.close();
-  });
+  const on = useBedrockGateway({ stepsPerPoll: 0, batchRecordsPerStep: 100 }, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '0' });
 
   it('adopts the job Bedrock created (found by its name) instead of creating a second', async () => {
+    const { fake, gw, client } = on;
     const lines = Array.from({ length: 100 }, (_, i) => chatLine(`b-${i + 1}`, MODEL, `Question ${i + 1}`));
     const created = await createBatch(client, jsonl(lines), { 'x-gateway-provider': '@my-bedrock', 'x-gateway-batch-runner': 'provider' });
     // Every CreateModelInvocationJob call (the fake replays one with a known token; the calls are what counts here).

@@ -8,7 +8,7 @@
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { ChatCompletionDocument } from '../graphql/generated/operations';
-import { fakeEndpoints } from '../providers/bedrock-harness';
+import { bedrockIntegration, fakeEndpoints } from '../providers/bedrock-harness';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 import { data, run } from '../support/graphql';
 
@@ -24,12 +24,7 @@ beforeAll(async () => {
   gw = await startTestGateway({ GATEWAY_OPENAI_BASE_URL: openai.url, ...fakeEndpoints(bedrock) });
   const integrations = [
     { slug: 'oai', provider: 'openai', credentials: { api_key: OPENAI_KEY }, options: {} },
-    {
-      slug: 'aws',
-      provider: 'bedrock',
-      credentials: { aws_access_key_id: bedrock.credentials.accessKeyId, aws_secret_access_key: bedrock.credentials.secretAccessKey },
-      options: { 'x-gateway-aws-region': bedrock.region },
-    },
+    { slug: 'aws', provider: 'bedrock', ...bedrockIntegration(bedrock) },
   ];
   for (const body of integrations) expect((await api(gw, 'POST', '/v1/integrations', { body })).status).toBe(200);
 });

@@ -5,8 +5,7 @@
  * credentials cannot travel in the input.
  */
 import { randomBytes } from 'node:crypto';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { createIntegration, createTestDatabase, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
+import { useOpenAIGateway } from '../fine-tuning/harness';
 import { ChatCompletionDocument, JobResultModelDocument, ModelsDocument } from '../graphql/generated/operations';
 import { api, gql } from '../support/gateway';
 import { data, run } from '../support/graphql';
@@ -14,29 +13,16 @@ import { succeededJob } from './harness';
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
-let fake: FakeOpenAI;
-let gw: HostedGateway;
-let dir: { dir: string; remove(): Promise<void> };
+const rig = useOpenAIGateway(SECRET);
 let job: { id: string; model: string };
 
 beforeAll(async () => {
-  fake = await startFakeOpenAI({ apiKey: SECRET });
-  dir = await tempDir('gw-chat-gql-');
-  gw = await startHostedGateway({ fake, database: await createTestDatabase(), dataDir: dir.dir, key: newKey() });
-  await createIntegration(gw, 'my-openai', SECRET);
-  job = await succeededJob(sdk(gw), '@my-openai');
-  await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'Support tone', string: 'Be kind.' } });
-});
-
-afterAll(async () => {
-  await gw.stop();
-  await gw.database.drop();
-  await fake.close();
-  await dir.remove();
+  job = await succeededJob(rig.client, '@my-openai');
+  await api(rig.gw, 'POST', '/v1/prompts/partials', { body: { name: 'Support tone', string: 'Be kind.' } });
 });
 
 it('answers chatCompletion from the job’s provider, partials expanded', async () => {
-  const { chatCompletion } = await data(gw, ChatCompletionDocument, {
+  const { chatCompletion } = await data(rig.gw, ChatCompletionDocument, {
     input: {
       model: job.model,
       messages: [
@@ -54,7 +40,7 @@ it('answers chatCompletion from the job’s provider, partials expanded', async 
     finishReason: 'stop',
     usage: { promptTokens: expect.any(Number), completionTokens: expect.any(Number), totalTokens: expect.any(Number) },
   });
-  const sent = fake.state.chatRequests.at(-1)!;
+  const sent = rig.fake.state.chatRequests.at(-1)!;
   expect(sent.headers.authorization).toBe(`Bearer ${SECRET}`);
   expect(sent.body).toMatchObject({
     model: job.model,
@@ -68,20 +54,22 @@ it('answers chatCompletion from the job’s provider, partials expanded', async 
 
 it('calls a stored integration directly with integration: "@slug", and refuses anything else', async () => {
   const input = { model: 'gpt-4o-mini', messages: [{ role: 'USER' as const, content: 'Direct' }] };
-  const { chatCompletion } = await data(gw, ChatCompletionDocument, { input: { ...input, integration: '@my-openai' } });
+  const { chatCompletion } = await data(rig.gw, ChatCompletionDocument, { input: { ...input, integration: '@my-openai' } });
   expect(chatCompletion.message.content).toBe('Answer from gpt-4o-mini: Direct');
-  const refused = await run(gw, ChatCompletionDocument, { input: { ...input, integration: 'openai', gatewayOptions: { authorization: `Bearer ${SECRET}` } } });
+  const refused = await run(rig.gw, ChatCompletionDocument, {
+    input: { ...input, integration: 'openai', gatewayOptions: { authorization: `Bearer ${SECRET}` } },
+  });
   expect(refused.body.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
   expect(refused.body.errors?.[0].message).toMatch(/^integration: /);
 });
 
 it('is NOT_FOUND for a model the workspace does not have', async () => {
-  const res = await run(gw, ChatCompletionDocument, { input: { model: 'ft:gpt-4o-mini:nobody', messages: [{ role: 'USER' as const, content: 'x' }] } });
+  const res = await run(rig.gw, ChatCompletionDocument, { input: { model: 'ft:gpt-4o-mini:nobody', messages: [{ role: 'USER' as const, content: 'x' }] } });
   expect(res.body.errors?.[0]).toMatchObject({ extensions: { code: 'NOT_FOUND' } });
 });
 
 it('lists models and links a succeeded job to its model', async () => {
-  const { models } = await data(gw, ModelsDocument, {});
+  const { models } = await data(rig.gw, ModelsDocument, {});
   // Fine-tuned models first; the integration's provider models follow (test/chat/integration-models.test.ts).
   expect(models[0]).toEqual({
     id: job.model,
@@ -92,7 +80,7 @@ it('lists models and links a succeeded job to its model', async () => {
     integration: null,
   });
   expect(models.slice(1).every((m) => m.integration !== null && m.fineTuningJobId === null)).toBe(true);
-  const { fineTuningJob } = await data(gw, JobResultModelDocument, { id: job.id });
+  const { fineTuningJob } = await data(rig.gw, JobResultModelDocument, { id: job.id });
   expect(fineTuningJob).toEqual({ id: job.id, fineTunedModel: job.model, resultModel: { id: job.model, provider: 'openai', fineTuningJobId: job.id } });
 });
 
@@ -102,6 +90,6 @@ it('resolves Model federation references in the caller’s workspace only', asyn
     { __typename: 'Model', id: job.model },
     { __typename: 'Model', id: 'ft:gpt-4o-mini:someone-else' },
   ];
-  const res = await gql(gw, query, { r });
+  const res = await gql(rig.gw, query, { r });
   expect(res.body).toEqual({ data: { _entities: [{ id: job.model, provider: 'openai', fineTuningJobId: job.id }, null] } });
 });

@@ -8,8 +8,7 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { loadConfig } from '../../src/config';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
-import { createIntegration, createTestDatabase, newKey, sdk, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
+import { useOpenAIGateway } from '../fine-tuning/harness';
 import { ChatCompletionDocument } from '../graphql/generated/operations';
 import { api } from '../support/gateway';
 import { run } from '../support/graphql';
@@ -29,26 +28,13 @@ const rss = () => {
   return process.memoryUsage().rss;
 };
 
-let fake: FakeOpenAI;
-let gw: HostedGateway;
-let dir: { dir: string; remove(): Promise<void> };
+const rig = useOpenAIGateway(KEY);
 let job: { id: string; model: string };
 
 beforeAll(async () => {
-  fake = await startFakeOpenAI({ apiKey: KEY });
-  dir = await tempDir('gw-prompt-size-');
-  gw = await startHostedGateway({ fake, database: await createTestDatabase(), dataDir: dir.dir, key: newKey() });
-  await createIntegration(gw, 'my-openai', KEY);
-  job = await succeededJob(sdk(gw), '@my-openai');
-  const partial = await api(gw, 'POST', '/v1/prompts/partials', { body: { name: 'Big', string: 'x'.repeat(PARTIAL_CHARS) } });
+  job = await succeededJob(rig.client, '@my-openai');
+  const partial = await api(rig.gw, 'POST', '/v1/prompts/partials', { body: { name: 'Big', string: 'x'.repeat(PARTIAL_CHARS) } });
   expect(partial.body.slug).toBe('big');
-});
-
-afterAll(async () => {
-  await gw.stop();
-  await gw.database.drop();
-  await fake.close();
-  await dir.remove();
 });
 
 const CLIENT_MODE = { 'x-gateway-provider': 'openai', authorization: `Bearer ${KEY}` };
@@ -60,33 +46,35 @@ function expectTooLarge(res: { status: number; body: any }, param: string) {
 }
 
 it('refuses the 300 MB expansion on REST (client mode and a hosted model) and GraphQL, and memory does not grow', async () => {
-  const chats = fake.state.chatRequests.length;
+  const chats = rig.fake.state.chatRequests.length;
   const before = rss();
   const messages = [{ role: 'user', content: BOMB }];
-  expectTooLarge(await api(gw, 'POST', '/v1/chat/completions', { body: { model: 'gpt-4o-mini', messages }, headers: CLIENT_MODE }), 'messages.0.content');
-  expectTooLarge(await api(gw, 'POST', '/v1/chat/completions', { body: { model: job.model, messages } }), 'messages.0.content');
-  const graphql = await run(gw, ChatCompletionDocument, { input: { model: job.model, messages: [{ role: 'USER' as const, content: BOMB }] } });
+  expectTooLarge(await api(rig.gw, 'POST', '/v1/chat/completions', { body: { model: 'gpt-4o-mini', messages }, headers: CLIENT_MODE }), 'messages.0.content');
+  expectTooLarge(await api(rig.gw, 'POST', '/v1/chat/completions', { body: { model: job.model, messages } }), 'messages.0.content');
+  const graphql = await run(rig.gw, ChatCompletionDocument, { input: { model: job.model, messages: [{ role: 'USER' as const, content: BOMB }] } });
   expect(graphql.body.data).toBeNull();
   expect(graphql.body.errors?.[0]).toMatchObject({
     message: expect.stringContaining('expands to 300000000 characters'),
     extensions: { code: 'BAD_USER_INPUT', param: 'messages.0.content' },
   });
   expect(rss() - before).toBeLessThan(MAX_RSS_GROWTH);
-  expect(fake.state.chatRequests.length).toBe(chats);
+  expect(rig.fake.state.chatRequests.length).toBe(chats);
 });
 
 it('bounds the messages of a request together, each message being within its own limit', async () => {
   // 4 × 100 000 per message (under 500 000), 1 200 000 in all (over 1 000 000).
   const messages = ['system', 'user', 'user'].map((role) => ({ role, content: '{{>big}}'.repeat(4) }));
-  expectTooLarge(await api(gw, 'POST', '/v1/chat/completions', { body: { model: job.model, messages } }), 'messages');
+  expectTooLarge(await api(rig.gw, 'POST', '/v1/chat/completions', { body: { model: job.model, messages } }), 'messages');
 });
 
 it('expands a request within the limits as before', async () => {
-  const res = await api(gw, 'POST', '/v1/chat/completions', {
+  const res = await api(rig.gw, 'POST', '/v1/chat/completions', {
     body: { model: job.model, messages: [{ role: 'user', content: `{{>big}} and {{>big}}` }] },
   });
   expect(res.status).toBe(200);
-  expect(fake.state.chatRequests.at(-1)!.body.messages).toEqual([{ role: 'user', content: `${'x'.repeat(PARTIAL_CHARS)} and ${'x'.repeat(PARTIAL_CHARS)}` }]);
+  expect(rig.fake.state.chatRequests.at(-1)!.body.messages).toEqual([
+    { role: 'user', content: `${'x'.repeat(PARTIAL_CHARS)} and ${'x'.repeat(PARTIAL_CHARS)}` },
+  ]);
 });
 
 it('takes its limits from GATEWAY_CHAT_MAX_MESSAGE_CHARS and GATEWAY_CHAT_MAX_PROMPT_CHARS', () => {

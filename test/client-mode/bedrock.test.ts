@@ -10,7 +10,7 @@ import { toFile } from 'openai';
 import { startFakeBedrock } from '../fakes/bedrock-server';
 import { clientModeContract, clientSdk } from '../support/client-mode-kit';
 import { api, gatewayOnFake } from '../support/gateway';
-import { awsHeaders, chatDataset, CLAUDE, DEFAULT_BUCKET, fakeEndpoints, NOVA, ROLE_ARN, storedLines } from '../providers/bedrock-harness';
+import { awsHeaders, chatDataset, CLAUDE, DEFAULT_BUCKET, expectClaudeDataset, fakeEndpoints, NOVA, ROLE_ARN, storedLines } from '../providers/bedrock-harness';
 
 const on = gatewayOnFake(
   () => startFakeBedrock(),
@@ -127,20 +127,7 @@ describe('client mode with Amazon Bedrock', () => {
     const sdk = client({ 'x-gateway-provider': '@cm-bedrock', 'x-gateway-provider-model': CLAUDE });
     const file = await sdk.files.create({ file: await toFile(Buffer.from(chatDataset(12)), 'train.jsonl'), purpose: 'fine-tune' });
     const lines = storedLines(on.fake, file.id);
-    expect(lines).toHaveLength(12);
-    expect(lines[0]).toEqual({
-      system: 'You are terse.',
-      messages: [
-        { role: 'user', content: 'Question 1?' },
-        { role: 'assistant', content: 'Answer 1.' },
-      ],
-    });
-    expect(lines[4]).toEqual({
-      messages: [
-        { role: 'user', content: 'Question 5?' },
-        { role: 'assistant', content: 'Answer 5.' },
-      ],
-    });
+    expectClaudeDataset(lines);
 
     const noRole = await api(on.gw, 'POST', '/v1/fine_tuning/jobs', {
       headers: { 'x-gateway-provider': '@cm-bedrock' },

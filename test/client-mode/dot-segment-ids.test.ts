@@ -11,7 +11,7 @@ import { startFakeFireworks, type FakeFireworks } from '../fakes/fireworks-serve
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { startFakeTogether, type FakeTogether } from '../fakes/together-server';
 import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
-import { awsHeaders, fakeEndpoints as bedrockEndpoints } from '../providers/bedrock-harness';
+import { awsHeaders, bedrockIntegration, fakeEndpoints as bedrockEndpoints } from '../providers/bedrock-harness';
 import { BUCKET, fakeEndpoints as vertexEndpoints, vertexHeaders } from '../providers/vertex-ai.support';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 import { assertDocumentedAnswer } from '../support/openapi';
@@ -55,10 +55,7 @@ const PROVIDERS: Provider[] = [
   {
     name: 'bedrock',
     headers: () => awsHeaders(bedrock),
-    integration: () => ({
-      credentials: { aws_access_key_id: bedrock.credentials.accessKeyId, aws_secret_access_key: bedrock.credentials.secretAccessKey },
-      options: { 'x-gateway-aws-region': bedrock.region, 'x-gateway-aws-s3-bucket': awsHeaders(bedrock)['x-gateway-aws-s3-bucket'] },
-    }),
+    integration: () => bedrockIntegration(bedrock, { 'x-gateway-aws-s3-bucket': awsHeaders(bedrock)['x-gateway-aws-s3-bucket'] }),
     received: () => bedrock.control.requests.length + bedrock.runtime.requests.length + bedrock.s3.state.requests.length,
   },
   {

@@ -10,7 +10,7 @@ import OpenAI, { toFile } from 'openai';
 import { DEFAULT_BUCKET, startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { dataset } from '../fine-tuning/harness';
-import { fakeEndpoints } from '../providers/bedrock-harness';
+import { bedrockIntegration, fakeEndpoints } from '../providers/bedrock-harness';
 import { gatewaySdk } from '../support/answers';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
 
@@ -25,12 +25,7 @@ beforeAll(async () => {
   gw = await startTestGateway({ GATEWAY_OPENAI_BASE_URL: openai.url, ...fakeEndpoints(bedrock), GATEWAY_PROVIDER_TIMEOUT_MS: '5000' });
   const integrations = [
     { slug: 'scrub-openai', provider: 'openai', credentials: { api_key: OPENAI_KEY } },
-    {
-      slug: 'scrub-bedrock',
-      provider: 'bedrock',
-      credentials: { aws_access_key_id: bedrock.credentials.accessKeyId, aws_secret_access_key: bedrock.credentials.secretAccessKey },
-      options: { 'x-gateway-aws-region': bedrock.region, 'x-gateway-aws-s3-bucket': DEFAULT_BUCKET },
-    },
+    { slug: 'scrub-bedrock', provider: 'bedrock', ...bedrockIntegration(bedrock, { 'x-gateway-aws-s3-bucket': DEFAULT_BUCKET }) },
   ];
   for (const body of integrations) expect((await api(gw, 'POST', '/v1/integrations', { body })).status).toBe(200);
 });

@@ -10,16 +10,12 @@ import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats';
 import { createApp } from '../../src/app';
 import { createLogger } from '../../src/logger';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, useTestGateway } from '../support/gateway';
 import { findOperation, openApiDocument, schemaValidator } from '../support/openapi';
 
 const META_SCHEMA = path.join(__dirname, '..', 'fixtures', 'openapi', 'oas-3.1-schema.json');
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(() => gw.stop());
+const gw = useTestGateway();
 
 /** Every route of an Express router, with the paths it is mounted under (method, full path). */
 function expressRoutes(stack: any[], prefix = ''): Array<[string, string]> {

@@ -37,8 +37,9 @@ import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { chatCompletion, chatCompletionChunks, findChatJsonlError, parseChatRequest, writeEvents } from './chat';
 import { fakeReply } from './fake-model';
-import type { FakeCheckpoint } from './openai-server';
+import type { FakeCheckpoint, FakeFile } from './openai-server';
 import {
+  batchByIdReply,
   cursorPage,
   FakeHttpError,
   readJsonObject,
@@ -72,17 +73,11 @@ export const AZURE_FINE_TUNABLE_MODELS = [
 const UPLOAD_PURPOSES = ['fine-tune', 'fine-tune-results', 'assistants', 'assistants_output', 'batch'];
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
-export interface AzureFakeFile {
-  id: string;
-  object: 'file';
-  bytes: number;
-  created_at: number;
-  filename: string;
-  purpose: string;
+/** OpenAI's file object, which Azure also moves through pending (and may end in error). */
+export interface AzureFakeFile extends Omit<FakeFile, 'status'> {
   status: 'pending' | 'processed' | 'error';
   status_details?: string;
-  /** Not on the wire: the exact bytes received, and the resource the file belongs to. */
-  content: Buffer;
+  /** Not on the wire: the resource the file belongs to. */
   resource: string;
 }
 
@@ -612,12 +607,8 @@ export async function startFakeAzureOpenAI(opts: FakeAzureOpenAIOptions = {}) {
       if (method === 'POST') return created(batchesOf(resource).create(await readJson(req)), 'batches');
       if (method === 'GET') return ok(batchesOf(resource).list(query));
     }
-    m = /^\/batches\/([^/]+)(\/cancel)?$/.exec(path);
-    if (m) {
-      const id = decodeURIComponent(m[1]);
-      if (method === 'GET' && !m[2]) return ok(batchesOf(resource).get(id));
-      if (method === 'POST' && m[2]) return ok(batchesOf(resource).cancel(id));
-    }
+    const batchReply = batchByIdReply(method, path, '', () => batchesOf(resource));
+    if (batchReply) return batchReply;
     m = /^\/deployments\/([^/]+)\/chat\/completions$/.exec(path);
     if (m && method === 'POST') return chat(req, res, { resource, deployment: decodeURIComponent(m[1]), apiVersion });
     throw resourceNotFound();

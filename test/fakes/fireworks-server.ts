@@ -502,19 +502,13 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
 
   /** A V4-style signed URL whose signature commits to the object and its exact size. */
   function signUpload(datasetId: string, filename: string, size: number): string {
-    const objectPath = `/${BUCKET}/${account}/${datasetId}/${encodeURIComponent(filename)}`;
-    const date = isoNow().replace(/[-:]|\.\d+/g, '');
-    const signature = createHmac('sha256', signingKey).update(`PUT\n${objectPath}\n${size}\n${date}`).digest('hex');
-    signedUploads.set(signature, { datasetId, filename, size });
-    const query = new URLSearchParams({
-      'X-Goog-Algorithm': 'GOOG4-RSA-SHA256',
-      'X-Goog-Credential': `fake-uploader@fireworks-fake.iam.gserviceaccount.com/${date.slice(0, 8)}/auto/storage/goog4_request`,
-      'X-Goog-Date': date,
-      'X-Goog-Expires': '3600',
-      'X-Goog-SignedHeaders': 'host;x-goog-content-length-range',
-      'X-Goog-Signature': signature,
-    });
-    return `${bucketOrigin}${objectPath}?${query}`;
+    return signedUrl(
+      datasetId,
+      filename,
+      (objectPath, date) => `PUT\n${objectPath}\n${size}\n${date}`,
+      'host;x-goog-content-length-range',
+      (signature) => signedUploads.set(signature, { datasetId, filename, size }),
+    );
   }
 
   /** Signed `GET` URLs for the files of a dataset (`:getDownloadEndpoint`). */
@@ -528,16 +522,36 @@ export async function startFakeFireworks(opts: FakeFireworksOptions = {}) {
   }
 
   function signDownload(datasetId: string, filename: string): string {
+    return signedUrl(
+      datasetId,
+      filename,
+      (objectPath, date) => `GET\n${objectPath}\n${date}`,
+      'host',
+      (signature) => signedDownloads.set(signature, { datasetId, filename }),
+    );
+  }
+
+  /**
+   * The bucket URL of a dataset file, signed V4-style over what `signed` lists (it commits to the
+   * object path and date); `remember` keeps the signature so the bucket can recognise it.
+   */
+  function signedUrl(
+    datasetId: string,
+    filename: string,
+    signed: (objectPath: string, date: string) => string,
+    signedHeaders: string,
+    remember: (signature: string) => void,
+  ): string {
     const objectPath = `/${BUCKET}/${account}/${datasetId}/${encodeURIComponent(filename)}`;
     const date = isoNow().replace(/[-:]|\.\d+/g, '');
-    const signature = createHmac('sha256', signingKey).update(`GET\n${objectPath}\n${date}`).digest('hex');
-    signedDownloads.set(signature, { datasetId, filename });
+    const signature = createHmac('sha256', signingKey).update(signed(objectPath, date)).digest('hex');
+    remember(signature);
     const query = new URLSearchParams({
       'X-Goog-Algorithm': 'GOOG4-RSA-SHA256',
       'X-Goog-Credential': `fake-uploader@fireworks-fake.iam.gserviceaccount.com/${date.slice(0, 8)}/auto/storage/goog4_request`,
       'X-Goog-Date': date,
       'X-Goog-Expires': '3600',
-      'X-Goog-SignedHeaders': 'host',
+      'X-Goog-SignedHeaders': signedHeaders,
       'X-Goog-Signature': signature,
     });
     return `${bucketOrigin}${objectPath}?${query}`;

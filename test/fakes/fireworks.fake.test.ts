@@ -6,21 +6,14 @@
  */
 import { createHash } from 'node:crypto';
 import OpenAI from 'openai';
+import { chatExample, chatJsonl } from '../support/factories';
 import { startFakeFireworks, type FakeFireworks, type FireworksSftJob } from './fireworks-server';
 
 const KEY = 'fw-test-key-0123456789';
 const ACCOUNT = 'acme-labs';
 const BASE = 'accounts/fireworks/models/llama-v3p1-8b-instruct';
 
-const example = (n: number) =>
-  JSON.stringify({
-    messages: [
-      { role: 'system', content: 'Be brief.' },
-      { role: 'user', content: `Question ${n} — ünïcödé` },
-      { role: 'assistant', content: `Answer ${n}` },
-    ],
-  });
-const jsonl = (count: number) => Buffer.from(Array.from({ length: count }, (_, i) => example(i)).join('\n') + '\n');
+const jsonl = (count: number) => Buffer.from(chatJsonl(count));
 
 let fake: FakeFireworks;
 
@@ -120,7 +113,7 @@ describe('datasets', () => {
 
   test('validation refuses invalid JSONL and fewer than 3 examples, and leaves the dataset UPLOADING', async () => {
     await createDataset('broken');
-    const invalid = await uploadDirect('broken', Buffer.from(`${example(1)}\n{not json\n${example(2)}\n`));
+    const invalid = await uploadDirect('broken', Buffer.from(`${chatExample(1)}\n{not json\n${chatExample(2)}\n`));
     expect(invalid).toMatchObject({ status: 400, body: { code: 3, message: expect.stringContaining('line 2') } });
 
     const tooFew = await uploadDirect('broken', jsonl(2));

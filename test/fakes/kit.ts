@@ -379,3 +379,22 @@ export function cursorPage<T extends { id: string }>(items: T[], query: URLSearc
   const data = after && start === 0 ? [] : items.slice(start, start + limit);
   return { object: 'list' as const, data, has_more: data.length > 0 && start + data.length < items.length };
 }
+
+/**
+ * `GET {prefix}/batches/{id}` (retrieve) and `POST {prefix}/batches/{id}/cancel` of OpenAI's batch
+ * wire, which Azure OpenAI and Together follow too: the reply, or undefined for any other request.
+ * `batches` is asked for the service only when the path names a batch.
+ */
+export function batchByIdReply(
+  method: string | undefined,
+  path: string,
+  prefix: string,
+  batches: () => { get(id: string): unknown; cancel(id: string): unknown },
+): FakeReply | undefined {
+  const m = new RegExp(`^${prefix}/batches/([^/]+)(/cancel)?$`).exec(path);
+  if (!m) return undefined;
+  const id = decodeURIComponent(m[1]);
+  if (method === 'GET' && !m[2]) return { status: 200, body: batches().get(id) };
+  if (method === 'POST' && m[2]) return { status: 200, body: batches().cancel(id) };
+  return undefined;
+}

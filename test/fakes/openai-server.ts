@@ -13,7 +13,7 @@ import type http from 'node:http';
 import { chatCompletion, chatCompletionChunks, parseChatRequest, streamChatCompletion, writeEvents } from './chat';
 import { fakeReply } from './fake-model';
 import { fakeBatches } from './openai-batches';
-import { cursorPage, FakeHttpError, readJsonObject, readMultipart, startFakeServer, type FakeReply, type RecordedRequest } from './kit';
+import { batchByIdReply, cursorPage, FakeHttpError, readJsonObject, readMultipart, startFakeServer, type FakeReply, type RecordedRequest } from './kit';
 
 export interface FakeFile {
   id: string;
@@ -343,12 +343,8 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
       if (method === 'POST') return ok(batches.create(await readJson(req)));
       if (method === 'GET') return ok(batches.list(query));
     }
-    m = /^\/v1\/batches\/([^/]+)(\/cancel)?$/.exec(path);
-    if (m) {
-      const id = decodeURIComponent(m[1]);
-      if (method === 'GET' && !m[2]) return ok(batches.get(id));
-      if (method === 'POST' && m[2]) return ok(batches.cancel(id));
-    }
+    const batchReply = batchByIdReply(method, path, '/v1', () => batches);
+    if (batchReply) return batchReply;
     if (path === '/v1/fine_tuning/jobs') {
       if (method === 'POST') return ok(createJob(await readJson(req)));
       if (method === 'GET') return ok(page([...state.jobs.values()].reverse(), query, 20));

@@ -25,6 +25,7 @@ import { answerChat } from './chat';
 import { inspectJsonl } from './jsonl';
 import { togetherBatches } from './together-batches';
 import {
+  batchByIdReply,
   bearerToken,
   FakeHttpError,
   isoNow,
@@ -639,12 +640,8 @@ export async function startFakeTogether(opts: FakeTogetherOptions = {}) {
       if (method === 'POST') return { status: 201, body: batches.create(await readJsonObject(req, () => apiError(400, 'Invalid JSON body'))) };
       if (method === 'GET') return ok(batches.list());
     }
-    m = /^\/v1\/batches\/([^/]+)(\/cancel)?$/.exec(path);
-    if (m) {
-      const id = decodeURIComponent(m[1]);
-      if (method === 'GET' && !m[2]) return ok(batches.get(id));
-      if (method === 'POST' && m[2]) return ok(batches.cancel(id));
-    }
+    const batchReply = batchByIdReply(method, path, '/v1', () => batches);
+    if (batchReply) return batchReply;
     if (path === '/v1/fine-tunes') {
       if (method === 'POST') return ok(truncated(createJob(await readJsonObject(req, () => apiError(400, 'Invalid JSON body')))));
       if (method === 'GET') return ok({ data: [...state.jobs.values()].map(truncated) });

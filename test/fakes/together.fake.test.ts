@@ -15,6 +15,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type * as TogetherSdk from 'together-ai';
+import { chatExample, chatJsonl } from '../support/factories';
 import { startFakeTogether, type FakeTogether } from './together-server';
 
 type TogetherModule = typeof TogetherSdk;
@@ -49,15 +50,6 @@ afterAll(async () => {
   await fs.rm(tmpDir, { recursive: true, force: true });
 });
 
-const example = (n: number) =>
-  JSON.stringify({
-    messages: [
-      { role: 'system', content: 'Be brief.' },
-      { role: 'user', content: `Question ${n} — ünïcödé` },
-      { role: 'assistant', content: `Answer ${n}` },
-    ],
-  });
-
 async function writeDataset(name: string, content: string): Promise<string> {
   const file = path.join(tmpDir, name);
   await fs.writeFile(file, content);
@@ -66,7 +58,7 @@ async function writeDataset(name: string, content: string): Promise<string> {
 
 /** Uploads a valid chat dataset through the SDK's helper. */
 async function uploadDataset(examples = 6) {
-  const file = await writeDataset(`train-${randomSuffix()}.jsonl`, Array.from({ length: examples }, (_, i) => example(i)).join('\n') + '\n');
+  const file = await writeDataset(`train-${randomSuffix()}.jsonl`, chatJsonl(examples));
   return { file, uploaded: await client.files.upload(file, 'fine-tune') };
 }
 
@@ -127,7 +119,7 @@ describe('files', () => {
   });
 
   test('a file that fails validation ends INVALID_FORMAT with a report, and a fine-tune refuses it', async () => {
-    const file = await writeDataset('broken.jsonl', `${example(1)}\n{"messages": "nope"}\n`);
+    const file = await writeDataset('broken.jsonl', `${chatExample(1)}\n{"messages": "nope"}\n`);
     const uploaded = await client.files.upload(file, 'fine-tune', false); // skip the SDK's local check: the server must catch it
     expect(uploaded.processing_status).toBe('RUNNING');
     const checked = await client.files.retrieve(uploaded.id);
@@ -145,7 +137,7 @@ describe('files', () => {
     const form = new FormData();
     form.append('purpose', 'fine-tune');
     form.append('file_name', 'direct.jsonl');
-    form.append('file', new Blob([example(1) + '\n']), 'direct.jsonl');
+    form.append('file', new Blob([chatExample(1) + '\n']), 'direct.jsonl');
     const res = await fetch(`${fake.url}/files/upload`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` }, body: form });
     expect(res.status).toBe(200);
     const uploaded = await res.json();
@@ -155,7 +147,7 @@ describe('files', () => {
       FileType: 'jsonl',
       Processed: true,
       processing_status: 'PENDING',
-      bytes: Buffer.byteLength(example(1)) + 1,
+      bytes: Buffer.byteLength(chatExample(1)) + 1,
     });
     expect(await client.files.retrieve(uploaded.id)).toMatchObject({ processing_status: 'RUNNING' });
 
@@ -183,7 +175,7 @@ describe('files', () => {
       expect(start.status).toBe(302);
       expect(start.headers.get('x-together-file-id')).toMatch(/^file-/);
       await new Promise((resolve) => setTimeout(resolve, 10));
-      const late = await fetch(start.headers.get('location')!, { method: 'PUT', body: example(1) });
+      const late = await fetch(start.headers.get('location')!, { method: 'PUT', body: chatExample(1) });
       expect(late.status).toBe(403);
       expect(await late.text()).toContain('<Message>Request has expired</Message>');
       expect(quick.state.files.size).toBe(0);

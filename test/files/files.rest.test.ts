@@ -1,8 +1,7 @@
-import { connect } from 'node:net';
 import OpenAI, { toFile } from 'openai';
 import { gatewayFetch } from '../support/answers';
 import { api, createOrganisation, startTestGateway, type TestGateway } from '../support/gateway';
-import { dataset, example, fieldPart, filePart, postMultipart, recordedKeys, sdk, storedNames, tempDataDir, waitFor, BOUNDARY } from './helpers';
+import { dataset, example, fieldPart, filePart, postMultipart, rawUpload, recordedKeys, sdk, storedNames, tempDataDir, waitFor, BOUNDARY } from './helpers';
 import { sha256 } from '../support/streams';
 import { expectError } from '../support/expect';
 
@@ -192,13 +191,7 @@ describe('POST /v1/files multipart handling', () => {
   it('an upload cut off mid-stream leaves no row and no file', async () => {
     const before = await fileCount();
     const body = Buffer.concat([fieldPart('purpose', 'fine-tune'), filePart(dataset(2000)), Buffer.from(`--${BOUNDARY}--\r\n`)]);
-    const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
-    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-    socket.on('error', () => undefined);
-    socket.write(
-      `POST /v1/files HTTP/1.1\r\nHost: 127.0.0.1\r\nx-gateway-api-key: ${gw.key}\r\n` +
-        `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${body.length}\r\n\r\n`,
-    );
+    const socket = await rawUpload(gw, body.length);
     socket.write(body.subarray(0, Math.floor(body.length / 2)));
     // The upload is streaming into a temporary file when the client goes away.
     await waitFor(async () => (await storedNames(data.dir)).some((name) => name.endsWith('.tmp')), 'the upload to reach the store');
@@ -215,13 +208,7 @@ describe('POST /v1/files multipart handling', () => {
   it('an upload whose file arrived whole but whose purpose never did leaves nothing', async () => {
     const before = await fileCount();
     const head = Buffer.concat([filePart(dataset(10)), Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nfine`)]);
-    const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
-    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-    socket.on('error', () => undefined);
-    socket.write(
-      `POST /v1/files HTTP/1.1\r\nHost: 127.0.0.1\r\nx-gateway-api-key: ${gw.key}\r\n` +
-        `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${head.length + 100}\r\n\r\n`,
-    );
+    const socket = await rawUpload(gw, head.length + 100);
     socket.write(head);
     // The whole file is stored (renamed into place) while the request waits for its fields.
     const unrecorded = async () => {

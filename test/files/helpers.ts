@@ -1,4 +1,5 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gatewayFetch, gatewaySdk } from '../support/answers';
@@ -60,6 +61,21 @@ export function fieldPart(name: string, value: string): Buffer {
 }
 
 export const closing = () => Buffer.from(`--${BOUNDARY}--\r\n`);
+
+/**
+ * A raw connection to the gateway that has sent the head of a multipart `POST /v1/files` announcing
+ * `contentLength` body bytes: the test writes as much of the body as it wants, then hangs up.
+ */
+export async function rawUpload(gw: { url: string; key: string }, contentLength: number, boundary = BOUNDARY): Promise<Socket> {
+  const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  socket.on('error', () => undefined);
+  socket.write(
+    `POST /v1/files HTTP/1.1\r\nHost: 127.0.0.1\r\nx-gateway-api-key: ${gw.key}\r\n` +
+      `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${contentLength}\r\n\r\n`,
+  );
+  return socket;
+}
 
 /** A hand-built multipart request, so the order of the parts is ours to choose. */
 export async function postMultipart(gw: { url: string; key: string }, path: string, parts: Buffer[], headers: Record<string, string> = {}) {

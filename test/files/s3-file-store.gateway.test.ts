@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { rawUpload } from './helpers';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { createIntegration, createTestDatabase, dataset, eventually, newKey, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
 import { gatewayFetch } from '../support/answers';
@@ -89,13 +89,7 @@ async function cutUpload(gw: { url: string; key: string }, content: string, shar
     `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nfine-tune\r\n` +
       `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.jsonl"\r\nContent-Type: application/jsonl\r\n\r\n${content}\r\n--${boundary}--\r\n`,
   );
-  const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
-  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-  socket.on('error', () => undefined);
-  socket.write(
-    `POST /v1/files HTTP/1.1\r\nHost: 127.0.0.1\r\nx-gateway-api-key: ${gw.key}\r\n` +
-      `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n`,
-  );
+  const socket = await rawUpload(gw, body.length, boundary);
   await new Promise<void>((resolve) => socket.write(body.subarray(0, Math.floor(body.length * share)), () => resolve()));
   await new Promise((resolve) => setTimeout(resolve, 500)); // parts are on their way to the store
   socket.destroy();

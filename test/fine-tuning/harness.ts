@@ -109,6 +109,46 @@ export const example = (n: number) =>
 
 export const dataset = (examples = 12) => Array.from({ length: examples }, (_, i) => example(i + 1)).join('\n') + '\n';
 
+export interface OpenAIGateway {
+  fake: FakeOpenAI;
+  gw: HostedGateway;
+  client: OpenAI;
+  stop(): Promise<void>;
+}
+
+/** A hosted gateway beside the fake OpenAI, with the integration `@my-openai` holding `secret`. */
+export async function startOpenAIGateway(secret: string, env: Record<string, string> = {}): Promise<OpenAIGateway> {
+  const fake = await startFakeOpenAI({ apiKey: secret });
+  const data = await tempDir('gw-openai-');
+  const gw = await startHostedGateway({ fake, database: await createTestDatabase(), dataDir: data.dir, key: newKey(), env });
+  await createIntegration(gw, 'my-openai', secret);
+  return {
+    fake,
+    gw,
+    client: sdk(gw),
+    async stop() {
+      await gw.stop();
+      await gw.database.drop();
+      await fake.close();
+      await data.remove();
+    },
+  };
+}
+
+/**
+ * The OpenAI gateway (startOpenAIGateway) of a whole test file or describe: started before its first
+ * test, stopped after its last. The object answers once the start is done (read it in a test or a later
+ * `beforeAll`).
+ */
+export function useOpenAIGateway(secret: string, env: Record<string, string> = {}): OpenAIGateway {
+  const rig = {} as OpenAIGateway;
+  beforeAll(async () => {
+    Object.assign(rig, await startOpenAIGateway(secret, env));
+  });
+  afterAll(() => rig.stop());
+  return rig;
+}
+
 /** A stored OpenAI integration whose key the fake accepts. */
 export async function createIntegration(gw: { url: string; key: string }, slug: string, apiKey: string, key?: string) {
   const res = await api(gw, 'POST', '/v1/integrations', {

@@ -1,5 +1,5 @@
 import { buildClientSchema, getIntrospectionQuery, type IntrospectionQuery } from 'graphql';
-import { api, gql, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, gql, startTestGateway, useTestGateway } from '../support/gateway';
 
 /**
  * Production mode (NODE_ENV=production), here with a tightened depth limit: the schema's own nesting
@@ -7,11 +7,7 @@ import { api, gql, startTestGateway, type TestGateway } from '../support/gateway
  */
 const ROUTER_SECRET = 'router-secret-0123456789abcdef';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway({ NODE_ENV: 'production', GATEWAY_GRAPHQL_MAX_DEPTH: '3', GATEWAY_FEDERATION_SECRET: ROUTER_SECRET });
-});
-afterAll(() => gw.stop());
+const gw = useTestGateway({ NODE_ENV: 'production', GATEWAY_GRAPHQL_MAX_DEPTH: '3', GATEWAY_FEDERATION_SECRET: ROUTER_SECRET });
 afterEach(() => jest.restoreAllMocks());
 
 describe('GraphQL face in production mode', () => {
@@ -101,11 +97,7 @@ describe('GraphQL face in production mode', () => {
 });
 
 describe('GraphQL face outside production (the contrast)', () => {
-  let dev: TestGateway;
-  beforeAll(async () => {
-    dev = await startTestGateway();
-  });
-  afterAll(() => dev.stop());
+  const dev = useTestGateway();
 
   it('serves introspection, and a browser an HTML page (the explorer: test/console/console.routes.test.ts)', async () => {
     const res = await gql(dev, `{ __type(name: "Label") { name } }`);

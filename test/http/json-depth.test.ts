@@ -5,7 +5,7 @@
  */
 import { jsonTooDeep, valueTooDeep } from '../../src/http/json-depth';
 import { gatewayFetch } from '../support/answers';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, useTestGateway } from '../support/gateway';
 
 /** `{"a":{"a":…1…}}`, `depth` objects deep. */
 const nested = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
@@ -44,11 +44,7 @@ describe('valueTooDeep', () => {
 });
 
 describe('the body parser, at the default depth (64)', () => {
-  let gw: TestGateway;
-  beforeAll(async () => {
-    gw = await startTestGateway();
-  });
-  afterAll(() => gw.stop());
+  const gw = useTestGateway();
 
   it('refuses a REST body nested thousands deep with 400 json_too_deep, creating nothing', async () => {
     const res = await api(gw, 'POST', '/v1/labels', {
@@ -110,11 +106,7 @@ describe('the body parser, at the default depth (64)', () => {
 });
 
 describe('with the depth limit raised out of the way', () => {
-  let gw: TestGateway;
-  beforeAll(async () => {
-    gw = await startTestGateway({ GATEWAY_JSON_MAX_DEPTH: '10000000' });
-  });
-  afterAll(() => gw.stop());
+  const gw = useTestGateway({ GATEWAY_JSON_MAX_DEPTH: '10000000' });
 
   it('answers the RangeError a deep REST body causes with 400 in the error shape, not 500', async () => {
     const res = await api(gw, 'POST', '/v1/labels', { rawBody: `{"name":"deep","x":${arrays(200_000)}}`, headers: { 'content-type': 'application/json' } });

@@ -1,10 +1,6 @@
-import { api, createOrganisation, gql, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, createOrganisation, gql, useTestGateway } from '../support/gateway';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(() => gw.stop());
+const gw = useTestGateway();
 
 const SECRET = 'sk-gql-SECRET-0a9b8c7d6e5f4a3b';
 const FIELDS = 'id slug provider name options organisationId workspaceId createdAt';

@@ -1,13 +1,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { api, createOrganisation, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, createOrganisation, useTestGateway } from '../support/gateway';
 import { expectError } from '../support/expect';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(() => gw.stop());
+const gw = useTestGateway();
 
 const SECRET = 'sk-live-SECRET-4f1d8a2b9c7e6d5f';
 

@@ -1,12 +1,8 @@
 import { CreateLabelDocument, DeleteLabelDocument, LabelDocument, LabelsDocument, UpdateLabelDocument } from '../graphql/generated/operations';
-import { api, createOrganisation, gql, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, createOrganisation, gql, useTestGateway } from '../support/gateway';
 import { data, run } from '../support/graphql';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(() => gw.stop());
+const gw = useTestGateway();
 
 const RANDOM_UUID = '3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10';
 

@@ -6,13 +6,9 @@
  * routes that check theirs. A GET carries no body (fetch cannot even send one), so GET routes get
  * query cases only.
  */
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, useTestGateway } from '../support/gateway';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(() => gw.stop());
+const gw = useTestGateway();
 
 const ID = '3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10';
 const PATH_VALUES = new RegExp(`${ID}|some-slug|nope|some-model|not-an-id`);

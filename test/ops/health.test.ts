@@ -6,13 +6,9 @@ import { createLogger } from '../../src/logger';
 import { startGateway, type RunningGateway } from '../../src/main';
 import { gatewayFetch } from '../support/answers';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, startTestGateway, useTestGateway } from '../support/gateway';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(() => gw.stop());
+const gw = useTestGateway();
 
 describe('operations endpoints', () => {
   it('serves /healthz, /readyz and /metrics without a key', async () => {
@@ -54,11 +50,7 @@ describe('operations endpoints', () => {
 });
 
 describe('production mode', () => {
-  let prod: TestGateway;
-  beforeAll(async () => {
-    prod = await startTestGateway({ NODE_ENV: 'production' });
-  });
-  afterAll(() => prod.stop());
+  const prod = useTestGateway({ NODE_ENV: 'production' });
 
   it('has no Sandbox and no introspection', async () => {
     const page = await fetch(`${prod.url}/graphql`, { headers: { accept: 'text/html' } });

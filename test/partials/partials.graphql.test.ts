@@ -1,10 +1,6 @@
-import { api, createOrganisation, gql, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, createOrganisation, gql, useTestGateway } from '../support/gateway';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(() => gw.stop());
+const gw = useTestGateway();
 
 const RANDOM_UUID = '3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10';
 const VERSION_FIELDS = 'id partialId version string description status createdAt';

@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import { openApiDocument, responseSchema, schemaValidator } from '../support/openapi';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, useTestGateway } from '../support/gateway';
 
 /**
  * REST responses of the partials routes against the repository's openapi.yaml, more strictly than
@@ -28,11 +28,7 @@ function expectConforms(body: unknown, { validate, schema }: { validate: Validat
   }
 }
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(() => gw.stop());
+const gw = useTestGateway();
 
 describe('prompt partials REST responses against openapi.yaml', () => {
   it('has the schemas it validates against', () => {

@@ -1,11 +1,7 @@
-import { api, createOrganisation, expectNonObjectBodiesRefused, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, createOrganisation, expectNonObjectBodiesRefused, useTestGateway } from '../support/gateway';
 import { expectError } from '../support/expect';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(() => gw.stop());
+const gw = useTestGateway();
 
 const RANDOM_UUID = '3f9a1c52-8d0e-4b7a-9c61-2a5e8f7d4b10';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

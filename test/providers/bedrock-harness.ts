@@ -5,8 +5,10 @@
  */
 import { Readable } from 'node:stream';
 import { ProviderRegistry, type ProviderClient } from '../../src/providers/registry';
-import { DEFAULT_BUCKET, type FakeBedrock } from '../fakes/bedrock-server';
-import { api, type TestGateway } from '../support/gateway';
+import type OpenAI from 'openai';
+import { DEFAULT_BUCKET, startFakeBedrock, type FakeBedrock, type FakeBedrockOptions } from '../fakes/bedrock-server';
+import { sdk } from '../fine-tuning/harness';
+import { api, startTestGateway, type TestGateway } from '../support/gateway';
 import type { ClientOptions } from '../support/provider-kit';
 
 // The SDK warns once per process that its 2027 releases will need Node 22; irrelevant to these tests.
@@ -53,6 +55,24 @@ export const chatExample = (n: number, system = true) =>
 /** `examples` chat examples, the fifth without a system message. */
 export const chatDataset = (examples = 12) => Array.from({ length: examples }, (_, i) => chatExample(i + 1, i !== 4)).join('\n') + '\n';
 
+/** The S3 lines of chatDataset(12) in Claude's format: `{system, messages}` of strings, the fifth without a system. */
+export function expectClaudeDataset(lines: unknown[]): void {
+  expect(lines).toHaveLength(12);
+  expect(lines[0]).toEqual({
+    system: 'You are terse.',
+    messages: [
+      { role: 'user', content: 'Question 1?' },
+      { role: 'assistant', content: 'Answer 1.' },
+    ],
+  });
+  expect(lines[4]).toEqual({
+    messages: [
+      { role: 'user', content: 'Question 5?' },
+      { role: 'assistant', content: 'Answer 5.' },
+    ],
+  });
+}
+
 /** Uploads `content` for `model` as client mode does: purpose maybe late, size unknown. */
 export const upload = (client: ProviderClient, content: string, model: string | undefined, filename = 'train.jsonl') =>
   client.uploadFile({ filename, purpose: 'fine-tune', model, open: () => Readable.from([Buffer.from(content)]) });
@@ -72,16 +92,39 @@ export function storedLines(fake: FakeBedrock, uri: string): unknown[] {
 /** How many requests each fake server saw (to prove none was made). */
 export const requestCount = (fake: FakeBedrock) => fake.s3.state.requests.length + fake.control.requests.length + fake.runtime.requests.length;
 
+/** `fake`'s credentials and region (and `options`) as the `credentials` and `options` of a stored integration. */
+export const bedrockIntegration = (fake: FakeBedrock, options: Record<string, string> = {}) => ({
+  credentials: { aws_access_key_id: fake.credentials.accessKeyId, aws_secret_access_key: fake.credentials.secretAccessKey },
+  options: { 'x-gateway-aws-region': fake.region, ...options },
+});
+
 /** Stores `fake`'s credentials, region, bucket and role as the integration `@my-bedrock` of the test key's workspace. */
-export async function storeBedrockIntegration(gw: TestGateway, fake: FakeBedrock): Promise<void> {
-  const headers = awsHeaders(fake);
+async function storeBedrockIntegration(gw: TestGateway, fake: FakeBedrock): Promise<void> {
   const res = await api(gw, 'POST', '/v1/integrations', {
     body: {
       slug: 'my-bedrock',
       provider: 'bedrock',
-      credentials: { aws_access_key_id: headers['x-gateway-aws-access-key-id'], aws_secret_access_key: headers['x-gateway-aws-secret-access-key'] },
-      options: { 'x-gateway-aws-region': fake.region, 'x-gateway-aws-s3-bucket': DEFAULT_BUCKET, 'x-gateway-aws-role-arn': ROLE_ARN },
+      ...bedrockIntegration(fake, { 'x-gateway-aws-s3-bucket': DEFAULT_BUCKET, 'x-gateway-aws-role-arn': ROLE_ARN }),
     },
   });
   if (res.status !== 200) throw new Error(`integration not created: ${JSON.stringify(res.body)}`);
+}
+
+/**
+ * A fake Bedrock (started with `options`) and a gateway on it (`env` added to its endpoints) that holds
+ * it as `@my-bedrock`, for the tests of the enclosing file or describe. Read the fields inside the tests.
+ */
+export function useBedrockGateway(options: FakeBedrockOptions, env: Record<string, string>) {
+  const on = {} as { fake: FakeBedrock; gw: TestGateway; client: OpenAI };
+  beforeAll(async () => {
+    on.fake = await startFakeBedrock(options);
+    on.gw = await startTestGateway({ ...fakeEndpoints(on.fake), ...env });
+    on.client = sdk(on.gw);
+    await storeBedrockIntegration(on.gw, on.fake);
+  });
+  afterAll(async () => {
+    await on.gw?.stop();
+    await on.fake?.close();
+  });
+  return on;
 }

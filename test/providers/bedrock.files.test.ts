@@ -9,7 +9,19 @@ import { Readable } from 'node:stream';
 import { failure } from '../support/expect';
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
 import { MIN_PART_SIZE } from '../fakes/s3-server';
-import { bedrock, chatDataset, chatExample, CLAUDE, DEFAULT_BUCKET, NOVA, requestCount, storedLines, TITAN, upload } from './bedrock-harness';
+import {
+  bedrock,
+  chatDataset,
+  chatExample,
+  CLAUDE,
+  DEFAULT_BUCKET,
+  expectClaudeDataset,
+  NOVA,
+  requestCount,
+  storedLines,
+  TITAN,
+  upload,
+} from './bedrock-harness';
 
 let fake: FakeBedrock;
 
@@ -58,20 +70,7 @@ describe('dataset conversion on upload', () => {
 
   it('writes {system, messages} strings for Claude and {prompt, completion} for Titan', async () => {
     const claude = storedLines(fake, (await upload(bedrock(fake), chatDataset(12), CLAUDE)).id);
-    expect(claude).toHaveLength(12);
-    expect(claude[0]).toEqual({
-      system: 'You are terse.',
-      messages: [
-        { role: 'user', content: 'Question 1?' },
-        { role: 'assistant', content: 'Answer 1.' },
-      ],
-    });
-    expect(claude[4]).toEqual({
-      messages: [
-        { role: 'user', content: 'Question 5?' },
-        { role: 'assistant', content: 'Answer 5.' },
-      ],
-    });
+    expectClaudeDataset(claude);
 
     const titan = storedLines(fake, (await upload(bedrock(fake), chatDataset(12), `arn:aws:bedrock:us-east-1::foundation-model/${TITAN}`)).id);
     expect(titan).toHaveLength(12);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import { api, createOrganisation, gql, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, createOrganisation, gql, startTestGateway, useTestGateway } from '../support/gateway';
 import { redisReachable, TEST_REDIS_URL } from '../support/redis';
 import { RateLimiter } from '../../src/modules/rate-limits/rate-limiter';
 
@@ -38,11 +38,7 @@ async function burst(gw: { url: string; key: string }, n: number): Promise<numbe
 }
 
 describe('rate limits in memory (GATEWAY_RATE_LIMIT_PER_MINUTE=60, no REDIS_URL)', () => {
-  let gw: TestGateway;
-  beforeAll(async () => {
-    gw = await startTestGateway({ GATEWAY_RATE_LIMIT_PER_MINUTE: '60' });
-  });
-  afterAll(() => gw.stop());
+  const gw = useTestGateway({ GATEWAY_RATE_LIMIT_PER_MINUTE: '60' });
 
   it('serves 60 requests of a key in a minute with the headers, refuses the 61st with 429 and Retry-After', async () => {
     const first = await api(gw, 'GET', '/v1/labels');

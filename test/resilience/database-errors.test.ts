@@ -6,13 +6,9 @@
  * adapter, as they would in production.
  */
 import { databaseUnavailable, isDatabaseUnavailable } from '../../src/db/outage';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, useTestGateway } from '../support/gateway';
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startTestGateway();
-});
-afterAll(() => gw.stop());
+const gw = useTestGateway();
 
 /** The error the database raises with SQLSTATE `errcode`, as Prisma throws it. */
 async function raised(errcode: string): Promise<unknown> {

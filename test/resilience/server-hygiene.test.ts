@@ -23,7 +23,7 @@ import {
   type HostedGateway,
 } from '../fine-tuning/harness';
 import type { TestDatabase } from '../support/database';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { api, startTestGateway, useTestGateway } from '../support/gateway';
 import { spawnGateway } from '../support/gateway-process';
 import { startTcpProxy } from '../support/tcp-proxy';
 
@@ -42,11 +42,7 @@ function rawSocket(url: string) {
 }
 
 describe('slow clients', () => {
-  let gw: TestGateway;
-  beforeAll(async () => {
-    gw = await startTestGateway({ GATEWAY_HEADERS_TIMEOUT_MS: '500', GATEWAY_REQUEST_TIMEOUT_MS: '1000', GATEWAY_KEEP_ALIVE_TIMEOUT_MS: '300' });
-  });
-  afterAll(() => gw.stop());
+  const gw = useTestGateway({ GATEWAY_HEADERS_TIMEOUT_MS: '500', GATEWAY_REQUEST_TIMEOUT_MS: '1000', GATEWAY_KEEP_ALIVE_TIMEOUT_MS: '300' });
 
   it('closes a client sending its headers byte by byte (slow loris) while serving others', async () => {
     const loris = rawSocket(gw.url);

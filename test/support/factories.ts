@@ -71,3 +71,16 @@ export function providerJob(over: Partial<ProviderJob> = {}): ProviderJob {
     ...over,
   };
 }
+
+/** Line `n` of a chat fine-tuning dataset: system, user (with non-ASCII text) and assistant messages. */
+export const chatExample = (n: number) =>
+  JSON.stringify({
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: `Question ${n} — ünïcödé` },
+      { role: 'assistant', content: `Answer ${n}` },
+    ],
+  });
+
+/** A chat fine-tuning dataset of `count` lines (chatExample 0 to count - 1), newline-terminated. */
+export const chatJsonl = (count: number) => Array.from({ length: count }, (_, i) => chatExample(i)).join('\n') + '\n';

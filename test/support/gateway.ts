@@ -64,6 +64,41 @@ export async function startTestGateway(
   };
 }
 
+/**
+ * A gateway (startTestGateway with `env`) started before the tests of the enclosing file or describe
+ * and stopped after them. The answer stands for it from the start: its fields read the running
+ * gateway, so inside the tests it is used like the gateway itself (`api(gw, …)`, `gw.url`).
+ */
+export function useTestGateway(env: Record<string, string> = {}): TestGateway {
+  let started: TestGateway | undefined;
+  const running = (): TestGateway => {
+    if (!started) throw new Error('useTestGateway: the gateway starts in beforeAll; use it inside the tests');
+    return started;
+  };
+  beforeAll(async () => {
+    started = await startTestGateway(env);
+  });
+  afterAll(() => started?.stop());
+  return {
+    get url() {
+      return running().url;
+    },
+    get key() {
+      return running().key;
+    },
+    get gateway() {
+      return running().gateway;
+    },
+    get database() {
+      return running().database;
+    },
+    get config() {
+      return running().config;
+    },
+    stop: () => running().stop(),
+  };
+}
+
 export interface ApiResponse<T = any> {
   status: number;
   body: T;

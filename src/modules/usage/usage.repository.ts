@@ -147,15 +147,18 @@ export class UsageRepository {
 
   /**
    * Deletes the rows before the whole hour at or before `time`, from the ledger and its hourly sums
-   * alike (so that both keep answering the same); how many ledger rows went.
+   * alike (so that both keep answering the same); how many ledger rows went. The ledger's rows go
+   * organisation by organisation (those with hourly sums that old), along its one index.
    */
   async deleteBefore(time: Date): Promise<number> {
     const hour = new Date(Math.floor(time.getTime() / (HOUR * 1000)) * HOUR * 1000);
     const [records] = await this.prisma.$transaction([
-      this.prisma.usageRecord.deleteMany({ where: { time: { lt: hour } } }),
+      this.prisma.$executeRaw`
+        DELETE FROM usage_records
+        WHERE organisation_id IN (SELECT DISTINCT organisation_id FROM usage_hourly WHERE hour < ${hour}) AND time < ${hour}`,
       this.prisma.usageHourly.deleteMany({ where: { hour: { lt: hour } } }),
     ]);
-    return records.count;
+    return records;
   }
 
   /** Token sums and request counts per bucket and group, in one query over the time range (see `sources`). */
