@@ -152,8 +152,10 @@ export interface HostedJobCase<F, R> extends HostedSetup<F> {
     asked?(remote: R, fake: F): void;
     stopped?(remote: R, events: OpenAI.FineTuning.FineTuningJobEvent[], fake: F): void;
   };
-  /** Tools and a json_schema on the tuned model (on `client`, default the set-up's) and on `@slug/<atSlug>`. */
-  tools?: Omit<ToolTarget, 'model' | 'client'> & { atSlug: string; client?(): OpenAI };
+  /** Where the tuned model answers only on a deployment: its last chat call then carried `sent`. */
+  deployment?: DeploymentOf & { sent(value: string, model: string): Record<string, unknown> };
+  /** Tools and a json_schema on the tuned model (on its deployment, where it has one) and on `@slug/<atSlug>`. */
+  tools?: Omit<ToolTarget, 'model' | 'client'> & { atSlug: string };
 }
 
 /**
@@ -284,12 +286,24 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(name:
       for (const secret of secrets) for (const answer of hosted.answers) expect(answer).not.toContain(secret);
     });
 
+    let deployed: string | undefined;
+    const { deployment } = c;
+    if (deployment)
+      it('serves the tuned model through chat completions once deployed, a hostile deployment refused before any call', async () => {
+        const model = hosted.succeeded!.fine_tuned_model!;
+        deployed = await chatOnDeployment(hosted.gw, model, deployment);
+        expect(deployment.calls().at(-1)).toMatchObject(deployment.sent(deployed, model));
+        const calls = deployment.calls().length;
+        const body = { model, messages: [{ role: 'user', content: 'x' }] };
+        expectError(await api(hosted.gw, 'POST', '/v1/chat/completions', { headers: { [deployment.header]: '../../evil' }, body }), 400, {
+          param: deployment.header,
+        });
+        expect(deployment.calls()).toHaveLength(calls);
+      });
+
     if (tools) {
-      toolRequestCase(`${module.title} fine-tuned model`, () => ({
-        ...tools,
-        model: hosted.succeeded!.fine_tuned_model!,
-        client: tools.client ?? (() => hosted.client),
-      }));
+      const tuned = () => (deployed ? gatewaySdk(hosted.gw, { headers: { [deployment!.header]: deployed } }) : hosted.client);
+      toolRequestCase(`${module.title} fine-tuned model`, () => ({ ...tools, model: hosted.succeeded!.fine_tuned_model!, client: tuned }));
       toolRequestCase(`${module.title} @slug/model`, () => ({
         ...tools,
         model: `@${c.integrations(hosted.fake)[0].slug}/${tools.atSlug}`,
