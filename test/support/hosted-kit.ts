@@ -136,7 +136,7 @@ export interface HostedJobCase<F, R> extends HostedSetup<F> {
     /** What only this provider does: the request members it received, the dataset as it stored it. */
     check(remote: R, done: Job): void | Promise<void>;
   };
-  /** Creates refused with a 400 besides a credential in gateway_options and `refusedOption` (default `{ role_arn }`). */
+  /** Creates refused with a 400 besides each credential header in gateway_options and `refusedOption` (default `{ role_arn }`). */
   refused?: Row<ExpectedError>;
   refusedOption?: Record<string, unknown>;
   /** Jobs failed at submission (the adapter or the provider refuses them) with `error`, then `check`ed on the fake. */
@@ -161,10 +161,11 @@ export interface HostedJobCase<F, R> extends HostedSetup<F> {
 /**
  * The life cycle every hosted job goes through on a provider's fake, through the OpenAI SDK: created,
  * uploaded, submitted and followed to succeeded with the provider's model, events stored once and
- * checkpoints; refusals at creation (a credential in gateway_options, an option the provider does not
- * take: a 400 naming it and the provider); failures with their reason; cancel, after which the job is
- * no longer polled; another organisation's 404; the credential in no answer; tools on the tuned model.
- * Returns the set-up, with the succeeded job for the provider's own tests.
+ * checkpoints; refusals at creation (each credential header in gateway_options, an option the provider
+ * does not take: a 400 naming it and the provider); failures with their reason; cancel, after which the
+ * job is no longer polled; another organisation's 404; the credential in no answer; chat on the tuned
+ * model's deployment; tools on the tuned model and on `@slug/<model>`. Returns the set-up, with the
+ * succeeded job for the provider's own tests.
  */
 export function hostedJobContract<F extends { close(): Promise<void> }, R>(name: ProviderName, c: HostedJobCase<F, R>) {
   const hosted: HostedOnFake<F> & { succeeded?: Job } = hostedOnFake(c);
