@@ -1,27 +1,28 @@
 /**
- * Chat through the gateway's route with Amazon Bedrock in client mode (the OpenAI SDK, AWS settings
- * in headers) against the fake runtime's Converse and ConverseStream: a custom model answers through
- * the deployment named in x-gateway-aws-bedrock-model, streamed and not, with usage; without one the
- * model goes to Bedrock, whose refusal comes back; throttling comes back as 429. Both calls are in the
- * usage ledger with Bedrock's token counts.
+ * Chat on Amazon Bedrock in client mode (the OpenAI SDK, AWS settings in headers) against the fake
+ * runtime's Converse and ConverseStream: the chat contract (support/chat-kit.ts), and what is
+ * Bedrock's own: a custom model answering through the deployment named in
+ * x-gateway-aws-bedrock-model (without one, Bedrock's refusal relayed; a hosted job's model asks for
+ * one), turns merged, tools as `toolConfig` / `toolUse` / `toolResult`, `data:` images as bytes,
+ * json_schema through a forced tool, a cut answer as `length`.
  */
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
-import { awsHeaders, fakeEndpoints } from '../providers/bedrock-harness';
-import { gatewaySdk } from '../support/answers';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
-import { expectLedgered } from '../usage/harness';
+import { awsHeaders, bedrock, fakeEndpoints } from '../providers/bedrock-harness';
+import { askChat, chatClient, chatContract, type ChatTarget } from '../support/chat-kit';
+import { failure } from '../support/expect';
+import { startTestGateway, type TestGateway } from '../support/gateway';
 import { streamedText } from './harness';
+import { WEATHER } from './sdk-suite';
 
+const MODEL = 'amazon.nova-lite-v1:0';
 const CUSTOM_MODEL = 'arn:aws:bedrock:us-east-1:123456789012:custom-model/amazon.nova-micro-v1:0:128k/abcdefghijkl';
 
 let fake: FakeBedrock;
 let gw: TestGateway;
-let deployment: string;
 
 beforeAll(async () => {
   fake = await startFakeBedrock();
   gw = await startTestGateway({ ...fakeEndpoints(fake), GATEWAY_PROVIDER_TIMEOUT_MS: '5000' });
-  deployment = fake.registerDeployment(CUSTOM_MODEL);
 });
 
 afterAll(async () => {
@@ -29,67 +30,167 @@ afterAll(async () => {
   await fake.close();
 });
 
-const headers = (extra: Record<string, string> = {}) => ({ 'x-gateway-provider': 'bedrock', ...awsHeaders(fake), ...extra });
-const client = (extra: Record<string, string> = {}) => gatewaySdk(gw, { headers: headers(extra) });
+const target = (model = MODEL, extra: Record<string, string> = {}): ChatTarget => ({
+  gw,
+  model,
+  headers: { 'x-gateway-provider': 'bedrock', ...awsHeaders(fake), ...extra },
+});
+const lastCall = () => fake.state.converseCalls.at(-1)!;
 
-it('answers with the custom model through its deployment, streamed and not', async () => {
-  const sdk = client({ 'x-gateway-aws-bedrock-model': deployment });
-  const completion = await sdk.chat.completions.create({
-    model: CUSTOM_MODEL,
-    messages: [
-      { role: 'system', content: 'Be brief.' },
-      { role: 'user', content: 'Hello Bedrock' },
+chatContract('Amazon Bedrock', {
+  provider: 'bedrock',
+  title: 'Amazon Bedrock',
+  target,
+  received: lastCall,
+  calls: () => fake.state.converseCalls.length,
+  answers: {
+    sent: {
+      modelId: MODEL,
+      stream: false,
+      body: {
+        system: [{ text: 'Be brief.' }],
+        messages: [{ role: 'user', content: [{ text: 'Hello' }] }],
+        inferenceConfig: { maxTokens: 50, temperature: 0.2, topP: 0.9, stopSequences: ['END'] },
+      },
+    },
+    streamed: { modelId: MODEL, stream: true },
+  },
+  sdk: true,
+  images: {
+    sent: (png) =>
+      expect(lastCall().body.messages).toEqual([{ role: 'user', content: [{ text: 'What is this? ' }, { image: { format: 'png', source: { bytes: png } } }] }]),
+  },
+  refused: [
+    [{ seed: 1 }, 'seed'],
+    [{ n: 2 }, 'n'],
+    [{ logprobs: true }, 'logprobs'],
+    [{ logit_bias: { '1': 1 } }, 'logit_bias'],
+    [{ presence_penalty: 0.5 }, 'presence_penalty'],
+    [{ parallel_tool_calls: false, tools: [WEATHER] }, 'parallel_tool_calls'],
+    [{ metadata: { a: 'b' } }, 'metadata'],
+    [{ user: 'u-1' }, 'user'],
+    [{ prediction: { type: 'content', content: 'x' } }, 'prediction'],
+    [{ tools: [WEATHER], response_format: { type: 'json_object' } }, 'response_format'],
+    [
+      { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] },
+      'messages.0.content.0.image_url.url',
+      { message: /Amazon Bedrock.*data: URL/ },
     ],
-    max_tokens: 64,
-  });
+    [
+      { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/tiff;base64,AAAA' } }] }] },
+      'messages.0.content.0.image_url.url',
+      { code: 'invalid_request' },
+    ],
+  ],
+  // The SDK retries throttling (the gateway's policy: 2 more attempts); every attempt is throttled here.
+  throttled: { inject: () => fake.runtime.failNext('POST', '/model/', 429, { times: 3 }), error: { code: 'ThrottlingException' } },
+});
+
+it('answers a custom model through the deployment in x-gateway-aws-bedrock-model, turns merged, streamed and not', async () => {
+  const deployment = fake.registerDeployment(CUSTOM_MODEL);
+  const sdk = chatClient(target(CUSTOM_MODEL, { 'x-gateway-aws-bedrock-model': deployment }));
+  const messages = [{ role: 'system' as const, content: 'Be brief.' }, ...['Hello', 'there'].map((content) => ({ role: 'user' as const, content }))];
+  const completion = await sdk.chat.completions.create({ model: CUSTOM_MODEL, messages });
   expect(completion).toMatchObject({
-    object: 'chat.completion',
+    id: expect.stringMatching(/^chatcmpl-/),
     model: CUSTOM_MODEL,
-    choices: [{ message: { content: `Answer from ${deployment}: Hello Bedrock` } }],
+    choices: [{ message: { content: `Answer from ${deployment}: Hellothere` } }],
   });
-  expect(completion.usage?.total_tokens).toBeGreaterThan(0);
-  expect(fake.state.converseCalls.at(-1)).toMatchObject({
+  expect(lastCall()).toEqual({
     modelId: deployment,
     stream: false,
-    body: { system: [{ text: 'Be brief.' }], inferenceConfig: { maxTokens: 64 } },
+    body: { system: [{ text: 'Be brief.' }], messages: [{ role: 'user', content: [{ text: 'Hello' }, { text: 'there' }] }] },
   });
-
-  const stream = await sdk.chat.completions.create({
-    model: CUSTOM_MODEL,
-    messages: [{ role: 'user', content: 'Stream Bedrock' }],
-    stream: true,
-    stream_options: { include_usage: true },
-  });
+  expect(fake.state.sigv4.runtime.failures).toEqual([]);
+  const stream = await sdk.chat.completions.create({ model: CUSTOM_MODEL, messages: [{ role: 'user', content: 'Stream Bedrock' }], stream: true });
   const { text, chunks } = await streamedText(stream);
   expect(text).toBe(`Answer from ${deployment}: Stream Bedrock`);
-  expect(chunks.some((c) => c.choices[0]?.finish_reason === 'stop')).toBe(true);
-  expect(chunks.at(-1)?.usage?.total_tokens).toBeGreaterThan(0);
-  expect(fake.state.converseCalls.at(-1)).toMatchObject({ modelId: deployment, stream: true });
-  // The usage ledger holds both calls with the tokens Bedrock reported.
-  await expectLedgered(gw, 'bedrock', [
-    { streamed: false, usage: completion.usage },
-    { streamed: true, usage: chunks.at(-1)?.usage },
-  ]);
+  expect(chunks[0].id).toMatch(/^chatcmpl-/);
+  expect(lastCall()).toMatchObject({ modelId: deployment, stream: true });
 });
 
 it('passes a custom model without a deployment on to Bedrock and relays its refusal (client mode does not second-guess)', async () => {
-  const res = await api(gw, 'POST', '/v1/chat/completions', { headers: headers(), body: { model: CUSTOM_MODEL, messages: [{ role: 'user', content: 'Hi' }] } });
+  const res = await askChat(target(CUSTOM_MODEL));
   expect(res.status).toBe(400);
   expect(res.body.error).toMatchObject({
     type: 'provider_error',
     code: 'ValidationException',
     message: expect.stringMatching(/^Amazon Bedrock: .*deployment/),
   });
-  expect(fake.state.converseCalls.at(-1)).toMatchObject({ modelId: CUSTOM_MODEL });
+  expect(lastCall()).toMatchObject({ modelId: CUSTOM_MODEL });
 });
 
-it('relays throttling as 429 provider_error', async () => {
-  // The SDK retries throttling (the gateway's policy: 2 more attempts); every attempt is throttled here.
-  fake.runtime.failNext('POST', '/model/', 429, { times: 3 });
-  const res = await api(gw, 'POST', '/v1/chat/completions', {
-    headers: headers({ 'x-gateway-aws-bedrock-model': deployment }),
-    body: { model: CUSTOM_MODEL, messages: [{ role: 'user', content: 'Hi' }] },
+it('asks for a deployment when a hosted job’s custom model has none named, before any call', async () => {
+  const request = { model: CUSTOM_MODEL, body: { model: CUSTOM_MODEL, messages: [{ role: 'user' as const, content: 'Hi' }] }, hosted: true };
+  const before = fake.runtime.requests.length;
+  const err = await failure(bedrock(fake).chat({ ...request, signal: new AbortController().signal }), 'invalid_request');
+  expect(err).toMatchObject({ status: 400, code: 'deployment_required', param: 'x-gateway-aws-bedrock-model' });
+  expect(err.message).toMatch(/custom model deployment or provisioned throughput.*x-gateway-aws-bedrock-model/);
+  expect(fake.runtime.requests.length).toBe(before);
+});
+
+it('reports an answer cut by max_tokens as length', async () => {
+  const completion = await chatClient(target('amazon.nova-micro-v1:0')).chat.completions.create({
+    model: 'amazon.nova-micro-v1:0',
+    messages: [{ role: 'user', content: 'Hello' }],
+    max_tokens: 2,
   });
-  expect(res.status).toBe(429);
-  expect(res.body.error).toMatchObject({ type: 'provider_error', code: 'ThrottlingException' });
+  expect(completion.choices[0]).toMatchObject({ message: { content: 'Answer from ' }, finish_reason: 'length' });
+  expect(completion.usage?.completion_tokens).toBe(2);
+});
+
+it('sends tools as toolConfig, assistant calls as toolUse and tool messages as toolResult blocks of one user turn', async () => {
+  const other = { ...WEATHER, function: { ...WEATHER.function, name: 'get_time', strict: undefined } };
+  await chatClient(target()).chat.completions.create({
+    model: MODEL,
+    messages: [
+      { role: 'user', content: 'Paris and Rome' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: ['Paris', 'Rome'].map((city, i) => ({
+          id: `call_${i}`,
+          type: 'function' as const,
+          function: { name: 'get_weather', arguments: `{"city":"${city}"}` },
+        })),
+      },
+      { role: 'tool', tool_call_id: 'call_0', content: 'Sunny' },
+      { role: 'tool', tool_call_id: 'call_1', content: 'Rainy' },
+    ],
+    tools: [WEATHER, other],
+    tool_choice: 'required',
+  });
+  const toolUse = (i: number, city: string) => ({ toolUse: { toolUseId: `call_${i}`, name: 'get_weather', input: { city } } });
+  const toolResult = (i: number, text: string) => ({ toolResult: { toolUseId: `call_${i}`, content: [{ text }] } });
+  expect(lastCall().body).toMatchObject({
+    messages: [
+      { role: 'user', content: [{ text: 'Paris and Rome' }] },
+      { role: 'assistant', content: [toolUse(0, 'Paris'), toolUse(1, 'Rome')] },
+      { role: 'user', content: [toolResult(0, 'Sunny'), toolResult(1, 'Rainy')] },
+    ],
+    toolConfig: {
+      tools: [
+        { toolSpec: { name: 'get_weather', description: 'The weather in a city', inputSchema: { json: WEATHER.function.parameters }, strict: true } },
+        { toolSpec: { name: 'get_time', inputSchema: { json: WEATHER.function.parameters } } },
+      ],
+      toolChoice: { any: {} },
+    },
+  });
+  await chatClient(target()).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }], tools: [WEATHER], tool_choice: 'none' });
+  expect(lastCall().body.toolConfig).toBeUndefined();
+});
+
+it('answers json_schema through a forced tool whose input schema is the schema', async () => {
+  const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
+  const completion = await chatClient(target()).chat.completions.create({
+    model: MODEL,
+    messages: [{ role: 'user', content: 'Hi' }],
+    response_format: { type: 'json_schema', json_schema: { name: 'reply', schema } },
+  });
+  expect(completion.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: JSON.stringify({ answer: 'Hi' }) } });
+  expect(completion.choices[0].message.tool_calls).toBeUndefined();
+  expect(lastCall().body.toolConfig).toEqual({
+    tools: [{ toolSpec: { name: 'reply', description: 'Answer with JSON that matches this schema.', inputSchema: { json: schema } } }],
+    toolChoice: { tool: { name: 'reply' } },
+  });
 });

@@ -1,28 +1,28 @@
 /**
  * Chat completions and models with the official OpenAI SDK, after hosted jobs succeed at the fake
- * OpenAI and the fake Azure OpenAI: the answer comes from the job's provider with the job's
- * credentials and model, streamed or not; prompt partials are expanded on the way; tenancy, provider
- * errors, deployments and a client dropping a stream; client mode with headers and with `@slug`.
+ * OpenAI and the fake Azure OpenAI: the chat contract (support/chat-kit.ts) on each job's model,
+ * answered by the job's provider with the job's credentials (its 429, a stream failing midway, a
+ * client dropping a stream); and what hosted chat adds: the job id as the model, the models listed,
+ * prompt partials expanded on the way, tenancy, Azure's deployments, client mode with `@slug`.
  */
 import { randomBytes } from 'node:crypto';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { AZURE_TEST_API_KEY, startFakeAzureOpenAI, type FakeAzureOpenAI } from '../fakes/azure-openai-server';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import {
   createAzureIntegration,
   createIntegration,
   createTestDatabase,
-  eventually,
   newKey,
   sdk,
   startHostedGateway,
   tempDir,
   type HostedGateway,
 } from '../fine-tuning/harness';
-import { gatewayFetch, gatewaySdk } from '../support/answers';
+import { gatewaySdk } from '../support/answers';
+import { chatContract } from '../support/chat-kit';
 import { api, createOrganisation } from '../support/gateway';
-import { expectLedgered } from '../usage/harness';
-import { sseData, streamedText, succeededJob } from './harness';
+import { succeededJob } from './harness';
 import { expectError } from '../support/expect';
 import { openAIWireSent, toolRequestCase } from './sdk-suite';
 
@@ -68,56 +68,49 @@ afterAll(async () => {
 
 const lastOpenAIRequest = () => fake.state.chatRequests.at(-1)!;
 
+chatContract('OpenAI, hosted: the model of a succeeded job', {
+  provider: 'openai',
+  title: 'OpenAI',
+  target: () => ({ gw, model: openaiJob.model }),
+  received: lastOpenAIRequest,
+  calls: () => fake.state.chatRequests.length,
+  answers: {
+    sent: () => ({ model: openaiJob.model, headers: { authorization: `Bearer ${SECRET}` } }),
+    streamed: () => ({ body: { stream: true, model: openaiJob.model } }),
+  },
+  throttled: {
+    inject: () => fake.failNext('POST', '/v1/chat/completions', 429, { message: 'Rate limit reached for requests' }),
+    error: { message: /Rate limit reached/ },
+    secret: SECRET,
+  },
+  failsMidway: {
+    inject: () => fake.failNextStream(3, 'The model crashed midway'),
+    before: 'Answer from ',
+    error: { message: 'OpenAI failed while streaming: The model crashed midway', type: 'provider_error', param: null, code: 'provider_error' },
+  },
+  dropped: { delay: (ms) => fake.setStreamDelay(ms), abandoned: () => fake.state.abandonedStreams },
+});
+
+chatContract('Azure OpenAI, hosted: the model of a succeeded job on its deployment', {
+  provider: 'azure-openai',
+  title: 'Azure OpenAI',
+  target: () => ({ gw, model: azureJob.model, headers: { 'x-gateway-azure-deployment-id': 'ft-deployment' } }),
+  received: () => azure.state.chatRequests.at(-1)!,
+  calls: () => azure.state.chatRequests.length,
+  answers: {
+    sent: { resource: 'fake-aoai', deployment: 'ft-deployment', apiVersion: '2024-10-21', headers: { 'api-key': AZURE_TEST_API_KEY } },
+    streamed: { deployment: 'ft-deployment', body: { stream: true } },
+  },
+});
+
 describe('provider mode: a model of a succeeded OpenAI job', () => {
-  it('answers a chat completion from the job’s provider with the job’s credentials and model', async () => {
-    const completion = await client.chat.completions.create({ model: openaiJob.model, messages: [{ role: 'user', content: 'Hello there' }] });
-    expect(completion).toMatchObject({
-      object: 'chat.completion',
-      model: openaiJob.model,
-      choices: [{ index: 0, message: { role: 'assistant', content: `Answer from ${openaiJob.model}: Hello there` }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number), total_tokens: expect.any(Number) },
-    });
-    expect(lastOpenAIRequest().model).toBe(openaiJob.model);
-    expect(lastOpenAIRequest().headers.authorization).toBe(`Bearer ${SECRET}`);
-    // The gateway key never travels to the provider.
-    expect(lastOpenAIRequest().headers['x-gateway-api-key']).toBeUndefined();
-  });
-
-  it('streams the answer chunk by chunk, with usage when asked for', async () => {
-    const stream = await client.chat.completions.create({
-      model: openaiJob.model,
-      messages: [{ role: 'user', content: 'Stream me three words' }],
-      stream: true,
-      stream_options: { include_usage: true },
-    });
-    const { text, chunks } = await streamedText(stream);
-    expect(text).toBe(`Answer from ${openaiJob.model}: Stream me three words`);
-    expect(chunks.length).toBeGreaterThan(4);
-    expect(chunks[0].choices[0].delta.role).toBe('assistant');
-    expect(chunks.every((c) => c.object === 'chat.completion.chunk' && c.model === openaiJob.model && c.id === chunks[0].id)).toBe(true);
-    expect(chunks.some((c) => c.choices[0]?.finish_reason === 'stop')).toBe(true);
-    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { total_tokens: expect.any(Number) } });
-    expect(lastOpenAIRequest().body).toMatchObject({ stream: true, model: openaiJob.model });
-  });
-
-  it('ends a plain stream with [DONE] and sends no usage chunk unless asked', async () => {
-    const res = await gatewayFetch(`${gw.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-gateway-api-key': gw.key },
-      body: JSON.stringify({ model: openaiJob.model, messages: [{ role: 'user', content: 'Hi' }], stream: true }),
-    });
-    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const events = await sseData(res);
-    expect(events.at(-1)).toBe('[DONE]');
-    const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
-    expect(chunks.every((c) => c.choices.length === 1 && c.usage === undefined)).toBe(true);
-  });
-
   it('accepts the gateway job id as the model, and answers with the model the caller named', async () => {
     const completion = await client.chat.completions.create({ model: openaiJob.id, messages: [{ role: 'user', content: 'By id' }] });
     expect(completion.model).toBe(openaiJob.id);
     expect(completion.choices[0].message.content).toBe(`Answer from ${openaiJob.model}: By id`);
     expect(lastOpenAIRequest().model).toBe(openaiJob.model);
+    // The gateway key never travels to the provider.
+    expect(lastOpenAIRequest().headers['x-gateway-api-key']).toBeUndefined();
   });
 
   it('lists and retrieves the workspace’s fine-tuned models', async () => {
@@ -207,14 +200,6 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
     expect(listed.body).toEqual({ object: 'list', data: [] });
   });
 
-  it('relays a provider 429 as 429 provider_error', async () => {
-    fake.failNext('POST', '/v1/chat/completions', 429, { message: 'Rate limit reached for requests' });
-    const res = await api(gw, 'POST', '/v1/chat/completions', { body: { model: openaiJob.model, messages: [{ role: 'user', content: 'Hi' }] } });
-    expectError(res, 429, { type: 'provider_error' });
-    expect(res.body.error.message).toContain('Rate limit reached');
-    expect(JSON.stringify(res.body)).not.toContain(SECRET);
-  });
-
   it('validates the request in the error shape', async () => {
     const bad = await api(gw, 'POST', '/v1/chat/completions', { body: { model: openaiJob.model, messages: [] } });
     expectError(bad, 400, { type: 'invalid_request_error', code: 'invalid_request', param: 'messages' });
@@ -224,44 +209,6 @@ describe('provider mode: a model of a succeeded OpenAI job', () => {
       body: { model: openaiJob.model, messages: [{ role: 'user', content: 'x' }], stream_options: { include_usage: true } },
     });
     expectError(options, 400, { type: 'invalid_request_error', param: 'stream_options' });
-  });
-
-  it('ends a stream that fails midway with an error event in the error shape, which the SDK raises', async () => {
-    fake.failNextStream(3, 'The model crashed midway');
-    const stream = await client.chat.completions.create({ model: openaiJob.model, messages: [{ role: 'user', content: 'one two three four' }], stream: true });
-    const received: string[] = [];
-    const failure = await (async () => {
-      for await (const chunk of stream) received.push(chunk.choices[0]?.delta.content ?? '');
-    })().catch((err: unknown) => err);
-    expect(received.join('')).toBe('Answer from ');
-    expect(failure).toBeInstanceOf(OpenAI.APIError);
-    expect((failure as InstanceType<typeof OpenAI.APIError>).error).toEqual({
-      message: 'OpenAI failed while streaming: The model crashed midway',
-      type: 'provider_error',
-      param: null,
-      code: 'provider_error',
-    });
-  });
-
-  it('stops the upstream call when the client drops the stream', async () => {
-    fake.setStreamDelay(100);
-    try {
-      const abandoned = fake.state.abandonedStreams;
-      const cancel = new AbortController();
-      const res = await gatewayFetch(`${gw.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-gateway-api-key': gw.key },
-        body: JSON.stringify({ model: openaiJob.model, messages: [{ role: 'user', content: 'a long answer with many words in it' }], stream: true }),
-        signal: cancel.signal,
-      });
-      const reader = res.body!.getReader();
-      const first = await reader.read();
-      expect(new TextDecoder().decode(first.value)).toMatch(/^data: /);
-      cancel.abort();
-      await eventually(async () => (fake.state.abandonedStreams > abandoned ? true : undefined), 5_000);
-    } finally {
-      fake.setStreamDelay(0);
-    }
   });
 });
 
@@ -277,60 +224,14 @@ describe('provider mode: tools and structured outputs', () => {
 });
 
 describe('provider mode: a model of a succeeded Azure OpenAI job', () => {
-  const azureHeaders = { 'x-gateway-azure-deployment-id': 'ft-deployment' };
-
   it('needs a deployment: 400 deployment_required saying what to provision', async () => {
     const res = await api(gw, 'POST', '/v1/chat/completions', { body: { model: azureJob.model, messages: [{ role: 'user', content: 'Hi' }] } });
     expectError(res, 400, { type: 'invalid_request_error', code: 'deployment_required', param: 'x-gateway-azure-deployment-id' });
     expect(res.body.error.message).toContain(azureJob.model);
   });
-
-  it('answers on the named deployment with the integration’s key, streamed or not', async () => {
-    const azureClient = sdk(gw);
-    const completion = await azureClient.chat.completions.create(
-      { model: azureJob.model, messages: [{ role: 'user', content: 'Hi Azure' }] },
-      { headers: azureHeaders },
-    );
-    expect(completion.choices[0].message.content).toBe(`Answer from ${azureJob.model}: Hi Azure`);
-    const request = azure.state.chatRequests.at(-1)!;
-    expect(request).toMatchObject({ resource: 'fake-aoai', deployment: 'ft-deployment', apiVersion: '2024-10-21' });
-    expect(request.headers['api-key']).toBe(AZURE_TEST_API_KEY);
-
-    const stream = await azureClient.chat.completions.create(
-      { model: azureJob.model, messages: [{ role: 'user', content: 'Stream Azure' }], stream: true, stream_options: { include_usage: true } },
-      { headers: azureHeaders },
-    );
-    const { text, chunks } = await streamedText(stream);
-    expect(text).toBe(`Answer from ${azureJob.model}: Stream Azure`);
-    expect(chunks[0].id).toMatch(/\S/);
-    expect(chunks.at(-1)?.usage?.total_tokens).toBeGreaterThan(0);
-    // The usage ledger holds both calls with the tokens Azure reported.
-    await expectLedgered(gw, 'azure-openai', [
-      { streamed: false, usage: completion.usage },
-      { streamed: true, usage: chunks.at(-1)?.usage },
-    ]);
-  });
 });
 
 describe('client mode', () => {
-  it('calls the provider named in x-gateway-provider with the caller’s own key', async () => {
-    const direct = gatewaySdk(gw, { apiKey: SECRET, headers: { 'x-gateway-provider': 'openai' } });
-    const completion = await direct.chat.completions.create({
-      model: 'gpt-4o-mini',
-      messages: [
-        { role: 'system', content: '{{>support-tone}}' },
-        { role: 'user', content: 'Direct' },
-      ],
-    });
-    expect(completion.choices[0].message.content).toBe('Answer from gpt-4o-mini: Direct');
-    expect(lastOpenAIRequest().body.messages).toEqual([
-      { role: 'system', content: 'Be kind and patient.' },
-      { role: 'user', content: 'Direct' },
-    ]);
-    const stream = await direct.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Streamed' }], stream: true });
-    expect((await streamedText(stream)).text).toBe('Answer from gpt-4o: Streamed');
-  });
-
   it('calls a stored integration named @slug, with settings from headers', async () => {
     azure.registerDeployment('base-4o', 'gpt-4o');
     const res = await api(gw, 'POST', '/v1/chat/completions', {

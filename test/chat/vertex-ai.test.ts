@@ -1,27 +1,28 @@
 /**
- * Chat with the model of a succeeded hosted job on Vertex AI, through the gateway's route with the
- * OpenAI SDK: the call goes to the tuned model's endpoint (no deployment to name) with a token of
- * the integration's service account, streamed or not; Vertex's 429 comes back as 429; a client
- * dropping the stream ends the upstream call.
+ * Chat on Vertex AI against the fake speaking generateContent, with the OpenAI SDK: the chat contract
+ * (support/chat-kit.ts) in client mode through a stored integration and in hosted mode on the tuned
+ * model of a succeeded job (its endpoint, no deployment to name), and what is Vertex's own: tools as
+ * `functionDeclarations` with their schema converted, tool messages as `functionResponse` parts,
+ * `data:` images as `inlineData`, options in `generationConfig`, a stream's error scrubbed of the
+ * token Vertex echoes, models that are no Vertex reference refused, an endpoint serving nothing.
  */
-import { toFile } from 'openai';
 import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
-import { dataset, eventually, sdk } from '../fine-tuning/harness';
 import { BUCKET, fakeEndpoints } from '../providers/vertex-ai.support';
-import { gatewayFetch } from '../support/answers';
+import { gatewaySdk } from '../support/answers';
+import { askChat, chatClient, chatContract, type ChatTarget } from '../support/chat-kit';
 import { api, startTestGateway, type TestGateway } from '../support/gateway';
-import { expectLedgered } from '../usage/harness';
-import { sseData, streamedText } from './harness';
+import { succeededJob } from './harness';
+import { WEATHER } from './sdk-suite';
+
+const MODEL = 'gemini-2.5-flash';
 
 let fake: FakeVertex;
 let gw: TestGateway;
-let client: ReturnType<typeof sdk>;
-let model: string;
+let hosted: ChatTarget;
 
 beforeAll(async () => {
   fake = await startFakeVertex();
   gw = await startTestGateway({ ...fakeEndpoints(fake), GATEWAY_JOB_POLL_MS: '50' });
-  client = sdk(gw);
   const res = await api(gw, 'POST', '/v1/integrations', {
     body: {
       slug: 'my-vertex',
@@ -31,18 +32,8 @@ beforeAll(async () => {
     },
   });
   expect(res.status).toBe(200);
-  const file = await client.files.create({ file: await toFile(Buffer.from(dataset()), 'train.jsonl'), purpose: 'fine-tune' });
-  const created = await client.fineTuning.jobs.create({
-    model: 'gemini-2.0-flash-001',
-    training_file: file.id,
-    gateway_options: { 'x-gateway-provider': '@my-vertex' },
-  } as never);
-  const done = await eventually(async () => {
-    const job = await client.fineTuning.jobs.retrieve(created.id);
-    return job.status === 'succeeded' || job.status === 'failed' ? job : undefined;
-  }, 30_000);
-  expect(done.status).toBe('succeeded');
-  model = done.fine_tuned_model!;
+  const { model } = await succeededJob(gatewaySdk(gw), '@my-vertex', { model: 'gemini-2.0-flash-001' });
+  hosted = { gw, model, answeredBy: [...fake.state.tuningJobs.values()].at(-1)!.tunedModel!.endpoint };
 });
 
 afterAll(async () => {
@@ -50,78 +41,165 @@ afterAll(async () => {
   await fake.close();
 });
 
+const client = (): ChatTarget => ({ gw, model: MODEL, headers: { 'x-gateway-provider': '@my-vertex' } });
 const lastCall = () => fake.state.generateRequests.at(-1)!;
-
-it('answers from the tuned model’s endpoint, streamed and not, and lists the model', async () => {
-  const completion = await client.chat.completions.create({
-    model,
-    messages: [
-      { role: 'system', content: 'Be brief.' },
-      { role: 'user', content: 'Hi Gemini' },
-    ],
-  });
-  expect(completion.model).toBe(model);
-  expect(completion.choices[0].message.content).toMatch(/^Answer from projects\/[^/]+\/locations\/[^/]+\/endpoints\/[^:]+: Hi Gemini$/);
-  expect(completion.usage?.total_tokens).toBeGreaterThan(0);
-  expect(lastCall()).toMatchObject({ target: expect.stringMatching(/^endpoints\//), method: 'generateContent' });
-  expect(lastCall().body).toMatchObject({
+const lastBody = () => lastCall().body as Record<string, any>;
+const calls = () => fake.state.generateRequests.length;
+const sent = (target: unknown) => ({
+  target,
+  method: 'generateContent',
+  accessToken: expect.any(String),
+  body: {
     systemInstruction: { parts: [{ text: 'Be brief.' }] },
-    contents: [{ role: 'user', parts: [{ text: 'Hi Gemini' }] }],
-  });
-  expect(lastCall().accessToken).toBeTruthy();
+    contents: [{ role: 'user', parts: [{ text: 'Hello' }] }],
+    generationConfig: { maxOutputTokens: 50, temperature: 0.2, topP: 0.9, stopSequences: ['END'] },
+  },
+});
+const streamed = { method: 'streamGenerateContent', alt: 'sse' };
 
-  const stream = await client.chat.completions.create({
-    model,
-    messages: [{ role: 'user', content: 'Stream it' }],
-    stream: true,
-    stream_options: { include_usage: true },
+chatContract('Vertex AI, client mode (@slug)', {
+  provider: 'vertex-ai',
+  title: 'Vertex AI',
+  target: client,
+  received: lastCall,
+  calls,
+  answers: { sent: sent(`publishers/google/models/${MODEL}`), streamed },
+  sdk: true,
+  several: true,
+  logprobs: { sent: { body: { generationConfig: { responseLogprobs: true, logprobs: 2 } } } },
+  images: {
+    sent: (png) =>
+      expect(lastBody().contents).toEqual([{ role: 'user', parts: [{ text: 'What is this? ' }, { inlineData: { mimeType: 'image/png', data: png } }] }]),
+  },
+  refused: [
+    [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] }, 'messages.0.content.0.image_url.url'],
+    [{ logit_bias: { '1': 1 } }, 'logit_bias'],
+    [{ reasoning_effort: 'low' }, 'reasoning_effort'],
+    [{ parallel_tool_calls: false, tools: [WEATHER] }, 'parallel_tool_calls'],
+    [{ user: 'u-1' }, 'user'],
+    [{ verbosity: 'low' }, 'verbosity'],
+    // A schema keyword Vertex AI has no equivalent for.
+    [
+      {
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'x', schema: { type: 'object', properties: { a: { $ref: '#/$defs/x' } }, $defs: { x: { type: 'string' } } } },
+        },
+      },
+      'response_format.json_schema.schema.properties.a.$ref',
+    ],
+  ],
+  failsMidway: {
+    // Vertex echoes the request's access token in its error: the gateway scrubs it.
+    inject: () => (fake.settings.nextStreamFailure = (token) => `Internal error while serving the request with token ${token}`),
+    before: `Answer `,
+    error: { message: 'Vertex AI: Internal error while serving the request with token [redacted]', type: 'provider_error', param: null, code: 'INTERNAL' },
+  },
+  dropped: { delay: (ms) => (fake.settings.streamDelayMs = ms), abandoned: () => fake.state.abortedStreams },
+});
+
+chatContract('Vertex AI, hosted: the tuned model of a succeeded job', {
+  provider: 'vertex-ai',
+  title: 'Vertex AI',
+  target: () => hosted,
+  received: lastCall,
+  calls,
+  answers: { sent: sent(expect.stringMatching(/^endpoints\/\d+$/)), streamed: { ...streamed, target: expect.stringMatching(/^endpoints\/\d+$/) } },
+  throttled: { inject: () => fake.failNext('POST', '/v1/projects', 429) },
+});
+
+it('lists the tuned model', async () => {
+  expect((await chatClient(client()).models.list()).data.map((m) => m.id)).toContain(hosted.model);
+});
+
+it('sends tools as functionDeclarations, calls as functionCall and tool messages as functionResponse parts', async () => {
+  const first = await chatClient(client()).chat.completions.create({
+    model: MODEL,
+    messages: [{ role: 'user', content: 'Paris' }],
+    tools: [WEATHER],
+    tool_choice: 'required',
   });
-  const { text, chunks } = await streamedText(stream);
-  expect(text).toMatch(/endpoints\/[^:]+: Stream it$/);
-  expect(lastCall()).toMatchObject({ method: 'streamGenerateContent', alt: 'sse' });
-  expect(chunks.at(-1)?.usage?.total_tokens).toBeGreaterThan(0);
-  // The usage ledger holds both calls with the tokens Vertex reported.
-  await expectLedgered(gw, 'vertex-ai', [
-    { streamed: false, usage: completion.usage },
-    { streamed: true, usage: chunks.at(-1)?.usage },
+  const call = first.choices[0].message.tool_calls![0];
+  expect(call.id).toMatch(/^call_[\w-]{24}$/);
+  expect(lastBody()).toMatchObject({
+    tools: [
+      {
+        functionDeclarations: [
+          {
+            name: 'get_weather',
+            description: 'The weather in a city',
+            parameters: { type: 'OBJECT', properties: { city: { type: 'STRING' } }, required: ['city'], propertyOrdering: ['city'] },
+          },
+        ],
+      },
+    ],
+    toolConfig: { functionCallingConfig: { mode: 'ANY' } },
+  });
+  expect(lastBody().tools[0].functionDeclarations[0].parameters.additionalProperties).toBeUndefined();
+
+  await chatClient(client()).chat.completions.create({
+    model: MODEL,
+    messages: [{ role: 'user', content: 'Paris' }, first.choices[0].message, { role: 'tool', tool_call_id: call.id, content: 'Sunny' }],
+    tools: [WEATHER],
+    tool_choice: { type: 'function', function: { name: 'get_weather' } },
+  });
+  expect(lastBody().contents).toEqual([
+    { role: 'user', parts: [{ text: 'Paris' }] },
+    { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } } }] },
+    { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { content: 'Sunny' } } }] },
   ]);
-
-  expect((await client.models.list()).data.map((m) => m.id)).toContain(model);
+  expect(lastBody().toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_weather'] } });
 });
 
-it('relays Vertex’s 429 as 429 provider_error', async () => {
-  fake.failNext('POST', '/v1/projects', 429);
-  const res = await api(gw, 'POST', '/v1/chat/completions', { body: { model, messages: [{ role: 'user', content: 'Hi' }] } });
-  expect(res.status).toBe(429);
-  expect(res.body.error).toMatchObject({ type: 'provider_error' });
-});
-
-it('ends the upstream stream when the client drops it', async () => {
-  fake.settings.streamDelayMs = 100;
-  try {
-    const before = fake.state.abortedStreams;
-    const cancel = new AbortController();
-    const res = await gatewayFetch(`${gw.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-gateway-api-key': gw.key },
-      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'many words to stream slowly here' }], stream: true }),
-      signal: cancel.signal,
-    });
-    await res.body!.getReader().read();
-    cancel.abort();
-    await eventually(async () => (fake.state.abortedStreams > before ? true : undefined), 5_000);
-  } finally {
-    fake.settings.streamDelayMs = 0;
-  }
-});
-
-it('streams a plain SSE answer ending with [DONE]', async () => {
-  const res = await gatewayFetch(`${gw.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-gateway-api-key': gw.key },
-    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Done?' }], stream: true }),
+it('refuses a tool message answering no call, and a conversation without a user turn, before any call', async () => {
+  const before = calls();
+  const unknown = await askChat(client(), {
+    messages: [
+      { role: 'user', content: 'x' },
+      { role: 'tool', tool_call_id: 'call_nope', content: 'y' },
+    ],
+    tools: [WEATHER],
   });
-  const events = await sseData(res);
-  expect(events.at(-1)).toBe('[DONE]');
-  expect(JSON.parse(events[0])).toMatchObject({ object: 'chat.completion.chunk', model, choices: [{ delta: { role: 'assistant' } }] });
+  expect(unknown).toMatchObject({ status: 400, body: { error: { type: 'invalid_request_error', param: 'messages.1.tool_call_id' } } });
+  const systemOnly = await askChat(client(), { messages: [{ role: 'system', content: 'x' }] });
+  expect(systemOnly).toMatchObject({ status: 400, body: { error: { param: 'messages' } } });
+  expect(calls()).toBe(before);
 });
+
+it('sends JSON mode, several candidates and options in generationConfig', async () => {
+  const completion = await chatClient(client()).chat.completions.create({
+    model: MODEL,
+    messages: [{ role: 'user', content: 'See' }],
+    n: 2,
+    presence_penalty: 0.5,
+    frequency_penalty: 0.25,
+    seed: 7,
+    response_format: { type: 'json_object' },
+  });
+  expect(completion.choices.map((c) => JSON.parse(c.message.content!))).toEqual([
+    { answer: `Answer from ${MODEL}: See` },
+    { answer: `Answer from ${MODEL}: See` },
+  ]);
+  expect(lastBody().generationConfig).toEqual({
+    candidateCount: 2,
+    presencePenalty: 0.5,
+    frequencyPenalty: 0.25,
+    seed: 7,
+    responseMimeType: 'application/json',
+  });
+});
+
+it("relays Vertex's refusal of an endpoint that serves nothing, streamed and not", async () => {
+  const model = `projects/${fake.projectNumber}/locations/${fake.location}/endpoints/1234567890123456789`;
+  for (const stream of [false, true])
+    expect(await askChat(client(), { model, stream })).toMatchObject({ status: 404, body: { error: { type: 'provider_error', code: 'NOT_FOUND' } } });
+});
+
+it.each(['https://evil.example/x', '../tuningJobs/1', 'projects/p/locations/us-central1/endpoints/1/../../x', 'a b'])(
+  'refuses the model %j before any call',
+  async (model) => {
+    const before = fake.state.requests.length;
+    expect(await askChat(client(), { model })).toMatchObject({ status: 400, body: { error: { type: 'invalid_request_error', param: 'model' } } });
+    expect(fake.state.requests.length).toBe(before);
+  },
+);
