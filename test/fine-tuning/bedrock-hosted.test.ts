@@ -7,16 +7,10 @@
  * submission's job adopted through findJob.
  */
 import { startFakeBedrock, type FakeCustomizationJob } from '../fakes/bedrock-server';
-import type OpenAI from 'openai';
-import { gatewaySdk } from '../support/answers';
-import { chatOnDeployment, hostedJobContract } from '../support/hosted-kit';
+import { hostedJobContract } from '../support/hosted-kit';
 import { awsHeaders, bedrock, chatDataset, DEFAULT_BUCKET, fakeEndpoints, NOVA, ROLE_ARN, storedLines, upload } from '../providers/bedrock-harness';
 import { propertiesOf } from '../chat/sdk-suite';
 import { eventually } from './harness';
-
-const customModel = () => hosted.succeeded!.fine_tuned_model!;
-/** The tools test's deployment of the custom model. */
-let deployment: string | undefined;
 
 const hosted = hostedJobContract('bedrock', {
   start: () => startFakeBedrock({ stepsPerPoll: 0 }),
@@ -97,6 +91,13 @@ const hosted = hostedJobContract('bedrock', {
       );
     },
   },
+  // Signed with the integration's credentials (the fake checks the SigV4 signature), in the integration's region.
+  deployment: {
+    header: 'x-gateway-aws-bedrock-model',
+    calls: (): unknown[] => hosted.fake.state.converseCalls,
+    deploy: (model): { value: string } => ({ value: hosted.fake.registerDeployment(model) }),
+    sent: (value) => ({ modelId: value, stream: false }),
+  },
   // Tools and structured outputs, translated to Converse: a json_schema becomes a forced tool.
   tools: {
     sent: () => {
@@ -106,7 +107,6 @@ const hosted = hostedJobContract('bedrock', {
     },
     schemaAsTool: true,
     atSlug: 'amazon.nova-lite-v1:0',
-    client: (): OpenAI => gatewaySdk(hosted.gw, { headers: { 'x-gateway-aws-bedrock-model': (deployment ??= hosted.fake.registerDeployment(customModel())) } }),
   },
 });
 const { createJob, waitForStatus } = hosted;
@@ -115,16 +115,6 @@ const { createJob, waitForStatus } = hosted;
 const submitted = (id: string) => eventually(async () => [...hosted.fake.state.jobs.values()].find((j) => j.clientRequestToken === id));
 
 describe('hosted Bedrock jobs', () => {
-  it('serves the custom model through chat completions once deployed, with the integration’s credentials', async () => {
-    const deployment = await chatOnDeployment(hosted.gw, customModel(), {
-      header: 'x-gateway-aws-bedrock-model',
-      calls: () => hosted.fake.state.converseCalls,
-      deploy: (model) => ({ value: hosted.fake.registerDeployment(model) }),
-    });
-    // Signed with the integration's credentials (the fake checks the SigV4 signature), in the integration's region.
-    expect(hosted.fake.state.converseCalls.at(-1)).toMatchObject({ modelId: deployment, stream: false });
-  });
-
   it('retries a throttled submission later, and still creates one Bedrock job', async () => {
     // Three answers 429: the SDK's own two retries, then the monitor's retry after a back-off.
     hosted.fake.control.failNext('POST', '/model-customization-jobs', 429, { times: 3 });

@@ -6,12 +6,9 @@
  * the Fireworks job keeps running, and the gateway stops following it (nothing is deleted there).
  */
 import { startFakeFireworks, type FireworksSftJob } from '../fakes/fireworks-server';
-import { api } from '../support/gateway';
-import { chatOnDeployment, hostedJobContract } from '../support/hosted-kit';
+import { hostedJobContract } from '../support/hosted-kit';
 import { dataset } from './harness';
-import type OpenAI from 'openai';
 import { openAIWireSent, type SentTools } from '../chat/sdk-suite';
-import { gatewaySdk } from '../support/answers';
 
 const KEY = 'fw-hosted-key-0123456789abcdef';
 const ACCOUNT = 'acme-labs';
@@ -88,36 +85,15 @@ const hosted = hostedJobContract('fireworks-ai', {
       expect(fake.state.requests.some((r) => r.method === 'DELETE')).toBe(false);
     },
   },
-  tools: {
-    sent: (): SentTools => openAIWireSent(hosted.fake.state.chatRequests.at(-1)!),
-    atSlug: BASE,
-    client: (): OpenAI => {
-      hosted.fake.deploy(hosted.succeeded!.fine_tuned_model!, SERVING);
-      return gatewaySdk(hosted.gw, { headers: { 'x-gateway-fireworks-deployment': 'chat-serving' } });
+  // A model of an account answers only on a deployment: the gateway says which header names it, before calling Fireworks.
+  deployment: {
+    header: 'x-gateway-fireworks-deployment',
+    calls: (): unknown[] => hosted.fake.state.chatRequests,
+    deploy: (model) => {
+      hosted.fake.deploy(model, SERVING);
+      return { value: 'chat-serving', servedAs: `${model}#${SERVING}` };
     },
+    sent: (_value, model) => ({ model: `${model}#${SERVING}` }),
   },
-});
-
-describe('hosted fine-tuning jobs on Fireworks AI', () => {
-  const tunedModel = () => hosted.succeeded!.fine_tuned_model!;
-  it('serves the tuned model through chat completions once deployed, naming the deployment to use', async () => {
-    const model = tunedModel();
-    const served = `${model}#${SERVING}`;
-    // A model of an account answers only on a deployment: the gateway says which header names it, before calling Fireworks.
-    await chatOnDeployment(hosted.gw, model, {
-      header: 'x-gateway-fireworks-deployment',
-      calls: () => hosted.fake.state.chatRequests,
-      deploy: () => {
-        hosted.fake.deploy(model, SERVING);
-        return { value: 'chat-serving', servedAs: served };
-      },
-    });
-    expect(hosted.fake.state.chatRequests.at(-1)).toMatchObject({ model: served });
-
-    // A hostile deployment name is refused before any call.
-    const hostile = { 'x-gateway-fireworks-deployment': '../../evil' };
-    expect(
-      await api(hosted.gw, 'POST', '/v1/chat/completions', { headers: hostile, body: { model, messages: [{ role: 'user', content: 'x' }] } }),
-    ).toMatchObject({ status: 400 });
-  });
+  tools: { sent: (): SentTools => openAIWireSent(hosted.fake.state.chatRequests.at(-1)!), atSlug: BASE },
 });

@@ -42,11 +42,8 @@ const hosted = hostedJobContract('vertex-ai', {
         .reverse()
         .map((c) => expect.objectContaining({ step_number: Number(c.step), fine_tuned_model_checkpoint: c.endpoint })),
     check: async (remote, done) => {
-      const rows = await hosted.gw.gateway.services.db.prisma.$queryRawUnsafe<{ serving_model: string | null }[]>(
-        'SELECT serving_model FROM fine_tuning_jobs WHERE id = $1',
-        done.id,
-      );
-      expect(rows[0]?.serving_model).toBe(remote.tunedModel!.endpoint);
+      const row = await hosted.gw.gateway.services.db.prisma.fineTuningJob.findUniqueOrThrow({ where: { id: done.id } });
+      expect(row.servingModel).toBe(remote.tunedModel!.endpoint);
       // The job asked Vertex for what the caller asked, on the dataset the monitor converted and uploaded.
       expect(remote).toMatchObject({ baseModel: MODEL, tunedModelDisplayName: 'hosted-run', supervisedTuningSpec: { hyperParameters: { epochCount: '2' } } });
       const uri = String(remote.supervisedTuningSpec.trainingDatasetUri);

@@ -136,7 +136,7 @@ export interface HostedJobCase<F, R> extends HostedSetup<F> {
     /** What only this provider does: the request members it received, the dataset as it stored it. */
     check(remote: R, done: Job): void | Promise<void>;
   };
-  /** Creates refused with a 400 besides a credential in gateway_options and `refusedOption` (default `{ role_arn }`). */
+  /** Creates refused with a 400 besides each credential header in gateway_options and `refusedOption` (default `{ role_arn }`). */
   refused?: Row<ExpectedError>;
   refusedOption?: Record<string, unknown>;
   /** Jobs failed at submission (the adapter or the provider refuses them) with `error`, then `check`ed on the fake. */
@@ -152,17 +152,20 @@ export interface HostedJobCase<F, R> extends HostedSetup<F> {
     asked?(remote: R, fake: F): void;
     stopped?(remote: R, events: OpenAI.FineTuning.FineTuningJobEvent[], fake: F): void;
   };
-  /** Tools and a json_schema on the tuned model (on `client`, default the set-up's) and on `@slug/<atSlug>`. */
-  tools?: Omit<ToolTarget, 'model' | 'client'> & { atSlug: string; client?(): OpenAI };
+  /** Where the tuned model answers only on a deployment: its last chat call then carried `sent`. */
+  deployment?: DeploymentOf & { sent(value: string, model: string): Record<string, unknown> };
+  /** Tools and a json_schema on the tuned model (on its deployment, where it has one) and on `@slug/<atSlug>`. */
+  tools?: Omit<ToolTarget, 'model' | 'client'> & { atSlug: string };
 }
 
 /**
  * The life cycle every hosted job goes through on a provider's fake, through the OpenAI SDK: created,
  * uploaded, submitted and followed to succeeded with the provider's model, events stored once and
- * checkpoints; refusals at creation (a credential in gateway_options, an option the provider does not
- * take: a 400 naming it and the provider); failures with their reason; cancel, after which the job is
- * no longer polled; another organisation's 404; the credential in no answer; tools on the tuned model.
- * Returns the set-up, with the succeeded job for the provider's own tests.
+ * checkpoints; refusals at creation (each credential header in gateway_options, an option the provider
+ * does not take: a 400 naming it and the provider); failures with their reason; cancel, after which the
+ * job is no longer polled; another organisation's 404; the credential in no answer; chat on the tuned
+ * model's deployment; tools on the tuned model and on `@slug/<model>`. Returns the set-up, with the
+ * succeeded job for the provider's own tests.
  */
 export function hostedJobContract<F extends { close(): Promise<void> }, R>(name: ProviderName, c: HostedJobCase<F, R>) {
   const hosted: HostedOnFake<F> & { succeeded?: Job } = hostedOnFake(c);
@@ -284,12 +287,24 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(name:
       for (const secret of secrets) for (const answer of hosted.answers) expect(answer).not.toContain(secret);
     });
 
+    let deployed: string | undefined;
+    const { deployment } = c;
+    if (deployment)
+      it('serves the tuned model through chat completions once deployed, a hostile deployment refused before any call', async () => {
+        const model = hosted.succeeded!.fine_tuned_model!;
+        deployed = await chatOnDeployment(hosted.gw, model, deployment);
+        expect(deployment.calls().at(-1)).toMatchObject(deployment.sent(deployed, model));
+        const calls = deployment.calls().length;
+        const body = { model, messages: [{ role: 'user', content: 'x' }] };
+        expectError(await api(hosted.gw, 'POST', '/v1/chat/completions', { headers: { [deployment.header]: '../../evil' }, body }), 400, {
+          param: deployment.header,
+        });
+        expect(deployment.calls()).toHaveLength(calls);
+      });
+
     if (tools) {
-      toolRequestCase(`${module.title} fine-tuned model`, () => ({
-        ...tools,
-        model: hosted.succeeded!.fine_tuned_model!,
-        client: tools.client ?? (() => hosted.client),
-      }));
+      const tuned = () => (deployed ? gatewaySdk(hosted.gw, { headers: { [deployment!.header]: deployed } }) : hosted.client);
+      toolRequestCase(`${module.title} fine-tuned model`, () => ({ ...tools, model: hosted.succeeded!.fine_tuned_model!, client: tuned }));
       toolRequestCase(`${module.title} @slug/model`, () => ({
         ...tools,
         model: `@${c.integrations(hosted.fake)[0].slug}/${tools.atSlug}`,
