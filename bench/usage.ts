@@ -17,7 +17,8 @@
  *
  * Options (environment): BENCH_SECONDS (per chat round, default 3), BENCH_ROUNDS (alternated chat
  * rounds per gateway, default 6), BENCH_CONCURRENCY (default 20), BENCH_DATABASE_URL (a Postgres server:
- * the chat gateways run on scratch databases of it, parts 2 and 3 on that database), BENCH_CPU_PROF (a directory: both gateways run with `--cpu-prof` and write their
+ * the chat gateways run on scratch databases of it, parts 2 and 3 on that database), BENCH_USAGE_AA (set: the ledger-on gateway runs with it off too, an A/A run showing the bench's own bias and
+ * spread), BENCH_CPU_PROF (a directory: both gateways run with `--cpu-prof` and write their
  * profiles there, named by pid, the ledger-on gateway's pid printed).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -62,7 +63,9 @@ async function chatRatio(): Promise<Record<string, string | number>> {
       },
       profile,
     );
-  const [on, off] = [await start(dirs[0], 'on', databases[0].url), await start(dirs[1], 'off', databases[1].url)];
+  // BENCH_USAGE_AA: both gateways with the ledger off, the "on" one included: the bench's own bias and spread.
+  const first = process.env.BENCH_USAGE_AA ? 'off' : 'on';
+  const [on, off] = [await start(dirs[0], first, databases[0].url), await start(dirs[1], 'off', databases[1].url)];
   if (profile.length) console.log(`ledger on: pid ${on.proc.pid}, off: pid ${off.proc.pid}`);
   try {
     const body = JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'Count the words of this request please' }] });
