@@ -3,8 +3,8 @@
  *
  *   1. Streamed chat completions (client mode, fake OpenAI, gateway in its own process) through a
  *      gateway with the ledger on and one with it off (GATEWAY_USAGE_LEDGER=off), measured
- *      alternately after a round each not counted: completed streams per second with the ledger as a share
- *      of without, the median of the alternated pairs' ratios (goal ≥ 95 %),
+ *      alternately after a round each not counted: completed streams per second with the ledger as a
+ *      share of without, the median of the alternated pairs' ratios (goal ≥ 95 %),
  *      and each gateway's CPU time per stream (its process's, /proc), which a loaded machine skews less.
  *   2. 100 000 rows recorded through the ledger (buffer and batched inserts) into the database of
  *      BENCH_DATABASE_URL (a Postgres database, emptied of usage rows first) or an in-memory PGlite:
@@ -16,9 +16,10 @@
  *      start within an hour, which reads the ledger's rows (no goal).
  *
  * Options (environment): BENCH_SECONDS (per chat round, default 3), BENCH_ROUNDS (alternated chat
- * rounds per gateway, default 6), BENCH_CONCURRENCY (default 20), BENCH_DATABASE_URL (a Postgres server:
- * the chat gateways run on scratch databases of it, parts 2 and 3 on that database), BENCH_USAGE_AA (set: the ledger-on gateway runs with it off too, an A/A run showing the bench's own bias and
- * spread), BENCH_CPU_PROF (a directory: both gateways run with `--cpu-prof` and write their
+ * rounds per gateway, default 6), BENCH_CONCURRENCY (default 20), BENCH_DATABASE_URL (a Postgres
+ * server: the chat gateways run on scratch databases of it, parts 2 and 3 on that database),
+ * BENCH_USAGE_AA (set: the ledger-on gateway runs with it off too, an A/A run showing the bench's own
+ * bias and spread), BENCH_CPU_PROF (a directory: both gateways run with `--cpu-prof` and write their
  * profiles there, named by pid, the ledger-on gateway's pid printed).
  */
 import { randomBytes, randomUUID } from 'node:crypto';

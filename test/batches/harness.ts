@@ -4,6 +4,7 @@ import { toFile } from 'openai';
 import { createLogger } from '../../src/logger';
 import type { RunningGateway } from '../../src/main';
 import { BatchRunner, type BatchRunnerParts } from '../../src/modules/batches/batch-runner';
+import { TERMINAL_STATUSES } from '../../src/modules/fine-tuning/fine-tuning.model';
 import { unmetered } from '../../src/modules/usage/usage.recorder';
 import type OpenAI from 'openai';
 import { hostedOnFake, type HostedSetup } from '../support/hosted-kit';
@@ -129,7 +130,7 @@ export function gatewayRunsTunedModel<F extends { close(): Promise<void> }>(row:
 
     it('runs a batch of it on the gateway runner, answers in OpenAI’s shapes, one refused request in the error file', async () => {
       const { client, fake } = hosted;
-      const job = await hosted.waitForStatus((await hosted.createJob()).id, ['succeeded', 'failed', 'cancelled']);
+      const job = await hosted.waitForStatus((await hosted.createJob()).id, TERMINAL_STATUSES);
       expect(job.status).toBe('succeeded');
       const tuned = job.fine_tuned_model!;
       const tag = `tuned-${randomBytes(4).toString('hex')}`;

@@ -8,6 +8,8 @@ import { toFile } from 'openai';
 import { gatewaySdk } from './answers';
 import { eventually, expectError, type ExpectedError } from './expect';
 import { api, createOrganisation, startTestGateway, type TestGateway } from './gateway';
+import { setTimeout } from 'node:timers/promises';
+import { TERMINAL_STATUSES } from '../../src/modules/fine-tuning/fine-tuning.model';
 import { PROVIDERS } from '../../src/providers/registry';
 import type { ProviderName } from '../../src/providers/names';
 import { toolRequestCase, type ToolTarget } from '../chat/sdk-suite';
@@ -23,7 +25,7 @@ export interface HostedOnFake<F> {
   /** A hosted job on the first integration, with the set-up's model and training file. */
   createJob(extra?: Record<string, unknown>): Promise<Job>;
   /** The job once its status is one of `statuses`. */
-  waitForStatus(id: string, statuses: string[]): Promise<Job>;
+  waitForStatus(id: string, statuses: readonly string[]): Promise<Job>;
   /** The messages of the job's stored events, newest first. */
   messagesOf(id: string): Promise<string[]>;
   /** Every answer's text the client received. */
@@ -171,7 +173,6 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(name:
   const hosted: HostedOnFake<F> & { succeeded?: Job } = hostedOnFake(c);
   const { createJob, waitForStatus } = hosted;
   const module = PROVIDERS.find((p) => p.name === name)!;
-  const ENDED = ['succeeded', 'failed', 'cancelled'];
   const remoteOf = async (id: string) => {
     const prefix = `Submitted to ${name} as `;
     const remoteId = (await eventually(async () => (await hosted.messagesOf(id)).find((m) => m.startsWith(prefix)), 60_000)).slice(prefix.length);
@@ -188,7 +189,7 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(name:
         c.held!.advance(hosted.fake, remoteId);
         await waitForStatus(created.id, [status]);
       }
-      const done = await waitForStatus(created.id, ENDED);
+      const done = await waitForStatus(created.id, TERMINAL_STATUSES);
       const ended = { status: 'succeeded', finished_at: expect.any(Number), training_file: hosted.trainingFileId, hyperparameters: { n_epochs: 2 } };
       expect(done).toMatchObject({ ...ended, ...c.succeeded.done(remote) });
       const messages = await hosted.messagesOf(created.id);
@@ -229,7 +230,7 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(name:
     if (c.failures)
       it.each(c.failures)('fails a job %s at submission, with the reason', async (...[, job, error, check]) => {
         const created = await createJob(job);
-        expect(await waitForStatus(created.id, ENDED)).toMatchObject({ status: 'failed', error, finished_at: expect.any(Number) });
+        expect(await waitForStatus(created.id, TERMINAL_STATUSES)).toMatchObject({ status: 'failed', error, finished_at: expect.any(Number) });
         expect((await hosted.messagesOf(created.id)).filter((m) => m.startsWith('Submitted to'))).toEqual([]);
         check?.(hosted.fake, created.id);
       });
@@ -241,7 +242,7 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(name:
         const { remoteId } = await remoteOf(created.id);
         failed.fail(hosted.fake, remoteId);
         c.held?.advance(hosted.fake, remoteId);
-        expect(await waitForStatus(created.id, ENDED)).toMatchObject({ status: 'failed', error: failed.error });
+        expect(await waitForStatus(created.id, TERMINAL_STATUSES)).toMatchObject({ status: 'failed', error: failed.error });
       });
 
     if (cancel)
@@ -257,14 +258,14 @@ export function hostedJobContract<F extends { close(): Promise<void> }, R>(name:
           if (answer.status === 'cancelled') expect(answer.finished_at).toEqual(expect.any(Number));
           cancel.asked?.(remote, hosted.fake);
           c.held?.advance(hosted.fake, remoteId);
-          expect(await waitForStatus(created.id, ENDED)).toMatchObject({ status: 'cancelled', error: null, finished_at: expect.any(Number) });
+          expect(await waitForStatus(created.id, TERMINAL_STATUSES)).toMatchObject({ status: 'cancelled', error: null, finished_at: expect.any(Number) });
           cancel.stopped?.(remote, (await hosted.client.fineTuning.jobs.listEvents(created.id, { limit: 100 })).data, hosted.fake);
           // A poll in flight when the cancel landed may still finish: it holds the job's lease until then. Then none follows.
           const prisma = hosted.gw.gateway.services.db.prisma;
           await eventually(async () => (await prisma.fineTuningJob.findUniqueOrThrow({ where: { id: created.id } })).leaseOwner === null, 10_000);
           const requests = () => c.requests?.(hosted.fake) ?? (hosted.fake as unknown as { state: { requests: unknown[] } }).state.requests;
           const before = requests().length;
-          await new Promise((resolve) => setTimeout(resolve, 1500));
+          await setTimeout(1500);
           expect(requests()).toHaveLength(before);
           expect((await hosted.client.fineTuning.jobs.retrieve(created.id)).status).toBe('cancelled');
         } finally {

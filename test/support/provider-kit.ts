@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { HttpPolicy } from '../../src/providers/http';
+import { isTerminal } from '../../src/modules/fine-tuning/fine-tuning.model';
 import type { ProviderClient } from '../../src/providers/registry';
 import type { ChatChunk, CreateJobInput, JobStatus, ProviderFile, ProviderJob } from '../../src/providers/types';
 import type { FailOptions, RecordedRequest } from '../fakes/kit';
@@ -89,7 +90,7 @@ export interface AdapterUnderTest {
 /** Polls a job until it is done, and returns the statuses read on the way. */
 export async function runToEnd(client: ProviderClient, id: string, polls = 30): Promise<JobStatus[]> {
   const statuses: JobStatus[] = [];
-  while (statuses.length < polls && !['succeeded', 'failed', 'cancelled'].includes(statuses.at(-1) ?? '')) statuses.push((await client.getJob(id)).status);
+  while (statuses.length < polls && !(statuses.length && isTerminal(statuses.at(-1)!))) statuses.push((await client.getJob(id)).status);
   return statuses;
 }
 
