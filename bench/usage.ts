@@ -19,7 +19,7 @@
  * rounds per gateway, default 6), BENCH_CONCURRENCY (default 20), BENCH_DATABASE_URL (a Postgres
  * server: the chat gateways run on scratch databases of it, parts 2 and 3 on that database),
  * BENCH_USAGE_AA (set: the ledger-on gateway runs with it off too, an A/A run showing the bench's own
- * bias and spread), BENCH_CPU_PROF (a directory: both gateways run with `--cpu-prof` and write their
+ * bias and spread), BENCH_USAGE_CHAT_ONLY (set: part 1 only), BENCH_CPU_PROF (a directory: both gateways run with `--cpu-prof` and write their
  * profiles there, named by pid, the ledger-on gateway's pid printed).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -210,6 +210,7 @@ async function usageQuery(db: Database, organisationId: string, workspaceId: str
 
 async function main(): Promise<void> {
   const rows = [await chatRatio()];
+  if (process.env.BENCH_USAGE_CHAT_ONLY) return console.table(rows);
   const db = await openDatabase({ databaseUrl: process.env.BENCH_DATABASE_URL, pgliteDir: 'memory://' });
   try {
     await db.migrate();

@@ -63,7 +63,7 @@ export class ChatService {
     const guard = new StallGuard(this.stallTimeoutMs, signal);
     const call = provider.chat({ model, hosted, body: { ...body, messages }, signal: guard.signal });
     const facts = chatCallFacts({ scope, provider: provider.name, named: via, model: body.model, streamed: body.stream ?? false, job });
-    const answer = await meter(facts, guard.answer(call, provider.title));
+    const answer = await guard.answer(call, provider.title, meter(facts));
     // The caller sees the model it asked for, not the endpoint or deployment that served it.
     const named = answer.stream ? { ...answer, model: body.model } : { ...answer, completion: { ...answer.completion, model: body.model } };
     return { answer: named, includeUsage: body.stream_options?.include_usage ?? false, choices: body.n ?? 1 };

@@ -4,9 +4,23 @@
  * head. The guard aborts the provider call after `ms` without a chunk, and the caller gets the
  * time-out as a provider error (504, api.md §6.2): as the answer's status when nothing was sent yet,
  * as the stream's error event otherwise.
+ *
+ * The guard reads every chunk, so it also tells a `CallObserver` (the usage meter) what it sees: a
+ * stream is wrapped once, not once per concern (issue 26: each wrapper costs promise jobs per chunk).
  */
 import { GatewayError } from '../../errors';
 import type { ChatAnswer, ChatChunk } from '../../providers/types';
+
+/** Follows a provider call through the guard: its answer, a stream's chunks as they reach the consumer, its end. */
+export interface CallObserver {
+  /** The answer: complete, or the head of a stream whose chunks follow. */
+  answered(answer: ChatAnswer): void;
+  chunk(chunk: ChatChunk): void;
+  /** The call is over: complete, failed (`error`, as the consumer gets it), or a stream the consumer stopped reading (`abandoned`). */
+  ended(end: CallEnd): void;
+}
+
+export type CallEnd = { error: unknown } | { abandoned: true } | Record<string, never>;
 
 export class StallGuard {
   private readonly controller = new AbortController();
@@ -32,20 +46,28 @@ export class StallGuard {
   }
 
   /** Runs the provider call; a stall before its answer is a 504, whatever error the abort caused. */
-  async answer(call: Promise<ChatAnswer>, provider: string): Promise<ChatAnswer> {
+  async answer(call: Promise<ChatAnswer>, provider: string, observer?: CallObserver): Promise<ChatAnswer> {
     this.arm();
+    let answer: ChatAnswer;
     try {
-      const answer = await call;
-      return answer.stream ? { ...answer, chunks: this.chunks(answer.chunks, provider) } : answer;
+      answer = await call;
     } catch (err) {
-      throw this.stalled ? this.timeout(provider) : err;
+      const failure = this.stalled ? this.timeout(provider) : err;
+      observer?.ended({ error: failure });
+      throw failure;
     } finally {
       this.disarm();
     }
+    observer?.answered(answer);
+    if (answer.stream) return { ...answer, chunks: this.chunks(answer.chunks, provider, observer) };
+    observer?.ended({});
+    return answer;
   }
 
-  private async *chunks(chunks: AsyncIterable<ChatChunk>, provider: string): AsyncGenerator<ChatChunk> {
+  private async *chunks(chunks: AsyncIterable<ChatChunk>, provider: string, observer: CallObserver | undefined): AsyncGenerator<ChatChunk> {
     const iterator = chunks[Symbol.asyncIterator]();
+    // Until the stream ends or fails, leaving the loop means the consumer stopped reading.
+    let end: CallEnd = { abandoned: true };
     try {
       for (;;) {
         this.arm();
@@ -55,12 +77,19 @@ export class StallGuard {
         } finally {
           this.waiting = false;
         }
-        if (next.done) return;
+        if (next.done) {
+          end = {};
+          return;
+        }
+        observer?.chunk(next.value);
         yield next.value;
       }
     } catch (err) {
-      throw this.stalled ? this.timeout(provider) : err;
+      const failure = this.stalled ? this.timeout(provider) : err;
+      end = { error: failure };
+      throw failure;
     } finally {
+      observer?.ended(end);
       this.disarm();
       // Also when the consumer stops early: the provider's stream is closed.
       await iterator.return?.();

@@ -1,14 +1,17 @@
 /**
- * Chat calls into the usage ledger. The chat service hands each provider call to a `ChatMeter`, which
- * returns the same answer and, once it is complete (the whole answer, or a stream's last chunk, or a
- * failure), records one row: tokens from the provider's usage (a stream's final usage chunk, which the
- * providers request upstream), latency, time to the first chunk, the status the caller got. Nothing is
- * awaited on the caller's path but the answer itself; the row goes to the ledger's buffer.
+ * Chat calls into the usage ledger. For each provider call the chat service asks the caller's
+ * `ChatMeter` for a `CallObserver`, which the stall guard tells what it sees (the answer, a stream's
+ * chunks, the end); once the call is over (the whole answer, a stream's last chunk, a failure, a
+ * consumer gone) it records one row: tokens from the provider's usage (a stream's final usage chunk,
+ * which the providers request upstream), latency, time to the first chunk, the status the caller got.
+ * Nothing is awaited on the caller's path and no stream is wrapped for it; the row goes to the
+ * ledger's buffer.
  */
 import { performance } from 'node:perf_hooks';
 import type { Caller, LazyScope } from '../../auth/scope';
 import { GatewayError } from '../../errors';
 import type { ChatAnswer, ChatChunk, ChatUsage } from '../../providers/types';
+import type { CallEnd, CallObserver } from '../chat/stall-guard';
 import type { HostedJob } from '../fine-tuning/fine-tuning.model';
 import { CLIENT_CLOSED, type UsageRow } from './usage.model';
 import type { UsageLedger } from './usage.ledger';
@@ -26,23 +29,14 @@ export interface ChatCallFacts {
   streamed: boolean;
 }
 
-/** Passes a provider call's answer through, recording its usage when it is complete. */
-export type ChatMeter = (facts: ChatCallFacts, answer: Promise<ChatAnswer>) => Promise<ChatAnswer>;
+/** The observer that records a provider call's usage; undefined when calls are not metered. */
+export type ChatMeter = (facts: ChatCallFacts) => CallObserver | undefined;
 
 /** For calls that are not metered (tools, benchmarks of the service alone). */
-export const unmetered: ChatMeter = (_facts, answer) => answer;
+export const unmetered: ChatMeter = () => undefined;
 
 /** A provider's usage may carry cached input tokens (OpenAI's `prompt_tokens_details.cached_tokens`). */
 type MeteredUsage = ChatUsage & { cachedTokens?: number };
-
-const statusOf = (err: unknown) => (err instanceof GatewayError ? err.status : 500);
-
-interface Outcome {
-  status: number;
-  usage: MeteredUsage | null;
-  requestId: string | null;
-  ttftMs: number | null;
-}
 
 /** Whose call it is: an API key's, or (a batch request sent by the gateway) the key that created the batch, if known. */
 type MeteredCaller = Pick<Caller, 'organisationId' | 'workspaceId'> & { keyId: string | null };
@@ -53,33 +47,50 @@ export class UsageRecorder {
   /** The meter for one caller's calls; `batch`: requests of a batch (the ledger's `batch` group). */
   chatMeter(caller: MeteredCaller, { batch = false } = {}): ChatMeter {
     if (!this.ledger.enabled) return unmetered;
-    return async (facts, pending) => {
-      const started = performance.now();
-      const finish = (outcome: Outcome) => void this.write(caller, facts, started, outcome, batch);
-      let answer: ChatAnswer;
-      try {
-        answer = await pending;
-      } catch (err) {
-        finish({ status: statusOf(err), usage: null, requestId: null, ttftMs: null });
-        throw err;
-      }
-      if (!answer.stream) {
-        finish({ status: 200, usage: answer.completion.usage, requestId: answer.completion.id, ttftMs: null });
-        return answer;
-      }
-      return { ...answer, chunks: metered(answer.chunks, started, (status, usage, ttftMs) => finish({ status, usage, requestId: answer.id, ttftMs })) };
-    };
+    return (facts) => new MeteredCall(this.ledger, caller, facts, batch);
+  }
+}
+
+/** One call's observer: keeps what the row needs as the call goes, records the row at its end. */
+class MeteredCall implements CallObserver {
+  private readonly started = performance.now();
+  private usage: MeteredUsage | null = null;
+  private requestId: string | null = null;
+  private ttftMs: number | null = null;
+
+  constructor(
+    private readonly ledger: UsageLedger,
+    private readonly caller: MeteredCaller,
+    private readonly facts: ChatCallFacts,
+    private readonly batch: boolean,
+  ) {}
+
+  answered(answer: ChatAnswer): void {
+    if (answer.stream) this.requestId = answer.id;
+    else {
+      this.requestId = answer.completion.id;
+      this.usage = answer.completion.usage;
+    }
   }
 
-  /** Builds the row once the call is over; the workspace is looked up now if the call did not need it. */
-  private async write(caller: MeteredCaller, facts: ChatCallFacts, started: number, outcome: Outcome, batch: boolean): Promise<void> {
-    const latencyMs = Math.round(performance.now() - started);
+  chunk(chunk: ChatChunk): void {
+    this.ttftMs ??= Math.round(performance.now() - this.started);
+    if (chunk.type === 'usage') this.usage = chunk.usage;
+  }
+
+  ended(end: CallEnd): void {
+    const status = 'error' in end ? statusOf(end.error) : 'abandoned' in end ? CLIENT_CLOSED : 200;
+    void this.write(status, Math.round(performance.now() - this.started));
+  }
+
+  /** Builds the row; the workspace is looked up now if the call did not need it. */
+  private async write(status: number, latencyMs: number): Promise<void> {
+    const { caller, facts, usage } = this;
     const workspaceId = await facts.scope().then(
       (scope) => scope.workspaceId,
       () => caller.workspaceId,
     );
-    const usage = outcome.usage;
-    const row: UsageRow = {
+    this.ledger.record({
       time: new Date(),
       organisationId: caller.organisationId,
       workspaceId,
@@ -93,61 +104,17 @@ export class UsageRecorder {
       cachedTokens: usage?.cachedTokens ?? 0,
       outputTokens: usage?.completionTokens ?? 0,
       latencyMs,
-      ttftMs: outcome.ttftMs,
-      status: outcome.status,
+      ttftMs: this.ttftMs,
+      status,
       mode: facts.mode,
       streamed: facts.streamed,
-      batch,
-      requestId: outcome.requestId,
-    };
-    this.ledger.record(row);
+      batch: this.batch,
+      requestId: this.requestId,
+    } satisfies UsageRow);
   }
 }
 
-/**
- * The stream's chunks, unchanged; `done` gets the status, the final usage and the time to the first
- * chunk. Each chunk is observed as the consumer's own read settles (one `then` per chunk) rather than
- * re-yielded by an async generator, whose every chunk costs a few more promise jobs (issue 26: the
- * ledger's cost per streamed call). A consumer that stops early (`return`) is a caller gone away.
- */
-function metered(
-  chunks: AsyncIterable<ChatChunk>,
-  started: number,
-  done: (status: number, usage: MeteredUsage | null, ttftMs: number | null) => void,
-): AsyncIterable<ChatChunk> {
-  return {
-    [Symbol.asyncIterator]: () => {
-      const reads = chunks[Symbol.asyncIterator]();
-      let usage: MeteredUsage | null = null;
-      let ttftMs: number | null = null;
-      let open = true;
-      const finish = (status: number) => {
-        if (open) done(status, usage, ttftMs);
-        open = false;
-      };
-      const seen = (read: IteratorResult<ChatChunk>) => {
-        if (read.done) finish(200);
-        else {
-          ttftMs ??= Math.round(performance.now() - started);
-          if (read.value.type === 'usage') usage = read.value.usage;
-        }
-        return read;
-      };
-      const failed = (err: unknown): never => {
-        finish(statusOf(err));
-        throw err;
-      };
-      return {
-        next: () => reads.next().then(seen, failed),
-        return: async (): Promise<IteratorResult<ChatChunk>> => {
-          finish(CLIENT_CLOSED);
-          await reads.return?.();
-          return { done: true, value: undefined };
-        },
-      };
-    },
-  };
-}
+const statusOf = (err: unknown) => (err instanceof GatewayError ? err.status : 500);
 
 /**
  * The facts of a chat call from what the chat service routed it by: a hosted job (its integration and
