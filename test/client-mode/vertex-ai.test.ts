@@ -5,12 +5,12 @@
  * one verified token exchange per sequence, malformed key files refused, its errors relayed.
  */
 import { toFile } from 'openai';
-import { createServiceAccount, type ServiceAccountKey } from '../fakes/google-auth';
+import { CLOUD_PLATFORM_SCOPE, createServiceAccount, type ServiceAccountKey } from '../fakes/google-auth';
 import { startFakeVertex } from '../fakes/vertex-server';
 import { dataset, example } from '../fine-tuning/harness';
 import { clientModeContract, clientSdk } from '../support/client-mode-kit';
 import { api, gatewayOnFake } from '../support/gateway';
-import { BUCKET, fakeEndpoints, vertexHeaders } from '../providers/vertex-ai.support';
+import { BUCKET, fakeEndpoints, geminiDataset, vertexHeaders } from '../providers/vertex-ai.support';
 
 const on = gatewayOnFake(
   () => startFakeVertex(),
@@ -26,15 +26,8 @@ function newServiceAccount(name: string): ServiceAccountKey {
 
 const exchangesOf = (account: ServiceAccountKey) => on.fake.state.oauth.requests.filter((r) => r.claims?.iss === account.client_email);
 
-/** What the Gemini line of harness example `n` is. */
-const geminiExample = (n: number) => ({
-  systemInstruction: { parts: [{ text: 'You are terse.' }] },
-  contents: [
-    { role: 'user', parts: [{ text: `Question ${n}` }] },
-    { role: 'model', parts: [{ text: `Answer ${n}` }] },
-  ],
-});
-
+/** The fake's tuned model of a client-mode job. */
+const tuned = (job: { id: string }) => on.fake.state.tuningJobs.get(job.id.split('/').at(-1)!)!.tunedModel!;
 const storedObject = (id: string) => on.fake.state.storage.buckets.get(BUCKET)!.get(id.slice(`gs://${BUCKET}/`.length))!;
 
 describe('client mode with Vertex AI', () => {
@@ -65,42 +58,84 @@ describe('client mode with Vertex AI', () => {
     dataset: () => dataset(12),
     model: 'gemini-2.0-flash-001',
     file: () => ({ id: expect.stringMatching(`^gs://${BUCKET}/gateway-files/`), status: 'processed' }),
+    // Converted to Gemini lines as the upload streams in: one multipart upload, chunked.
     stored: (uploaded) => {
-      const lines = storedObject(uploaded.id).data.toString('utf8').trimEnd().split('\n');
-      expect(lines.map((line) => JSON.parse(line))).toEqual(Array.from({ length: 12 }, (_, i) => geminiExample(i + 1)));
+      expect(storedObject(uploaded.id).data.toString('utf8')).toBe(geminiDataset(12));
+      const upload = on.fake.state.requests.filter((r) => r.path === `/upload/storage/v1/b/${BUCKET}/o`).at(-1)!;
+      expect([upload.query.get('uploadType'), upload.headers['transfer-encoding']]).toEqual(['multipart', 'chunked']);
     },
     unpagedFileList: true,
     retrieved: (uploaded) => ({ bytes: storedObject(uploaded.id).data.length }),
     content: (uploaded) => storedObject(uploaded.id).data.toString('utf8'),
+    create: {
+      metadata: { team: 'search' },
+      method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 2, learning_rate_multiplier: 0.5, batch_size: 'auto' } } },
+    },
     // The Google Cloud project the job runs in; Vertex AI takes no seed: 0.
     job: () => ({
-      id: expect.stringMatching(/\/tuningJobs\/\d+$/),
+      id: expect.stringMatching(new RegExp(`^projects/${on.fake.projectNumber}/locations/us-central1/tuningJobs/\\d{19}$`)),
       status: 'queued',
       model: 'gemini-2.0-flash-001',
       organization_id: on.fake.projectNumber,
       seed: 0,
+      ...{ fine_tuned_model: null, trained_tokens: null, finished_at: null, error: null, result_files: [], estimated_finish: null },
+      metadata: { team: 'search' },
+      hyperparameters: { n_epochs: 2, learning_rate_multiplier: 0.5 },
+      method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 2, learning_rate_multiplier: 0.5 } } },
     }),
     path: ['running', 'succeeded'],
-    done: () => ({ fine_tuned_model: expect.stringMatching(/\/models\/\d+@1$/), trained_tokens: expect.any(Number), hyperparameters: { n_epochs: 2 } }),
-    events: (events) =>
-      expect(events.map((e) => e.message)).toEqual([
-        expect.stringContaining('Tuning succeeded'),
-        'Tuning started',
-        expect.stringContaining('Tuning job created'),
-      ]),
+    // Tuning stats as trained tokens; the tuned model, its endpoint and checkpoints as the events and checkpoints say.
+    done: (job) => ({
+      fine_tuned_model: tuned(job).model,
+      trained_tokens: expect.any(Number),
+      hyperparameters: { n_epochs: 2, learning_rate_multiplier: 0.5 },
+    }),
+    events: (events, job, done) => {
+      const { model, endpoint } = tuned(job);
+      expect(events.map((e) => [e.level, e.message])).toEqual([
+        ['info', `Tuning succeeded: tuned model ${model}, served on ${endpoint}`],
+        ['info', 'Tuning started'],
+        ['info', `Tuning job created: gemini-2.0-flash-001 on ${job.training_file}`],
+      ]);
+      expect(events[1].data).toEqual({ examples: 12, billable_tokens: done.trained_tokens, steps: 24 });
+    },
     checkpoints: (checkpoints, job) =>
-      expect(checkpoints.map((c) => [c.object, c.step_number, c.fine_tuning_job_id])).toEqual([
-        ['fine_tuning.job.checkpoint', 24, job.id],
-        ['fine_tuning.job.checkpoint', 12, job.id],
-      ]),
-    cancel: async (sdk, other) => expect(await sdk.fineTuning.jobs.cancel(other.id)).toMatchObject({ id: other.id, status: 'cancelled', error: null }),
-    after: ({ uploaded }) => expect(on.fake.state.storage.buckets.get(BUCKET)!.has(uploaded.id.slice(`gs://${BUCKET}/`.length))).toBe(false),
+      expect(checkpoints).toEqual(
+        [...tuned(job).checkpoints].reverse().map((c) => ({
+          id: `${job.id.split('/').at(-1)}-checkpoint-${c.checkpointId}`,
+          object: 'fine_tuning.job.checkpoint',
+          created_at: expect.any(Number),
+          fine_tuned_model_checkpoint: c.endpoint,
+          step_number: Number(c.step),
+          metrics: { epoch: Number(c.epoch), step: Number(c.step) },
+          fine_tuning_job_id: job.id,
+        })),
+      ),
+    // One :cancel call, then the job re-read.
+    cancel: async (sdk, other) => {
+      expect(await sdk.fineTuning.jobs.cancel(other.id)).toMatchObject({ id: other.id, status: 'cancelled', error: null });
+      expect(on.fake.state.requests.filter((r) => r.method === 'POST' && r.path === `/v1/${other.id}:cancel`)).toHaveLength(1);
+    },
+    after: ({ uploaded }) => {
+      expect(on.fake.state.storage.buckets.get(BUCKET)!.has(uploaded.id.slice(`gs://${BUCKET}/`.length))).toBe(false);
+      // What the job asked of Vertex (the job, then the one cancelled).
+      expect(on.fake.state.createJobRequests.at(-2)).toEqual({
+        baseModel: 'gemini-2.0-flash-001',
+        tunedModelDisplayName: 'cm',
+        labels: { team: 'search' },
+        supervisedTuningSpec: { trainingDatasetUri: uploaded.id, hyperParameters: { epochCount: 2, learningRateMultiplier: 0.5 } },
+      });
+    },
     // One token exchange for the whole sequence, its signature verified.
+    // The SDK's own Authorization header (`Bearer unused`) is ignored for the key file.
     afterDirect: () => {
       const exchanges = exchangesOf(headerKey);
       expect(exchanges).toHaveLength(1);
-      expect(exchanges[0]).toMatchObject({ header: { alg: 'RS256' }, claims: { aud: on.fake.tokenUrl } });
       expect(exchanges[0].error).toBeUndefined();
+      expect(exchanges[0].header).toEqual({ alg: 'RS256', typ: 'JWT', kid: headerKey.private_key_id });
+      const { iat, exp, ...claims } = exchanges[0].claims!;
+      expect(claims).toEqual({ iss: headerKey.client_email, scope: CLOUD_PLATFORM_SCOPE, aud: on.fake.tokenUrl });
+      expect(Number(exp) - Number(iat)).toBe(3600);
     },
     integration: () => {
       const { 'x-gateway-vertex-service-account-json': _key, ...options } = vertexHeaders(on.fake);
@@ -112,47 +147,92 @@ describe('client mode with Vertex AI', () => {
       ['x-gateway-vertex-region', 'us-central1.evil.com'],
       ['x-gateway-vertex-project-id', 'fake-project/../other'],
       ['x-gateway-vertex-storage-bucket-name', 'fake-bucket/o/x?'],
-      // A key file that is not JSON, not a service-account key, base64 of nonsense: a 400, never a 500.
-      ['x-gateway-vertex-service-account-json', '{not json'],
-      ['x-gateway-vertex-service-account-json', JSON.stringify({ type: 'external_account' })],
-      ['x-gateway-vertex-service-account-json', Buffer.from('nonsense').toString('base64')],
     ],
     hostileCode: 'invalid_setting',
-    required: [],
+    // The project and region everywhere (the bucket for files only: test/providers/vertex-ai.auth.test.ts).
+    required: ['x-gateway-vertex-project-id', 'x-gateway-vertex-region'],
   });
 
-  it("uses the caller's own access token, with no exchange", async () => {
+  it("uses the caller's own access token as it is, with no exchange; a refused one is not retried nor echoed", async () => {
     const { 'x-gateway-vertex-service-account-json': _key, ...settings } = vertexHeaders(on.fake);
+    const token = on.fake.issueToken();
+    const headers = { 'x-gateway-provider': 'vertex-ai', ...settings, authorization: `Bearer ${token}` };
     const exchanges = on.fake.state.oauth.exchanges;
-    const jobs = await clientSdk(on.gw, {
-      'x-gateway-provider': 'vertex-ai',
-      ...settings,
-      authorization: `Bearer ${on.fake.issueToken()}`,
-    }).fineTuning.jobs.list();
-    expect(jobs.data.length).toBeGreaterThan(0);
+    expect((await clientSdk(on.gw, headers).fineTuning.jobs.list()).data.length).toBeGreaterThan(0);
     expect(on.fake.state.oauth.exchanges).toBe(exchanges);
+    expect(on.fake.state.requests.at(-1)?.headers.authorization).toBe(`Bearer ${token}`);
+    on.fake.expireTokens(); // there is nothing to renew it with
+    const before = on.fake.state.requests.length;
+    const res = await api(on.gw, 'GET', '/v1/fine_tuning/jobs', { headers });
+    expect(res).toMatchObject({ status: 401, body: { error: { type: 'provider_error', code: 'UNAUTHENTICATED' } } });
+    expect(JSON.stringify(res.body)).not.toContain(token);
+    expect(on.fake.state.requests.length).toBe(before + 1);
+  });
+
+  // A malformed key file: a 400 naming the header and what is wrong, never a 500, never quoting it.
+  it.each([
+    ['not JSON', 'not a key file', 'is neither a JSON service-account key file nor base64 of one'],
+    ['base64 of nonsense', Buffer.from('nonsense').toString('base64'), 'is neither a JSON service-account key file nor base64 of one'],
+    ['another kind of key', JSON.stringify({ type: 'authorized_user', client_id: 'x' }), 'type must be "service_account"'],
+    ['a key without its private key', JSON.stringify({ type: 'service_account', client_email: 'a@b.iam.gserviceaccount.com' }), 'private_key is missing'],
+    [
+      'a broken private key',
+      JSON.stringify({ type: 'service_account', client_email: 'a@b.iam.gserviceaccount.com', private_key: 'garbage' }),
+      'not a PEM private key',
+    ],
+  ])('refuses %s as a key file before any connection', async (_case, value, reason) => {
+    const before = on.fake.state.requests.length;
+    const headers = { 'x-gateway-provider': 'vertex-ai', ...vertexHeaders(on.fake), 'x-gateway-vertex-service-account-json': value };
+    const { status, body } = await api(on.gw, 'GET', '/v1/fine_tuning/jobs', { headers });
+    expect(status).toBe(400);
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', param: 'x-gateway-vertex-service-account-json', code: 'invalid_setting' });
+    expect(body.error.message).toContain(reason);
+    expect(body.error.message).not.toContain(value);
+    expect(on.fake.state.requests.length).toBe(before);
   });
 
   it('refuses an integration whose key file is malformed when it is stored', async () => {
-    const res = await api(on.gw, 'POST', '/v1/integrations', {
-      body: {
-        slug: 'bad-vertex',
-        provider: 'vertex-ai',
-        credentials: { service_account_json: '{"type":"service_account"}' },
-        options: { 'x-gateway-vertex-project-id': 'p-123456', 'x-gateway-vertex-region': 'us-central1' },
-      },
-    });
+    const options = { 'x-gateway-vertex-project-id': 'p-123456', 'x-gateway-vertex-region': 'us-central1' };
+    const body = { slug: 'bad-vertex', provider: 'vertex-ai', credentials: { service_account_json: '{"type":"service_account"}' }, options };
+    const res = await api(on.gw, 'POST', '/v1/integrations', { body });
     expect(res.status).toBe(400);
-    expect(res.body.error.message).toContain('client_email is missing');
+    expect(res.body.error).toMatchObject({ param: 'credentials.service_account_json', message: expect.stringContaining('client_email is missing') });
   });
 
-  it('answers a dataset line it cannot convert with a 400 naming the line', async () => {
+  it.each([
+    [
+      'a tool call',
+      [
+        { role: 'user', content: 'x' },
+        { role: 'assistant', tool_calls: [{ id: 't' }] },
+      ],
+      'line 2: messages[1]: tool calls cannot be converted',
+    ],
+    ['a tool message', [{ role: 'tool', content: 'x' }], 'line 2: messages[0]: role must be system, developer, user or assistant'],
+    ['no final assistant turn', [{ role: 'user', content: 'x' }], 'line 2: the last message must be from the assistant'],
+    [
+      'a late system message',
+      [
+        { role: 'user', content: 'x' },
+        { role: 'system', content: 'y' },
+        { role: 'assistant', content: 'z' },
+      ],
+      'line 2: messages[1]: a system message must come before',
+    ],
+    [
+      'an image',
+      [
+        { role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] },
+        { role: 'assistant', content: 'z' },
+      ],
+      'only text content',
+    ],
+  ])('refuses a dataset line with %s with a 400 naming the line, storing nothing', async (_case, messages, reason) => {
     const sdk = clientSdk(on.gw, { 'x-gateway-provider': 'vertex-ai', ...vertexHeaders(on.fake) });
-    const bad = `${example(1)}\n${JSON.stringify({ messages: [{ role: 'user', content: 'only a question' }] })}\n`;
+    const stored = on.fake.state.storage.buckets.get(BUCKET)!.size;
+    const bad = `${example(1)}\n${JSON.stringify({ messages })}\n`;
     const refused = await sdk.files.create({ file: await toFile(Buffer.from(bad), 'bad.jsonl'), purpose: 'fine-tune' }).catch((e: unknown) => e);
-    expect(refused).toMatchObject({
-      status: 400,
-      error: { code: 'invalid_dataset', message: expect.stringContaining('line 2: the last message must be from the assistant') },
-    });
+    expect(refused).toMatchObject({ status: 400, error: { code: 'invalid_dataset', message: expect.stringContaining(reason) } });
+    expect(on.fake.state.storage.buckets.get(BUCKET)!.size).toBe(stored);
   });
 });

@@ -7,7 +7,7 @@
  */
 import { startFakeVertex, type TuningJob } from '../fakes/vertex-server';
 import { hostedJobContract } from '../support/hosted-kit';
-import { BUCKET, fakeEndpoints } from '../providers/vertex-ai.support';
+import { BUCKET, fakeEndpoints, geminiDataset } from '../providers/vertex-ai.support';
 import { propertiesOf } from '../chat/sdk-suite';
 import { dataset } from './harness';
 import { eventually } from '../support/expect';
@@ -44,24 +44,17 @@ const hosted = hostedJobContract('vertex-ai', {
     check: async (remote, done) => {
       const row = await hosted.gw.gateway.services.db.prisma.fineTuningJob.findUniqueOrThrow({ where: { id: done.id } });
       expect(row.servingModel).toBe(remote.tunedModel!.endpoint);
-      // The job asked Vertex for what the caller asked, on the dataset the monitor converted and uploaded.
-      expect(remote).toMatchObject({ baseModel: MODEL, tunedModelDisplayName: 'hosted-run', supervisedTuningSpec: { hyperParameters: { epochCount: '2' } } });
+      // The job asked Vertex for what the caller asked, labelled with the gateway job id, on the dataset the monitor converted and uploaded.
+      expect(remote).toMatchObject({
+        baseModel: MODEL,
+        tunedModelDisplayName: 'hosted-run',
+        labels: { gateway_job_id: done.id },
+        supervisedTuningSpec: { hyperParameters: { epochCount: '2' } },
+      });
       const uri = String(remote.supervisedTuningSpec.trainingDatasetUri);
       expect(await hosted.messagesOf(done.id)).toContain(`Uploaded training file to vertex-ai as ${uri}`);
       const stored = hosted.fake.state.storage.buckets.get(BUCKET)!.get(uri.slice(`gs://${BUCKET}/`.length))!;
-      const lines = stored.data
-        .toString('utf8')
-        .trimEnd()
-        .split('\n')
-        .map((line) => JSON.parse(line));
-      expect(lines).toHaveLength(12);
-      expect(lines[0]).toEqual({
-        systemInstruction: { parts: [{ text: 'You are terse.' }] },
-        contents: [
-          { role: 'user', parts: [{ text: 'Question 1' }] },
-          { role: 'model', parts: [{ text: 'Answer 1' }] },
-        ],
-      });
+      expect(stored.data.toString()).toBe(geminiDataset(12));
     },
   },
   refused: [

@@ -1,14 +1,12 @@
 /**
- * Vertex AI credentials and settings through the registry, against the fake token endpoint (which
- * verifies each assertion's RS256 signature and claims) and the fake APIs (which accept only the
- * tokens it issued): one exchange for many calls, concurrent ones included; renewal shortly before
- * expiry and after a refusal; a failed exchange a clear provider error; a caller's own access token
- * used as it is; hostile or malformed settings refused before any connection.
+ * Vertex AI credentials through the registry, against the fake token endpoint (which verifies each
+ * assertion's RS256 signature and claims) and the fake APIs (which accept only the tokens it
+ * issued): one exchange for many calls, concurrent ones included; a base64 key file; renewal shortly
+ * before expiry and after a refusal; a failed exchange a clear provider error; the bucket needed for
+ * files only. The assertion's header and claims, a caller's own access token and malformed or
+ * missing settings are checked through the route (test/client-mode/vertex-ai.test.ts).
  */
-import { normaliseStored } from '../../src/providers/settings';
 import { TokenCache } from '../../src/providers/vertex-ai/token-cache';
-import { vertexAIProvider } from '../../src/providers/vertex-ai';
-import { CLOUD_PLATFORM_SCOPE } from '../fakes/google-auth';
 import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
 import { gatewayError, vertexClient } from './vertex-ai.support';
 
@@ -24,17 +22,11 @@ const exchanges = () => fake.state.oauth.exchanges;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('Vertex AI service-account auth', () => {
-  it('signs one RS256 assertion the token endpoint verifies, and shares its token across calls and concurrent callers', async () => {
+  it('shares one token exchange across calls and concurrent callers', async () => {
     const vertex = vertexClient(fake);
     await Promise.all([vertex.listJobs({}), vertex.listJobs({}), vertex.listFiles({ order: 'desc' }), vertex.listJobs({ limit: 1 })]);
     await vertexClient(fake).listJobs({});
     expect(exchanges()).toBe(1);
-    const [exchange] = fake.state.oauth.requests;
-    expect(exchange.error).toBeUndefined();
-    expect(exchange.header).toEqual({ alg: 'RS256', typ: 'JWT', kid: fake.serviceAccount.private_key_id });
-    const { iat, exp, ...claims } = exchange.claims!;
-    expect(claims).toEqual({ iss: fake.serviceAccount.client_email, scope: CLOUD_PLATFORM_SCOPE, aud: fake.tokenUrl });
-    expect(Number(exp) - Number(iat)).toBe(3600);
     // Every API call carried the one token the exchange issued.
     const apiCalls = fake.state.requests.filter((r) => r.path !== '/token');
     expect(apiCalls).toHaveLength(5);
@@ -78,70 +70,13 @@ describe('Vertex AI service-account auth', () => {
     expect(fake.state.requests.filter((r) => r.path === '/token')).toHaveLength(3);
     await expect(vertexClient(fake).listJobs({})).resolves.toMatchObject({ data: [] });
   });
-
-  it("uses a caller's own access token as it is, without an exchange", async () => {
-    const token = fake.issueToken();
-    const headers = { 'x-gateway-vertex-service-account-json': undefined, authorization: `Bearer ${token}` };
-    await vertexClient(fake, { headers }).listJobs({});
-    expect(exchanges()).toBe(0);
-    expect(fake.state.requests.at(-1)?.headers.authorization).toBe(`Bearer ${token}`);
-    // A refused access token is not retried (there is nothing to renew it with).
-    fake.expireTokens();
-    const before = fake.state.requests.length;
-    const err = await gatewayError(vertexClient(fake, { headers }).listJobs({}));
-    expect(err).toMatchObject({ kind: 'provider', status: 401, code: 'UNAUTHENTICATED' });
-    expect(err.message).not.toContain(token);
-    expect(fake.state.requests.length).toBe(before + 1);
-  });
-
-  it('prefers the key file when the OpenAI SDK also sends an Authorization header', async () => {
-    await vertexClient(fake, { headers: { authorization: 'Bearer sk-unused-by-the-sdk' } }).listJobs({});
-    expect(exchanges()).toBe(1);
-  });
 });
 
 describe('Vertex AI settings', () => {
-  const refused = async (headers: Record<string, string | undefined>) => {
-    const err = await gatewayError(vertexClient(fake, { headers }).listJobs({}));
-    expect(fake.state.requests).toHaveLength(0);
-    return err;
-  };
-
-  it('refuses a hostile bucket for files before any connection', async () => {
-    const err = await gatewayError(vertexClient(fake, { headers: { 'x-gateway-vertex-storage-bucket-name': 'b/../../o' } }).listFiles({}));
-    expect(err).toMatchObject({ status: 400, param: 'x-gateway-vertex-storage-bucket-name' });
-    expect(fake.state.requests).toHaveLength(0);
-  });
-
-  it.each([
-    ['not JSON', 'not a key file', 'is neither a JSON service-account key file nor base64 of one'],
-    ['another kind of key', JSON.stringify({ type: 'authorized_user', client_id: 'x' }), 'type must be "service_account"'],
-    ['a key without its private key', JSON.stringify({ type: 'service_account', client_email: 'a@b.iam.gserviceaccount.com' }), 'private_key is missing'],
-    [
-      'a broken private key',
-      JSON.stringify({ type: 'service_account', client_email: 'a@b.iam.gserviceaccount.com', private_key: 'garbage' }),
-      'not a PEM private key',
-    ],
-  ])('refuses %s as a key file with a 400 naming the header, never quoting it', async (_case, value, reason) => {
-    const err = await refused({ 'x-gateway-vertex-service-account-json': value });
-    expect(err).toMatchObject({ kind: 'invalid_request', status: 400, param: 'x-gateway-vertex-service-account-json', code: 'invalid_setting' });
-    expect(err.message).toContain(reason);
-    expect(err.message).not.toContain(value);
-  });
-
-  it('requires the project and region everywhere, the bucket for files only', async () => {
-    expect(await refused({ 'x-gateway-vertex-region': undefined })).toMatchObject({ param: 'x-gateway-vertex-region', code: 'missing_setting' });
-    expect(await refused({ 'x-gateway-vertex-project-id': undefined })).toMatchObject({ param: 'x-gateway-vertex-project-id', code: 'missing_setting' });
+  it('requires the bucket for files only', async () => {
     const noBucket = vertexClient(fake, { headers: { 'x-gateway-vertex-storage-bucket-name': undefined } });
     expect(await gatewayError(noBucket.listFiles({}))).toMatchObject({ param: 'x-gateway-vertex-storage-bucket-name', code: 'missing_setting' });
     await expect(noBucket.listJobs({})).resolves.toMatchObject({ data: [] });
-  });
-
-  it('checks a key file stored in an integration when it is stored', () => {
-    const options = { 'x-gateway-vertex-project-id': fake.projectId, 'x-gateway-vertex-region': fake.location };
-    const store = (key: string) => () => normaliseStored(vertexAIProvider.settings, { credentials: { service_account_json: key }, options });
-    expect(store(JSON.stringify(fake.serviceAccount))).not.toThrow();
-    expect(store('{"type":"service_account"}')).toThrow(expect.objectContaining({ status: 400, path: ['credentials', 'service_account_json'] }));
   });
 });
 

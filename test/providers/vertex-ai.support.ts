@@ -30,27 +30,29 @@ export function vertexClient(fake: FakeVertex, options: { headers?: Record<strin
 }
 
 /** An OpenAI chat example and the Gemini tuning example it converts to. */
-export function examplePair(n: number) {
+export function examplePair(n: number, accents = ' — ünïcödé') {
   const openai = {
     messages: [
       { role: 'system', content: 'You are terse.' },
-      { role: 'user', content: `Question ${n} — ünïcödé` },
+      { role: 'user', content: `Question ${n}${accents}` },
       { role: 'assistant', content: [{ type: 'text', text: `Answer ${n}` }] },
     ],
   };
   const gemini = {
     systemInstruction: { parts: [{ text: 'You are terse.' }] },
     contents: [
-      { role: 'user', parts: [{ text: `Question ${n} — ünïcödé` }] },
+      { role: 'user', parts: [{ text: `Question ${n}${accents}` }] },
       { role: 'model', parts: [{ text: `Answer ${n}` }] },
     ],
   };
   return { openai, gemini };
 }
 
+/** The Gemini lines the gateway stores for `dataset(n)` of test/fine-tuning/harness.ts. */
+export const geminiDataset = (n: number) => Array.from({ length: n }, (_, i) => JSON.stringify(examplePair(i + 1, '').gemini)).join('\n') + '\n';
+
 export const openaiDataset = (examples: number) => Array.from({ length: examples }, (_, i) => JSON.stringify(examplePair(i + 1).openai)).join('\n') + '\n';
 
-/** The rejection of `promise`, which must be a GatewayError. */
 /** A Gemini model tuned on the fake (a tuning job run to its end there): its `projects/…/models/…` resource name. */
 export async function tunedOnFake(fake: FakeVertex): Promise<string> {
   fake.putObject(
