@@ -152,21 +152,6 @@ it('sends tools as functionDeclarations, calls as functionCall and tool messages
   expect(lastBody().toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_weather'] } });
 });
 
-it('refuses a tool message answering no call, and a conversation without a user turn, before any call', async () => {
-  const before = calls();
-  const unknown = await askChat(client(), {
-    messages: [
-      { role: 'user', content: 'x' },
-      { role: 'tool', tool_call_id: 'call_nope', content: 'y' },
-    ],
-    tools: [WEATHER],
-  });
-  expect(unknown).toMatchObject({ status: 400, body: { error: { type: 'invalid_request_error', param: 'messages.1.tool_call_id' } } });
-  const systemOnly = await askChat(client(), { messages: [{ role: 'system', content: 'x' }] });
-  expect(systemOnly).toMatchObject({ status: 400, body: { error: { param: 'messages' } } });
-  expect(calls()).toBe(before);
-});
-
 it('sends assistant turns as model turns, JSON mode, several candidates and options in generationConfig', async () => {
   const completion = await chatClient(client()).chat.completions.create({
     model: MODEL,
@@ -205,11 +190,24 @@ it("relays Vertex's refusal of an endpoint that serves nothing, streamed and not
     expect(await askChat(client(), { model, stream })).toMatchObject({ status: 404, body: { error: { type: 'provider_error', code: 'NOT_FOUND' } } });
 });
 
-it.each(['https://evil.example/x', '../tuningJobs/1', 'projects/p/locations/us-central1/endpoints/1/../../x', 'a b'])(
-  'refuses the model %j before any call',
-  async (model) => {
-    const before = fake.state.requests.length;
-    expect(await askChat(client(), { model })).toMatchObject({ status: 400, body: { error: { type: 'invalid_request_error', param: 'model' } } });
-    expect(fake.state.requests.length).toBe(before);
-  },
-);
+// A tool message answering no call, a conversation without a user turn, models that are no Vertex reference.
+it.each<[Parameters<typeof askChat>[1], string]>([
+  [
+    {
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'tool', tool_call_id: 'call_nope', content: 'y' },
+      ],
+      tools: [WEATHER],
+    },
+    'messages.1.tool_call_id',
+  ],
+  [{ messages: [{ role: 'system', content: 'x' }] }, 'messages'],
+  ...['https://evil.example/x', '../tuningJobs/1', 'projects/p/locations/us-central1/endpoints/1/../../x', 'a b'].map(
+    (model) => [{ model }, 'model'] as [{ model: string }, string],
+  ),
+])('refuses %j with a 400 naming %s, before any call', async (body, param) => {
+  const before = fake.state.requests.length;
+  expect(await askChat(client(), body)).toMatchObject({ status: 400, body: { error: { type: 'invalid_request_error', param } } });
+  expect(fake.state.requests.length).toBe(before);
+});

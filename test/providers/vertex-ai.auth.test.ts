@@ -8,7 +8,8 @@
  */
 import { TokenCache } from '../../src/providers/vertex-ai/token-cache';
 import { startFakeVertex, type FakeVertex } from '../fakes/vertex-server';
-import { gatewayError, vertexClient } from './vertex-ai.support';
+import { failure as gatewayError } from '../support/expect';
+import { vertexClient } from './vertex-ai.support';
 
 let fake: FakeVertex;
 

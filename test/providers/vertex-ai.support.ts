@@ -73,5 +73,3 @@ export async function tunedOnFake(fake: FakeVertex): Promise<string> {
   fake.advance(tuning.name);
   return fake.advance(tuning.name).tunedModel!.model;
 }
-
-export { failure as gatewayError } from '../support/expect';
