@@ -223,6 +223,22 @@ describe('writing', () => {
       written.map(({ provider, integration, model, baseModel, requestId }) => ({ provider, integration, model, baseModel, requestId })),
     );
   });
+
+  it.each(Object.entries(ways))(
+    'stores by %s what Postgres cannot store (a provider id with NUL, a lone surrogate) as U+FFFD, with the rows beside it',
+    async (way, write) => {
+      const row = { ...ledgerRows(org.organisationId, [org.workspaceId])[0], time: new Date() };
+      await write([
+        { ...row, requestId: `${way}-unstorable-a\u0000b\ud800c`, model: 'm\udc00' },
+        { ...row, requestId: `${way}-unstorable-plain` },
+      ]);
+      const stored = await env.services.db.prisma.usageRecord.findMany({ where: { requestId: { startsWith: `${way}-unstorable-` } }, orderBy: { id: 'asc' } });
+      expect(stored.map(({ requestId, model }) => ({ requestId, model }))).toEqual([
+        { requestId: `${way}-unstorable-a\uFFFDb\uFFFDc`, model: 'm\uFFFD' },
+        { requestId: `${way}-unstorable-plain`, model: row.model },
+      ]);
+    },
+  );
 });
 
 describe('pruning', () => {

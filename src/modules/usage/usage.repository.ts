@@ -1,6 +1,7 @@
 import { copyText, type Database, type PrismaClient } from '../../db/database';
 import type { Tx } from '../../db/prisma-errors';
 import { Prisma } from '../../generated/prisma/client';
+import { storableText } from '../../validation/text';
 import type { UsageRow } from './usage.model';
 
 /** Whose rows a read sees: a workspace's, or (workspace null) all of an organisation's. */
@@ -101,9 +102,14 @@ function sources(spec: AggregateSpec): Prisma.Sql {
 
 type Value = string | number | boolean | null;
 
+/** Text as it can be stored (see COLUMNS). */
+const text = (value: string | null) => (value === null ? null : storableText(value));
+
 /**
  * usage_records' columns as the ledger writes them: each one's SQL type (for the INSERT's arrays)
  * and its value in a row. One table for both ways in (COPY and INSERT), so they cannot disagree.
+ * Text that Postgres cannot store (a provider's request id with a NUL) is stored with U+FFFD in its
+ * place: one such value would otherwise fail its whole batch, again at every flush.
  */
 const COLUMNS: readonly [name: string, type: 'timestamptz' | 'uuid' | 'text' | 'integer' | 'boolean', pick: (row: UsageRow) => Value][] = [
   ['time', 'timestamptz', (r) => r.time.toISOString()],
@@ -111,10 +117,10 @@ const COLUMNS: readonly [name: string, type: 'timestamptz' | 'uuid' | 'text' | '
   ['workspace_id', 'uuid', (r) => r.workspaceId],
   ['api_key_id', 'uuid', (r) => r.apiKeyId],
   ['operation', 'text', (r) => r.operation],
-  ['provider', 'text', (r) => r.provider],
-  ['integration', 'text', (r) => r.integration],
-  ['model', 'text', (r) => r.model],
-  ['base_model', 'text', (r) => r.baseModel],
+  ['provider', 'text', (r) => text(r.provider)],
+  ['integration', 'text', (r) => text(r.integration)],
+  ['model', 'text', (r) => text(r.model)],
+  ['base_model', 'text', (r) => text(r.baseModel)],
   ['input_tokens', 'integer', (r) => r.inputTokens],
   ['cached_tokens', 'integer', (r) => r.cachedTokens],
   ['output_tokens', 'integer', (r) => r.outputTokens],
@@ -124,7 +130,7 @@ const COLUMNS: readonly [name: string, type: 'timestamptz' | 'uuid' | 'text' | '
   ['mode', 'text', (r) => r.mode],
   ['streamed', 'boolean', (r) => r.streamed],
   ['batch', 'boolean', (r) => r.batch],
-  ['request_id', 'text', (r) => r.requestId],
+  ['request_id', 'text', (r) => text(r.requestId)],
 ];
 const COLUMN_NAMES = COLUMNS.map(([name]) => name);
 
