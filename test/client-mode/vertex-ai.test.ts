@@ -145,7 +145,11 @@ describe('client mode with Vertex AI', () => {
     afterSlug: () => expect(exchangesOf(integrationKey)).toHaveLength(1),
     hostile: [
       ['x-gateway-vertex-region', 'us-central1.evil.com'],
+      ['x-gateway-vertex-region', 'evil.com/x'],
+      ['x-gateway-vertex-region', 'a@b'],
       ['x-gateway-vertex-project-id', 'fake-project/../other'],
+      ['x-gateway-vertex-project-id', 'example.com:project'],
+      ['x-gateway-vertex-project-id', 'proj%2f1'],
       ['x-gateway-vertex-storage-bucket-name', 'fake-bucket/o/x?'],
     ],
     hostileCode: 'invalid_setting',
