@@ -2,14 +2,13 @@
  * Chat on Amazon Bedrock in client mode (the OpenAI SDK, AWS settings in headers) against the fake
  * runtime's Converse and ConverseStream: the chat contract (support/chat-kit.ts), and what is
  * Bedrock's own: a custom model answering through the deployment named in
- * x-gateway-aws-bedrock-model (without one, Bedrock's refusal relayed; a hosted job's model asks for
- * one), turns merged, tools as `toolConfig` / `toolUse` / `toolResult`, `data:` images as bytes,
+ * x-gateway-aws-bedrock-model (without one, Bedrock's refusal relayed; a hosted job's model asking
+ * for one is in fine-tuning/bedrock-hosted), turns merged, tools as `toolConfig` / `toolUse` / `toolResult`, `data:` images as bytes,
  * json_schema through a forced tool, a cut answer as `length`.
  */
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
-import { awsHeaders, bedrock, fakeEndpoints } from '../providers/bedrock-harness';
+import { awsHeaders, fakeEndpoints } from '../providers/bedrock-harness';
 import { askChat, chatClient, chatContract, imageAt, type ChatTarget } from '../support/chat-kit';
-import { failure } from '../support/expect';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { streamedText } from './harness';
 import { WEATHER } from './sdk-suite';
@@ -110,15 +109,6 @@ it('passes a custom model without a deployment on to Bedrock and relays its refu
     message: expect.stringMatching(/^Amazon Bedrock: Invocation of a custom model on demand is not supported\. Create a custom model deployment/),
   });
   expect(lastCall()).toMatchObject({ modelId: CUSTOM_MODEL });
-});
-
-it('asks for a deployment when a hosted job’s custom model has none named, before any call', async () => {
-  const request = { model: CUSTOM_MODEL, body: { model: CUSTOM_MODEL, messages: [{ role: 'user' as const, content: 'Hi' }] }, hosted: true };
-  const before = fake.runtime.requests.length;
-  const err = await failure(bedrock(fake).chat({ ...request, signal: new AbortController().signal }), 'invalid_request');
-  expect(err).toMatchObject({ status: 400, code: 'deployment_required', param: 'x-gateway-aws-bedrock-model' });
-  expect(err.message).toMatch(/custom model deployment or provisioned throughput.*x-gateway-aws-bedrock-model/);
-  expect(fake.runtime.requests.length).toBe(before);
 });
 
 it('reports an answer cut by max_tokens as length', async () => {

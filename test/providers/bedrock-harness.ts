@@ -55,22 +55,29 @@ export const chatExample = (n: number, system = true) =>
 /** `examples` chat examples, the fifth without a system message. */
 export const chatDataset = (examples = 12) => Array.from({ length: examples }, (_, i) => chatExample(i + 1, i !== 4)).join('\n') + '\n';
 
-/** The S3 lines of chatDataset(12) in Claude's format: `{system, messages}` of strings, the fifth without a system. */
-export function expectClaudeDataset(lines: unknown[]): void {
+const turns = (n: number, text: (t: string) => unknown) => [
+  { role: 'user', content: text(`Question ${n}?`) },
+  { role: 'assistant', content: text(`Answer ${n}.`) },
+];
+
+/** Lines 1 and 5 of chatDataset(12) (the fifth without a system message) in each base model's record format in S3. */
+const RECORDS: Record<string, unknown[]> = {
+  [NOVA]: [1, 5].map((n) => ({
+    schemaVersion: 'bedrock-conversation-2024',
+    ...(n === 1 ? { system: [{ text: 'You are terse.' }] } : {}),
+    messages: turns(n, (text) => [{ text }]),
+  })),
+  [CLAUDE]: [1, 5].map((n) => ({ ...(n === 1 ? { system: 'You are terse.' } : {}), messages: turns(n, (text) => text) })),
+  [TITAN]: [
+    { prompt: 'You are terse.\n\nQuestion 1?', completion: 'Answer 1.' },
+    { prompt: 'Question 5?', completion: 'Answer 5.' },
+  ],
+};
+
+/** The S3 lines of chatDataset(12) converted for `model` (NOVA, CLAUDE or TITAN). */
+export function expectRecords(lines: unknown[], model: string): void {
   expect(lines).toHaveLength(12);
-  expect(lines[0]).toEqual({
-    system: 'You are terse.',
-    messages: [
-      { role: 'user', content: 'Question 1?' },
-      { role: 'assistant', content: 'Answer 1.' },
-    ],
-  });
-  expect(lines[4]).toEqual({
-    messages: [
-      { role: 'user', content: 'Question 5?' },
-      { role: 'assistant', content: 'Answer 5.' },
-    ],
-  });
+  expect([lines[0], lines[4]]).toEqual(RECORDS[model]);
 }
 
 /** Uploads `content` for `model` as client mode does: purpose maybe late, size unknown. */
