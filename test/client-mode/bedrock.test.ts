@@ -101,12 +101,14 @@ describe('client mode with Amazon Bedrock', () => {
       expectEverySignatureVerified();
     },
     hostile: [
-      ['x-gateway-aws-region', 'us-east-1/../x'],
-      ['x-gateway-aws-region', 'evil.com'],
-      ['x-gateway-aws-s3-bucket', 'a/b'],
-      ['x-gateway-aws-s3-bucket', 'a@b'],
+      ...['us-east-1/../x', 'evil.com', 'us-east-1@evil'].map((v) => ['x-gateway-aws-region', v] as [string, string]),
+      ...['a/b', 'a..b', 'a@b', '192.168.0.1', 'b%2f'].map((v) => ['x-gateway-aws-s3-bucket', v] as [string, string]),
+      ['x-gateway-aws-s3-object-key', '../escape.jsonl'],
       ['x-gateway-aws-s3-object-key', 'a/../../b'],
+      ['x-gateway-aws-access-key-id', 'not a key'],
+      ['x-gateway-aws-role-arn', 'arn:aws:iam::1:role/x'],
     ],
+    hostileCode: 'invalid_setting',
     required: [],
     wrongKey: { header: 'x-gateway-aws-secret-access-key', value: 'a-wrong-secret-for-the-test', status: 403, error: { code: 'InvalidSignatureException' } },
   });

@@ -9,8 +9,8 @@
 import { startFakeBedrock, type FakeCustomizationJob } from '../fakes/bedrock-server';
 import { hostedJobContract } from '../support/hosted-kit';
 import {
-  awsHeaders,
   bedrock,
+  bedrockIntegration,
   chatDataset,
   DEFAULT_BUCKET,
   expectRecords,
@@ -26,12 +26,14 @@ import { eventually } from './harness';
 const hosted = hostedJobContract('bedrock', {
   start: () => startFakeBedrock({ stepsPerPoll: 0 }),
   env: fakeEndpoints,
-  integrations: (fake) => {
-    const headers = awsHeaders(fake);
-    const credentials = { aws_access_key_id: headers['x-gateway-aws-access-key-id'], aws_secret_access_key: headers['x-gateway-aws-secret-access-key'] };
-    const options = { 'x-gateway-aws-region': fake.region, 'x-gateway-aws-s3-bucket': DEFAULT_BUCKET, 'x-gateway-aws-role-arn': ROLE_ARN };
-    return [{ slug: 'hosted-bedrock', provider: 'bedrock', name: 'Bedrock', credentials, options }];
-  },
+  integrations: (fake) => [
+    {
+      slug: 'hosted-bedrock',
+      provider: 'bedrock',
+      name: 'Bedrock',
+      ...bedrockIntegration(fake, { 'x-gateway-aws-s3-bucket': DEFAULT_BUCKET, 'x-gateway-aws-role-arn': ROLE_ARN }),
+    },
+  ],
   // A hosted job on the integration, for the base model NOVA under a name of the caller's own.
   model: 'my-nova',
   job: { provider_options: { model: NOVA } },
