@@ -92,8 +92,6 @@ describe('creating and following a job', () => {
     let text = '';
     for await (const chunk of csv.stream) text += chunk;
     expect(text.split('\n')[0]).toBe('step_number,epoch_number,training_loss,perplexity');
-    expect(fake.state.sigv4.control.failures).toEqual([]);
-    expect(fake.state.sigv4.control.verified).toBeGreaterThan(3);
   });
 
   it('sends learningRateMultiplier for Claude, a job name and output of the caller, and role_arn over the header', async () => {
@@ -130,17 +128,13 @@ describe('events, checkpoints and stopping', () => {
     const { client, training } = await withDataset();
     const { id } = await client.createJob({ model: NOVA, trainingFile: training, options: {} });
     const early = await client.listEvents(id, {});
-    expect(early.data.map((e) => e.message)).toEqual([
-      'Validation of the training data started',
-      expect.stringMatching(/^Created model customization job gateway-/),
-    ]);
     fake.advance(id, 1);
     const later = await client.listEvents(id, {});
     expect(later.data.map((e) => e.message)).toEqual([
       'Data processing started',
       'Validation of the training data completed',
       'Validation of the training data started',
-      expect.stringMatching(/^Created model customization job/),
+      expect.stringMatching(/^Created model customization job gateway-/),
     ]);
     expect(later.data.slice(2)).toEqual(early.data);
     expect(new Set(later.data.map((e) => e.id)).size).toBe(4);
