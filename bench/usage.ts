@@ -160,7 +160,11 @@ function row(organisationId: string, workspaceId: string, time: Date, i: number)
 
 async function ledgerWrites(db: Database, organisationId: string, workspaceId: string): Promise<Record<string, string | number>> {
   const count = 100_000;
-  const ledger = new UsageLedger(new UsageRepository(db.prisma), { enabled: true, flushMs: 1000, maxRows: 1000, retentionDays: 90 }, createLogger('silent'));
+  const ledger = new UsageLedger(
+    new UsageRepository(db.prisma, db.copyRows),
+    { enabled: true, flushMs: 1000, maxRows: 1000, retentionDays: 90 },
+    createLogger('silent'),
+  );
   const started = performance.now();
   const now = new Date();
   for (let i = 0; i < count; i++) ledger.record(row(organisationId, workspaceId, now, i));
@@ -184,7 +188,7 @@ async function usageQuery(db: Database, organisationId: string, workspaceId: str
   );
   await db.prisma.$executeRawUnsafe('ANALYZE usage_records');
   await db.prisma.$executeRawUnsafe('ANALYZE usage_hourly');
-  const service = new UsageService(new UsageRepository(db.prisma), null);
+  const service = new UsageService(new UsageRepository(db.prisma, db.copyRows), null);
   const caller = { keyId: randomUUID(), organisationId, workspaceId: null };
   /** Median of 5 of the 30-day query by model, in days from `from`; every answer checked to hold all rows. */
   const median = async (from: number) => {

@@ -88,7 +88,7 @@ export function createServices(db: Database, config: Config, logger: Logger) {
   const clientMode = new ClientModeService(cachedResolve(integrations, hostedCache), providers);
   const clientBatches = new ClientBatchService(clientMode);
   const models = new ModelService(new ModelRepository(prisma), new IntegrationModels(integrations, logger));
-  const usageRecords = new UsageRepository(prisma);
+  const usageRecords = new UsageRepository(prisma, db.copyRows);
   const ledger = new UsageLedger(usageRecords, config.usage, logger);
   const usage = { ledger, recorder: new UsageRecorder(ledger), service: new UsageService(usageRecords, loadPrices(config.pricesFile)) };
   const chat = new ChatService(models, partials, integrations, clientMode, config.providerTimeoutMs, config.chatLimits, hostedCache);

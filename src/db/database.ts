@@ -1,7 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type * as PGliteDriver from '@electric-sql/pglite';
 import type * as PgAdapter from '@prisma/adapter-pg';
+import type * as Pg from 'pg';
+import type * as PgCopyStreams from 'pg-copy-streams';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import type * as PGliteAdapter from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client';
@@ -10,7 +14,7 @@ import { ensurePrivateDir } from '../storage/private-dir';
 import { migrate, type MigrateOptions, type MigrationOutcome, type RawQuery } from './migrations';
 import type * as Notifications from './notifications';
 import type { NotificationHandlers, NotificationListener } from './notifications';
-import { lazyRequire } from '../lazy';
+import { lazy, lazyRequire } from '../lazy';
 
 export type { PrismaClient };
 
@@ -42,12 +46,40 @@ export interface Database {
   migrate(options?: MigrateOptions): Promise<MigrationOutcome>;
   /** The channel's notifications: through a dedicated connection on Postgres, the embedded database's own on PGlite. */
   listen(channel: string, handlers: NotificationHandlers): Promise<NotificationListener>;
+  /**
+   * Appends rows to a table by COPY: `text` holds a line per row, its values in `columns`' order,
+   * tab-separated, in COPY's text format (see `copyText`). Many rows cost a fraction of an INSERT's
+   * work on both sides (the usage ledger's writes, issue 26). Outside any transaction; the table's
+   * insert triggers run as for an INSERT. On Postgres through a connection of its own (Prisma's
+   * driver adapter has no COPY), opened on first use.
+   */
+  copyRows: (table: string, columns: readonly string[], text: string) => Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * A value as COPY's text format spells it: null is `\N`; backslash, tab, newline and carriage return
+ * are escaped (any other character is itself, delimiters included only as escapes).
+ */
+export function copyText(value: string | number | boolean | null): string {
+  if (value === null) return '\\N';
+  if (typeof value !== 'string') return String(value);
+  return COPY_SPECIAL.test(value) ? value.replace(COPY_ESCAPES, (c) => COPY_ESCAPED[c]) : value;
+}
+
+const COPY_SPECIAL = /[\\\t\n\r]/;
+const COPY_ESCAPES = /[\\\t\n\r]/g;
+const COPY_ESCAPED: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/** The COPY statement of `copyRows` from `source` (PGlite reads the rows from a blob); the names are the caller's constants, quoted. */
+const copyStatement = (table: string, columns: readonly string[], source: 'STDIN' | `'/dev/blob'`) =>
+  `COPY "${table}" (${columns.map((column) => `"${column}"`).join(', ')}) FROM ${source}`;
 
 // Each kind of database requires its own driver when opened: the other one's would only slow the start.
 const postgresAdapter = lazyRequire<typeof PgAdapter>(require, '@prisma/adapter-pg');
 const postgresNotifications = lazyRequire<typeof Notifications>(require, './notifications');
+const pgDriver = lazyRequire<typeof Pg>(require, 'pg');
+const pgCopyStreams = lazyRequire<typeof PgCopyStreams>(require, 'pg-copy-streams');
 const pgliteDriver = lazyRequire<typeof PGliteDriver>(require, '@electric-sql/pglite');
 const pgliteAdapter = lazyRequire<typeof PGliteAdapter>(require, 'pglite-prisma-adapter');
 
@@ -85,13 +117,43 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
       }
     : {};
   const prisma = newClient(new PrismaPg({ connectionString: url, ...pool }), options.onQuery);
+  // One connection for COPY, opened on first use (a gateway with the usage ledger off never opens it).
+  const copyPool = lazy(() => {
+    const made = new (pgDriver().Pool)({ connectionString: url, ...pool, max: 1 });
+    // An idle connection that breaks is dropped by the pool and the next COPY opens another, whose own
+    // failure (the database still away) reaches the caller: nothing to report here.
+    made.on('error', () => {});
+    return made;
+  });
+  let copying = false;
   return {
     kind: 'postgres',
     prisma,
     // The engine gets its own small pool (it connects only if the engine runs), closed with the engine's work.
     migrate: (migrateOptions) => migrate(new PrismaPg({ connectionString: url, max: 2 }), rawQuery(prisma), migrateOptions),
     listen: (channel, handlers) => listenPostgres(url, channel, handlers),
-    close: () => prisma.$disconnect(),
+    copyRows: async (table, columns, text) => {
+      copying = true;
+      const client = await copyPool().connect();
+      let failure: Error | undefined;
+      // A broken link is also told to the connection's listeners, besides the COPY it fails.
+      const broken = (err: Error) => (failure ??= err);
+      client.on('error', broken);
+      try {
+        await pipeline(Readable.from([text]), client.query(pgCopyStreams().from(copyStatement(table, columns, 'STDIN'))));
+      } catch (err) {
+        failure ??= err as Error;
+        throw err;
+      } finally {
+        // A connection a COPY failed on is closed (its listener stays for what else it may tell), not given back for the next one.
+        if (!failure) client.off('error', broken);
+        client.release(failure);
+      }
+    },
+    close: async () => {
+      await prisma.$disconnect();
+      if (copying) await copyPool().end();
+    },
   };
 }
 
@@ -120,6 +182,9 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
         });
         handlers.onListening(true);
         return { close: () => unlisten() };
+      },
+      copyRows: async (table, columns, text) => {
+        await pglite.query(copyStatement(table, columns, `'/dev/blob'`), [], { blob: new Blob([text]) });
       },
       close: async () => {
         await prisma.$disconnect();

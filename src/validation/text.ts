@@ -13,6 +13,9 @@ const REASON = 'must not contain NUL characters (U+0000) or unpaired UTF-16 surr
 
 export const isStorableText = (text: string): boolean => !UNSTORABLE.test(text);
 
+/** The text with what Postgres cannot store replaced by U+FFFD: for text the gateway keeps but no caller sent (a provider's ids). */
+export const storableText = (text: string): string => (isStorableText(text) ? text : text.replace(new RegExp(UNSTORABLE, 'g'), '\uFFFD'));
+
 /** A place in the walked value: its key in its parent, linked up to the root. */
 interface Place {
   value: unknown;

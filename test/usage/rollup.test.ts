@@ -11,7 +11,7 @@ import type { Scope } from '../../src/auth/scope';
 import { createLogger } from '../../src/logger';
 import { UsageLedger } from '../../src/modules/usage/usage.ledger';
 import type { UsageRow } from '../../src/modules/usage/usage.model';
-import { UsageRepository } from '../../src/modules/usage/usage.repository';
+import { insertUsageRows, UsageRepository } from '../../src/modules/usage/usage.repository';
 import { BUCKET_LIMITS, USAGE_GROUPS, type UsageGroup, type UsageQueryInput } from '../../src/modules/usage/usage.schemas';
 import type { UsageResult } from '../../src/modules/usage/usage.service';
 import { createTestServices, type TestServices } from '../support/services';
@@ -70,7 +70,7 @@ async function write(all: UsageRow[]): Promise<void> {
 beforeAll(async () => {
   env = await createTestServices();
   org = env.scope;
-  repository = new UsageRepository(env.services.db.prisma);
+  repository = new UsageRepository(env.services.db.prisma, env.services.db.copyRows);
   const other = await env.services.organisations.create('Other organisation');
   rows = ledgerRows(org.organisationId, [org.workspaceId, otherWorkspace, null]);
   await write([...rows, ...ledgerRows(other.organisation.id, [other.workspace.id])]);
@@ -200,8 +200,14 @@ describe('usage answers over the hourly sums', () => {
 });
 
 describe('writing', () => {
-  it('stores text as it came, whatever characters it holds, and null apart from the text NULL', async () => {
-    const texts = ['a,"b"\\c {d}', ' NULL ', 'NULL', '\\', '"', 'é, 🙂\n\t'];
+  // The ledger's buffered rows go by COPY; a fine-tuning job's or a provider batch's within their transaction, by INSERT.
+  const ways = {
+    COPY: (rows: UsageRow[]) => repository.insert(rows),
+    INSERT: (rows: UsageRow[]) => insertUsageRows(env.services.db.prisma, rows),
+  };
+
+  it.each(Object.entries(ways))('stores text as it came by %s, whatever characters it holds, and null apart from the text NULL', async (way, write) => {
+    const texts = ['a,"b"\\c {d}', ' NULL ', 'NULL', '\\N', '\\', '"', 'é, 🙂\n\t', '\r\n', '\ta\tb\t', '\\t'];
     const written = texts.map((text, i) => ({
       ...ledgerRows(org.organisationId, [org.workspaceId])[0],
       time: new Date(),
@@ -209,14 +215,30 @@ describe('writing', () => {
       integration: i % 2 ? text : null,
       model: text,
       baseModel: i % 2 ? null : text,
-      requestId: `written-${i}-${text}`,
+      requestId: `${way}-${i}-${text}`,
     }));
-    await repository.insert(written);
-    const stored = await env.services.db.prisma.usageRecord.findMany({ where: { requestId: { startsWith: 'written-' } }, orderBy: { id: 'asc' } });
+    await write(written);
+    const stored = await env.services.db.prisma.usageRecord.findMany({ where: { requestId: { startsWith: `${way}-` } }, orderBy: { id: 'asc' } });
     expect(stored.map(({ provider, integration, model, baseModel, requestId }) => ({ provider, integration, model, baseModel, requestId }))).toEqual(
       written.map(({ provider, integration, model, baseModel, requestId }) => ({ provider, integration, model, baseModel, requestId })),
     );
   });
+
+  it.each(Object.entries(ways))(
+    'stores by %s what Postgres cannot store (a provider id with NUL, a lone surrogate) as U+FFFD, with the rows beside it',
+    async (way, write) => {
+      const row = { ...ledgerRows(org.organisationId, [org.workspaceId])[0], time: new Date() };
+      await write([
+        { ...row, requestId: `${way}-unstorable-a\u0000b\ud800c`, model: 'm\udc00' },
+        { ...row, requestId: `${way}-unstorable-plain` },
+      ]);
+      const stored = await env.services.db.prisma.usageRecord.findMany({ where: { requestId: { startsWith: `${way}-unstorable-` } }, orderBy: { id: 'asc' } });
+      expect(stored.map(({ requestId, model }) => ({ requestId, model }))).toEqual([
+        { requestId: `${way}-unstorable-a\uFFFDb\uFFFDc`, model: 'm\uFFFD' },
+        { requestId: `${way}-unstorable-plain`, model: row.model },
+      ]);
+    },
+  );
 });
 
 describe('pruning', () => {
