@@ -20,6 +20,10 @@ beforeEach(async () => {
 
 afterEach(() => fake.close());
 
+const message = (role: string, content: unknown, extra = {}) => ({ role, content, ...extra });
+/** One JSONL line of the OpenAI chat format: `[role, content, extra members]` per message. */
+const line = (...messages: Array<[string, unknown, object?]>) => JSON.stringify({ messages: messages.map((m) => message(...m)) });
+
 describe('dataset conversion on upload (Nova and Claude records: client-mode/bedrock)', () => {
   it('writes {prompt, completion} for a Titan-style text model named by its ARN', async () => {
     const file = await upload(bedrock(fake), chatDataset(12), `arn:aws:bedrock:us-east-1::foundation-model/${TITAN}`);
@@ -27,58 +31,21 @@ describe('dataset conversion on upload (Nova and Claude records: client-mode/bed
   });
 
   it('joins text parts, and puts the upload at x-gateway-aws-s3-object-key when given', async () => {
-    const parts = JSON.stringify({
-      messages: [
-        {
-          role: 'user',
-          content: [
-            { type: 'text', text: 'Hi ' },
-            { type: 'text', text: 'there' },
-          ],
-        },
-        { role: 'assistant', content: 'Hello' },
-      ],
-    });
+    const parts = ['Hi ', 'there'].map((text) => ({ type: 'text', text }));
     const client = bedrock(fake, { headers: { 'x-gateway-aws-s3-object-key': 'datasets/mine.jsonl' } });
-    const file = await upload(client, `${parts}\n`, CLAUDE);
+    const file = await upload(client, `${line(['user', parts], ['assistant', 'Hello'])}\n`, CLAUDE);
     expect(file).toMatchObject({ id: `s3://${DEFAULT_BUCKET}/datasets/mine.jsonl`, filename: 'mine.jsonl' });
-    expect(storedLines(fake, file.id)).toEqual([
-      {
-        messages: [
-          { role: 'user', content: 'Hi there' },
-          { role: 'assistant', content: 'Hello' },
-        ],
-      },
-    ]);
+    expect(storedLines(fake, file.id)).toEqual([{ messages: [message('user', 'Hi there'), message('assistant', 'Hello')] }]);
   });
 
   it.each([
-    [
-      'a tool call',
-      JSON.stringify({
-        messages: [
-          { role: 'user', content: 'x' },
-          { role: 'assistant', content: null, tool_calls: [{ id: 't' }] },
-        ],
-      }),
-      /line 3: messages\[1\]: tool calls/,
-    ],
-    [
-      'two user turns',
-      JSON.stringify({
-        messages: [
-          { role: 'user', content: 'a' },
-          { role: 'user', content: 'b' },
-          { role: 'assistant', content: 'c' },
-        ],
-      }),
-      /line 3: messages\[1\]: .*alternate/,
-    ],
-    ['no final answer', JSON.stringify({ messages: [{ role: 'user', content: 'a' }] }), /line 3: the conversation must end with an assistant message/],
+    ['a tool call', line(['user', 'x'], ['assistant', null, { tool_calls: [{ id: 't' }] }]), /line 3: messages\[1\]: tool calls/],
+    ['two user turns', line(['user', 'a'], ['user', 'b'], ['assistant', 'c']), /line 3: messages\[1\]: .*alternate/],
+    ['no final answer', line(['user', 'a']), /line 3: the conversation must end with an assistant message/],
     ['not JSON', '{oops', /line 3: invalid JSON/],
     [
       'more than one exchange for a Titan-style text model',
-      JSON.stringify({ messages: ['user', 'assistant', 'user', 'assistant'].map((role, i) => ({ role, content: `m${i}` })) }),
+      line(['user', 'm0'], ['assistant', 'm1'], ['user', 'm2'], ['assistant', 'm3']),
       /line 3: text models take one exchange per example/,
       TITAN,
     ],
