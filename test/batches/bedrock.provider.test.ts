@@ -7,9 +7,9 @@
  * batch, unless the provider runner was asked for: then the create is a 400 naming the reason.
  */
 import { api } from '../support/gateway';
-import { DEFAULT_BUCKET, ROLE_ARN, useBedrockGateway } from '../providers/bedrock-harness';
+import { DEFAULT_BUCKET, ROLE_ARN } from '../providers/bedrock-harness';
 import { eventually } from '../fine-tuning/harness';
-import { chatLine, fileLines, finished, jsonl, uploadBatchFile } from './harness';
+import { chatLine, fileLines, finished, jsonl, uploadBatchFile, useBedrockGateway } from './harness';
 
 const MODEL = 'anthropic.claude-3-haiku-20240307-v1:0';
 

@@ -9,6 +9,10 @@ import { unmetered } from '../../src/modules/usage/usage.recorder';
 import type OpenAI from 'openai';
 import { hostedOnFake, type HostedSetup } from '../support/hosted-kit';
 import { assertOpenAIShape } from '../support/openai-schemas';
+import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { startFakeBedrock, type FakeBedrock, type FakeBedrockOptions } from '../fakes/bedrock-server';
+import { sdk } from '../fine-tuning/harness';
+import { bedrockIntegration, DEFAULT_BUCKET, fakeEndpoints, ROLE_ARN } from '../providers/bedrock-harness';
 
 export const chatLine = (customId: string, model: string, content = `Question ${customId}`, body: Record<string, unknown> = {}) => ({
   custom_id: customId,
@@ -161,4 +165,35 @@ export function gatewayRunsTunedModel<F extends { close(): Promise<void> }>(row:
       expect(row.reached(fake, tag)).toEqual(Array(LINES - 1).fill(tuned));
     });
   });
+}
+
+/** Stores `fake`'s credentials, region, bucket and role as the integration `@my-bedrock` of the test key's workspace. */
+async function storeBedrockIntegration(gw: TestGateway, fake: FakeBedrock): Promise<void> {
+  const res = await api(gw, 'POST', '/v1/integrations', {
+    body: {
+      slug: 'my-bedrock',
+      provider: 'bedrock',
+      ...bedrockIntegration(fake, { 'x-gateway-aws-s3-bucket': DEFAULT_BUCKET, 'x-gateway-aws-role-arn': ROLE_ARN }),
+    },
+  });
+  if (res.status !== 200) throw new Error(`integration not created: ${JSON.stringify(res.body)}`);
+}
+
+/**
+ * A fake Bedrock (started with `options`) and a gateway on it (`env` added to its endpoints) that holds
+ * it as `@my-bedrock`, for the tests of the enclosing file or describe. Read the fields inside the tests.
+ */
+export function useBedrockGateway(options: FakeBedrockOptions, env: Record<string, string>) {
+  const on = {} as { fake: FakeBedrock; gw: TestGateway; client: OpenAI };
+  beforeAll(async () => {
+    on.fake = await startFakeBedrock(options);
+    on.gw = await startTestGateway({ ...fakeEndpoints(on.fake), ...env });
+    on.client = sdk(on.gw);
+    await storeBedrockIntegration(on.gw, on.fake);
+  });
+  afterAll(async () => {
+    await on.gw?.stop();
+    await on.fake?.close();
+  });
+  return on;
 }

@@ -8,8 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { ProviderBatchRecords } from '../../src/modules/batches/provider-batch.repository';
 import type { RunningGateway } from '../../src/main';
 import { eventually, useOpenAIGateway } from '../fine-tuning/harness';
-import { useBedrockGateway } from '../providers/bedrock-harness';
-import { batchRunner, chatLine, createBatch, finished, jsonl } from './harness';
+import { batchRunner, chatLine, createBatch, finished, jsonl, useBedrockGateway } from './harness';
 
 /** The gateway's records, with the first `saveJob` failing as a process killed right after the create would. */
 function crashingOnceAfterCreate(records: ProviderBatchRecords): { records: ProviderBatchRecords; crashes: () => number } {

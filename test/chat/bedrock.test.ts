@@ -2,14 +2,13 @@
  * Chat on Amazon Bedrock in client mode (the OpenAI SDK, AWS settings in headers) against the fake
  * runtime's Converse and ConverseStream: the chat contract (support/chat-kit.ts), and what is
  * Bedrock's own: a custom model answering through the deployment named in
- * x-gateway-aws-bedrock-model (without one, Bedrock's refusal relayed; a hosted job's model asks for
- * one), turns merged, tools as `toolConfig` / `toolUse` / `toolResult`, `data:` images as bytes,
+ * x-gateway-aws-bedrock-model (without one, Bedrock's refusal relayed; a hosted job's model asking
+ * for one is in fine-tuning/bedrock-hosted), turns merged, tools as `toolConfig` / `toolUse` / `toolResult`, `data:` images as bytes,
  * json_schema through a forced tool, a cut answer as `length`.
  */
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
-import { awsHeaders, bedrock, fakeEndpoints } from '../providers/bedrock-harness';
+import { awsHeaders, fakeEndpoints } from '../providers/bedrock-harness';
 import { askChat, chatClient, chatContract, imageAt, type ChatTarget } from '../support/chat-kit';
-import { failure } from '../support/expect';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { streamedText } from './harness';
 import { WEATHER } from './sdk-suite';
@@ -112,77 +111,63 @@ it('passes a custom model without a deployment on to Bedrock and relays its refu
   expect(lastCall()).toMatchObject({ modelId: CUSTOM_MODEL });
 });
 
-it('asks for a deployment when a hosted job’s custom model has none named, before any call', async () => {
-  const request = { model: CUSTOM_MODEL, body: { model: CUSTOM_MODEL, messages: [{ role: 'user' as const, content: 'Hi' }] }, hosted: true };
-  const before = fake.runtime.requests.length;
-  const err = await failure(bedrock(fake).chat({ ...request, signal: new AbortController().signal }), 'invalid_request');
-  expect(err).toMatchObject({ status: 400, code: 'deployment_required', param: 'x-gateway-aws-bedrock-model' });
-  expect(err.message).toMatch(/custom model deployment or provisioned throughput.*x-gateway-aws-bedrock-model/);
-  expect(fake.runtime.requests.length).toBe(before);
-});
+const ask = (text: string) => [{ role: 'user' as const, content: text }];
+const toolUse = (i: number, city: string) => ({ toolUse: { toolUseId: `call_${i}`, name: 'get_weather', input: { city } } });
+const toolResult = (i: number, text: string) => ({ toolResult: { toolUseId: `call_${i}`, content: [{ text }] } });
+const calls = ['Paris', 'Rome'].map((city, i) => ({
+  id: `call_${i}`,
+  type: 'function' as const,
+  function: { name: 'get_weather', arguments: `{"city":"${city}"}` },
+}));
+const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
+const forced = { name: 'reply', description: 'Answer with JSON that matches this schema.', inputSchema: { json: schema } };
+const spec = { description: 'The weather in a city', inputSchema: { json: WEATHER.function.parameters } };
+const getTime = { ...WEATHER, function: { ...WEATHER.function, name: 'get_time', strict: undefined } };
 
-it('reports an answer cut by max_tokens as length', async () => {
-  const completion = await chatClient(target('amazon.nova-micro-v1:0')).chat.completions.create({
-    model: 'amazon.nova-micro-v1:0',
-    messages: [{ role: 'user', content: 'Hello' }],
-    max_tokens: 2,
-  });
-  expect(completion.choices[0]).toMatchObject({ message: { content: 'Answer from ' }, finish_reason: 'length' });
-  expect(completion.usage?.completion_tokens).toBe(2);
-});
-
-it('sends tools as toolConfig, assistant calls as toolUse and tool messages as toolResult blocks of one user turn', async () => {
-  const other = { ...WEATHER, function: { ...WEATHER.function, name: 'get_time', strict: undefined } };
-  await chatClient(target()).chat.completions.create({
-    model: MODEL,
-    messages: [
-      { role: 'user', content: 'Paris and Rome' },
-      {
-        role: 'assistant',
-        content: null,
-        tool_calls: ['Paris', 'Rome'].map((city, i) => ({
-          id: `call_${i}`,
-          type: 'function' as const,
-          function: { name: 'get_weather', arguments: `{"city":"${city}"}` },
-        })),
-      },
-      { role: 'tool', tool_call_id: 'call_0', content: 'Sunny' },
-      { role: 'tool', tool_call_id: 'call_1', content: 'Rainy' },
-    ],
-    tools: [WEATHER, other],
-    tool_choice: 'required',
-  });
-  const toolUse = (i: number, city: string) => ({ toolUse: { toolUseId: `call_${i}`, name: 'get_weather', input: { city } } });
-  const toolResult = (i: number, text: string) => ({ toolResult: { toolUseId: `call_${i}`, content: [{ text }] } });
-  expect(lastCall().body).toMatchObject({
-    messages: [
-      { role: 'user', content: [{ text: 'Paris and Rome' }] },
-      { role: 'assistant', content: [toolUse(0, 'Paris'), toolUse(1, 'Rome')] },
-      { role: 'user', content: [toolResult(0, 'Sunny'), toolResult(1, 'Rainy')] },
-    ],
-    toolConfig: {
-      tools: [
-        { toolSpec: { name: 'get_weather', description: 'The weather in a city', inputSchema: { json: WEATHER.function.parameters }, strict: true } },
-        { toolSpec: { name: 'get_time', inputSchema: { json: WEATHER.function.parameters } } },
+it.each<[string, Record<string, unknown>, Record<string, unknown>, Record<string, unknown>]>([
+  [
+    'an answer cut by max_tokens as length',
+    { model: 'amazon.nova-micro-v1:0', messages: ask('Hello'), max_tokens: 2 },
+    { inferenceConfig: { maxTokens: 2 } },
+    { choices: [{ message: { content: 'Answer from ' }, finish_reason: 'length' }], usage: { completion_tokens: 2 } },
+  ],
+  [
+    'tools as toolConfig, assistant calls as toolUse and tool messages as toolResult blocks of one user turn',
+    {
+      messages: [
+        ...ask('Paris and Rome'),
+        { role: 'assistant', content: null, tool_calls: calls },
+        { role: 'tool', tool_call_id: 'call_0', content: 'Sunny' },
+        { role: 'tool', tool_call_id: 'call_1', content: 'Rainy' },
       ],
-      toolChoice: { any: {} },
+      tools: [WEATHER, getTime],
+      tool_choice: 'required',
     },
-  });
-  await chatClient(target()).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }], tools: [WEATHER], tool_choice: 'none' });
-  expect(lastCall().body.toolConfig).toBeUndefined();
-});
-
-it('answers json_schema through a forced tool whose input schema is the schema', async () => {
-  const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
-  const completion = await chatClient(target()).chat.completions.create({
-    model: MODEL,
-    messages: [{ role: 'user', content: 'Hi' }],
-    response_format: { type: 'json_schema', json_schema: { name: 'reply', schema } },
-  });
-  expect(completion.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: JSON.stringify({ answer: 'Hi' }) } });
-  expect(completion.choices[0].message.tool_calls).toBeUndefined();
-  expect(lastCall().body.toolConfig).toEqual({
-    tools: [{ toolSpec: { name: 'reply', description: 'Answer with JSON that matches this schema.', inputSchema: { json: schema } } }],
-    toolChoice: { tool: { name: 'reply' } },
-  });
+    {
+      messages: [
+        { role: 'user', content: [{ text: 'Paris and Rome' }] },
+        { role: 'assistant', content: [toolUse(0, 'Paris'), toolUse(1, 'Rome')] },
+        { role: 'user', content: [toolResult(0, 'Sunny'), toolResult(1, 'Rainy')] },
+      ],
+      toolConfig: {
+        tools: [{ toolSpec: { ...spec, name: 'get_weather', strict: true } }, { toolSpec: { ...spec, name: 'get_time' } }],
+        toolChoice: { any: {} },
+      },
+    },
+    {},
+  ],
+  ['no toolConfig for tool_choice none', { messages: ask('Hi'), tools: [WEATHER], tool_choice: 'none' }, {}, {}],
+  [
+    'json_schema through a forced tool whose input schema is the schema',
+    { messages: ask('Hi'), response_format: { type: 'json_schema', json_schema: { name: 'reply', schema } } },
+    { toolConfig: { tools: [{ toolSpec: forced }], toolChoice: { tool: { name: 'reply' } } } },
+    { choices: [{ finish_reason: 'stop', message: { content: JSON.stringify({ answer: 'Hi' }) } }] },
+  ],
+])('sends and answers %s', async (_what, request, { toolConfig, ...sent }, answer) => {
+  const model = (request.model as string | undefined) ?? MODEL;
+  const completion = await chatClient(target(model)).chat.completions.create({ model, ...request } as never);
+  expect(lastCall().body).toMatchObject(sent);
+  expect(lastCall().body.toolConfig).toEqual(toolConfig); // whole, or absent
+  expect(completion).toMatchObject(answer);
+  if (!request.tools) expect(completion.choices[0].message.tool_calls).toBeUndefined();
 });

@@ -8,19 +8,32 @@
  */
 import { startFakeBedrock, type FakeCustomizationJob } from '../fakes/bedrock-server';
 import { hostedJobContract } from '../support/hosted-kit';
-import { awsHeaders, bedrock, chatDataset, DEFAULT_BUCKET, fakeEndpoints, NOVA, ROLE_ARN, storedLines, upload } from '../providers/bedrock-harness';
+import {
+  bedrock,
+  bedrockIntegration,
+  chatDataset,
+  DEFAULT_BUCKET,
+  expectRecords,
+  fakeEndpoints,
+  NOVA,
+  ROLE_ARN,
+  storedLines,
+  upload,
+} from '../providers/bedrock-harness';
 import { propertiesOf } from '../chat/sdk-suite';
 import { eventually } from './harness';
 
 const hosted = hostedJobContract('bedrock', {
   start: () => startFakeBedrock({ stepsPerPoll: 0 }),
   env: fakeEndpoints,
-  integrations: (fake) => {
-    const headers = awsHeaders(fake);
-    const credentials = { aws_access_key_id: headers['x-gateway-aws-access-key-id'], aws_secret_access_key: headers['x-gateway-aws-secret-access-key'] };
-    const options = { 'x-gateway-aws-region': fake.region, 'x-gateway-aws-s3-bucket': DEFAULT_BUCKET, 'x-gateway-aws-role-arn': ROLE_ARN };
-    return [{ slug: 'hosted-bedrock', provider: 'bedrock', name: 'Bedrock', credentials, options }];
-  },
+  integrations: (fake) => [
+    {
+      slug: 'hosted-bedrock',
+      provider: 'bedrock',
+      name: 'Bedrock',
+      ...bedrockIntegration(fake, { 'x-gateway-aws-s3-bucket': DEFAULT_BUCKET, 'x-gateway-aws-role-arn': ROLE_ARN }),
+    },
+  ],
   // A hosted job on the integration, for the base model NOVA under a name of the caller's own.
   model: 'my-nova',
   job: { provider_options: { model: NOVA } },
@@ -30,6 +43,8 @@ const hosted = hostedJobContract('bedrock', {
   requests: (fake) => fake.control.requests,
   held: { advance: (fake, arn) => void fake.advance(arn), statuses: ['queued', 'running', 'succeeded'] },
   succeeded: {
+    // Bedrock has no seed or metadata: a hosted job keeps them in the gateway.
+    job: { seed: 42 },
     done: (remote) => ({ fine_tuned_model: remote.outputModelArn, result_files: [expect.stringMatching(/step_wise_training_metrics\.csv$/)] }),
     events: (remote) => [
       expect.stringMatching(/^Uploaded training file to bedrock as s3:\/\//),
@@ -48,12 +63,11 @@ const hosted = hostedJobContract('bedrock', {
         roleArn: ROLE_ARN,
         hyperParameters: { epochCount: '2' },
       });
+      expect(Object.keys(remote.request)).not.toEqual(expect.arrayContaining([expect.stringMatching(/seed|metadata/)]));
+      expect(done).toMatchObject({ seed: 42, metadata: { team: 'search' } });
       expect(done.fine_tuned_model).toMatch(/^arn:aws:bedrock:us-east-1:123456789012:custom-model\/amazon\.nova-micro-v1:0:128k\/[a-z0-9]{12}$/);
       // The gateway's dataset went to the integration's bucket in Nova's Converse format, every line there.
-      const lines = storedLines(hosted.fake, remote.trainingDataConfig.s3Uri);
-      expect(lines).toHaveLength(12);
-      expect(lines.every((l) => (l as { schemaVersion?: string }).schemaVersion === 'bedrock-conversation-2024')).toBe(true);
-      expect(lines.filter((l) => !Object.hasOwn(l as object, 'system'))).toHaveLength(1);
+      expectRecords(storedLines(hosted.fake, remote.trainingDataConfig.s3Uri), NOVA);
     },
   },
   failures: [
@@ -81,19 +95,20 @@ const hosted = hostedJobContract('bedrock', {
     error: { code: 'model_customization_failed', message: expect.stringContaining('Training failed: out of memory') },
   },
   cancel: {
+    // Stopping reads running until Bedrock has stopped the job; Bedrock's events of both are kept.
     answers: ['running'],
     asked: (remote) => expect(remote.status).toBe('Stopping'),
     stopped: (remote, events) => {
       expect(remote.status).toBe('Stopped');
+      const stopped = ['The job was stopped', 'Validation of the training data stopped'];
       const messages = events.map((e) => e.message);
-      expect(messages).toEqual(
-        expect.arrayContaining(['Cancelled at Amazon Bedrock', 'Job status changed from validating_files to running', 'The job was stopped']),
-      );
+      expect(messages).toEqual(expect.arrayContaining(['Cancelled at Amazon Bedrock', 'Job status changed from validating_files to running', ...stopped]));
     },
   },
   // Signed with the integration's credentials (the fake checks the SigV4 signature), in the integration's region.
   deployment: {
     header: 'x-gateway-aws-bedrock-model',
+    refusal: /custom model deployment or provisioned throughput.*x-gateway-aws-bedrock-model/,
     calls: (): unknown[] => hosted.fake.state.converseCalls,
     deploy: (model): { value: string } => ({ value: hosted.fake.registerDeployment(model) }),
     sent: (value) => ({ modelId: value, stream: false }),
@@ -132,7 +147,10 @@ describe('hosted Bedrock jobs', () => {
       // What a process that crashed right after Bedrock's answer leaves: the uploaded data, the job, an attempt counted.
       const provider = bedrock(hosted.fake);
       const training = (await upload(provider, chatDataset(12), NOVA)).id;
-      const remote = await provider.createJob({ model: NOVA, trainingFile: training, options: {}, gatewayJobId: created.id });
+      // The gateway job id is the idempotency token: a repeated create answers the same Bedrock job.
+      const input = { model: NOVA, trainingFile: training, options: {}, gatewayJobId: created.id };
+      const remote = await provider.createJob(input);
+      expect((await provider.createJob(input)).id).toBe(remote.id);
       await hosted.gw.gateway.services.db.prisma.fineTuningJob.update({
         where: { id: created.id },
         data: { providerTrainingFileId: training, submitAttempts: 1 },

@@ -5,10 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import { ProviderRegistry, type ProviderClient } from '../../src/providers/registry';
-import type OpenAI from 'openai';
-import { DEFAULT_BUCKET, startFakeBedrock, type FakeBedrock, type FakeBedrockOptions } from '../fakes/bedrock-server';
-import { sdk } from '../fine-tuning/harness';
-import { api, startTestGateway, type TestGateway } from '../support/gateway';
+import { DEFAULT_BUCKET, type FakeBedrock } from '../fakes/bedrock-server';
 import type { ClientOptions } from '../support/provider-kit';
 
 // The SDK warns once per process that its 2027 releases will need Node 22; irrelevant to these tests.
@@ -55,22 +52,29 @@ export const chatExample = (n: number, system = true) =>
 /** `examples` chat examples, the fifth without a system message. */
 export const chatDataset = (examples = 12) => Array.from({ length: examples }, (_, i) => chatExample(i + 1, i !== 4)).join('\n') + '\n';
 
-/** The S3 lines of chatDataset(12) in Claude's format: `{system, messages}` of strings, the fifth without a system. */
-export function expectClaudeDataset(lines: unknown[]): void {
+const turns = (n: number, text: (t: string) => unknown) => [
+  { role: 'user', content: text(`Question ${n}?`) },
+  { role: 'assistant', content: text(`Answer ${n}.`) },
+];
+
+/** Lines 1 and 5 of chatDataset(12) (the fifth without a system message) in each base model's record format in S3. */
+const RECORDS: Record<string, unknown[]> = {
+  [NOVA]: [1, 5].map((n) => ({
+    schemaVersion: 'bedrock-conversation-2024',
+    ...(n === 1 ? { system: [{ text: 'You are terse.' }] } : {}),
+    messages: turns(n, (text) => [{ text }]),
+  })),
+  [CLAUDE]: [1, 5].map((n) => ({ ...(n === 1 ? { system: 'You are terse.' } : {}), messages: turns(n, (text) => text) })),
+  [TITAN]: [
+    { prompt: 'You are terse.\n\nQuestion 1?', completion: 'Answer 1.' },
+    { prompt: 'Question 5?', completion: 'Answer 5.' },
+  ],
+};
+
+/** The S3 lines of chatDataset(12) converted for `model` (NOVA, CLAUDE or TITAN). */
+export function expectRecords(lines: unknown[], model: string): void {
   expect(lines).toHaveLength(12);
-  expect(lines[0]).toEqual({
-    system: 'You are terse.',
-    messages: [
-      { role: 'user', content: 'Question 1?' },
-      { role: 'assistant', content: 'Answer 1.' },
-    ],
-  });
-  expect(lines[4]).toEqual({
-    messages: [
-      { role: 'user', content: 'Question 5?' },
-      { role: 'assistant', content: 'Answer 5.' },
-    ],
-  });
+  expect([lines[0], lines[4]]).toEqual(RECORDS[model]);
 }
 
 /** Uploads `content` for `model` as client mode does: purpose maybe late, size unknown. */
@@ -97,34 +101,3 @@ export const bedrockIntegration = (fake: FakeBedrock, options: Record<string, st
   credentials: { aws_access_key_id: fake.credentials.accessKeyId, aws_secret_access_key: fake.credentials.secretAccessKey },
   options: { 'x-gateway-aws-region': fake.region, ...options },
 });
-
-/** Stores `fake`'s credentials, region, bucket and role as the integration `@my-bedrock` of the test key's workspace. */
-async function storeBedrockIntegration(gw: TestGateway, fake: FakeBedrock): Promise<void> {
-  const res = await api(gw, 'POST', '/v1/integrations', {
-    body: {
-      slug: 'my-bedrock',
-      provider: 'bedrock',
-      ...bedrockIntegration(fake, { 'x-gateway-aws-s3-bucket': DEFAULT_BUCKET, 'x-gateway-aws-role-arn': ROLE_ARN }),
-    },
-  });
-  if (res.status !== 200) throw new Error(`integration not created: ${JSON.stringify(res.body)}`);
-}
-
-/**
- * A fake Bedrock (started with `options`) and a gateway on it (`env` added to its endpoints) that holds
- * it as `@my-bedrock`, for the tests of the enclosing file or describe. Read the fields inside the tests.
- */
-export function useBedrockGateway(options: FakeBedrockOptions, env: Record<string, string>) {
-  const on = {} as { fake: FakeBedrock; gw: TestGateway; client: OpenAI };
-  beforeAll(async () => {
-    on.fake = await startFakeBedrock(options);
-    on.gw = await startTestGateway({ ...fakeEndpoints(on.fake), ...env });
-    on.client = sdk(on.gw);
-    await storeBedrockIntegration(on.gw, on.fake);
-  });
-  afterAll(async () => {
-    await on.gw?.stop();
-    await on.fake?.close();
-  });
-  return on;
-}

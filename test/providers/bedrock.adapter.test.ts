@@ -75,18 +75,8 @@ adapterContract('bedrock', {
   },
   settings: {
     required: ['x-gateway-aws-region', 'x-gateway-aws-secret-access-key'],
-    hostile: [
-      ['x-gateway-aws-region', 'us-east-1/../x'],
-      ['x-gateway-aws-region', 'evil.com'],
-      ['x-gateway-aws-region', 'us-east-1@evil'],
-      ['x-gateway-aws-s3-bucket', 'a/b'],
-      ['x-gateway-aws-s3-bucket', 'a..b'],
-      ['x-gateway-aws-s3-bucket', '192.168.0.1'],
-      ['x-gateway-aws-s3-bucket', 'b%2f'],
-      ['x-gateway-aws-s3-object-key', '../escape.jsonl'],
-      ['x-gateway-aws-access-key-id', 'not a key'],
-      ['x-gateway-aws-role-arn', 'arn:aws:iam::1:role/x'],
-    ],
+    // Hostile values: through HTTP in client-mode/bedrock.
+    hostile: [],
   },
   wrongCredentials: {
     headers: { 'x-gateway-aws-secret-access-key': 'a-wrong-secret-value' },

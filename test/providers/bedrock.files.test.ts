@@ -1,7 +1,8 @@
 /**
  * Bedrock datasets against the fake S3, through the registry's ProviderClient: the OpenAI chat JSONL
  * converted line by line into the base model's record format (Converse for Nova, `{system, messages}`
- * for Claude, `{prompt, completion}` for Titan), a line that cannot be converted refused by number,
+ * for Claude, `{prompt, completion}` for Titan; the first two are checked through HTTP in
+ * client-mode/bedrock), a line that cannot be converted refused by number,
  * a large dataset streamed as a multipart upload of ≥ 5 MiB parts with flat memory, and the file
  * operations on the bucket. Every request was SigV4-signed and verified by the fake.
  */
@@ -9,19 +10,7 @@ import { Readable } from 'node:stream';
 import { failure } from '../support/expect';
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock-server';
 import { MIN_PART_SIZE } from '../fakes/s3-server';
-import {
-  bedrock,
-  chatDataset,
-  chatExample,
-  CLAUDE,
-  DEFAULT_BUCKET,
-  expectClaudeDataset,
-  NOVA,
-  requestCount,
-  storedLines,
-  TITAN,
-  upload,
-} from './bedrock-harness';
+import { bedrock, chatDataset, chatExample, CLAUDE, DEFAULT_BUCKET, expectRecords, NOVA, requestCount, storedLines, TITAN, upload } from './bedrock-harness';
 
 let fake: FakeBedrock;
 
@@ -31,123 +20,41 @@ beforeEach(async () => {
 
 afterEach(() => fake.close());
 
-const S3_ID = new RegExp(`^s3://${DEFAULT_BUCKET}/gateway-files/\\d{8}T\\d{6}\\.\\d{3}Z-[0-9a-f]{12}/train\\.jsonl$`);
+const message = (role: string, content: unknown, extra = {}) => ({ role, content, ...extra });
+/** One JSONL line of the OpenAI chat format: `[role, content, extra members]` per message. */
+const line = (...messages: Array<[string, unknown, object?]>) => JSON.stringify({ messages: messages.map((m) => message(...m)) });
 
-describe('dataset conversion on upload', () => {
-  it('writes Converse records for Nova, keeping the line without a system message', async () => {
-    const file = await upload(bedrock(fake), chatDataset(12), NOVA);
-    expect(file).toEqual({
-      id: expect.stringMatching(S3_ID),
-      bytes: expect.any(Number),
-      createdAt: expect.any(Number),
-      filename: 'train.jsonl',
-      purpose: 'fine-tune',
-      status: 'processed',
-      statusDetails: null,
-    });
-    const lines = storedLines(fake, file.id);
-    expect(lines).toHaveLength(12);
-    expect(lines[0]).toEqual({
-      schemaVersion: 'bedrock-conversation-2024',
-      system: [{ text: 'You are terse.' }],
-      messages: [
-        { role: 'user', content: [{ text: 'Question 1?' }] },
-        { role: 'assistant', content: [{ text: 'Answer 1.' }] },
-      ],
-    });
-    expect(lines[4]).toEqual({
-      schemaVersion: 'bedrock-conversation-2024',
-      messages: [
-        { role: 'user', content: [{ text: 'Question 5?' }] },
-        { role: 'assistant', content: [{ text: 'Answer 5.' }] },
-      ],
-    });
-    const stored = fake.s3.getObject(DEFAULT_BUCKET, file.id.slice(`s3://${DEFAULT_BUCKET}/`.length));
-    expect(file.bytes).toBe(stored!.length);
-    expect(fake.state.sigv4.s3).toEqual({ verified: expect.any(Number), failures: [] });
-    expect(fake.state.sigv4.s3.verified).toBeGreaterThan(0);
-  });
-
-  it('writes {system, messages} strings for Claude and {prompt, completion} for Titan', async () => {
-    const claude = storedLines(fake, (await upload(bedrock(fake), chatDataset(12), CLAUDE)).id);
-    expectClaudeDataset(claude);
-
-    const titan = storedLines(fake, (await upload(bedrock(fake), chatDataset(12), `arn:aws:bedrock:us-east-1::foundation-model/${TITAN}`)).id);
-    expect(titan).toHaveLength(12);
-    expect(titan[0]).toEqual({ prompt: 'You are terse.\n\nQuestion 1?', completion: 'Answer 1.' });
-    expect(titan[4]).toEqual({ prompt: 'Question 5?', completion: 'Answer 5.' });
+describe('dataset conversion on upload (Nova and Claude records: client-mode/bedrock)', () => {
+  it('writes {prompt, completion} for a Titan-style text model named by its ARN', async () => {
+    const file = await upload(bedrock(fake), chatDataset(12), `arn:aws:bedrock:us-east-1::foundation-model/${TITAN}`);
+    expectRecords(storedLines(fake, file.id), TITAN);
   });
 
   it('joins text parts, and puts the upload at x-gateway-aws-s3-object-key when given', async () => {
-    const parts = JSON.stringify({
-      messages: [
-        {
-          role: 'user',
-          content: [
-            { type: 'text', text: 'Hi ' },
-            { type: 'text', text: 'there' },
-          ],
-        },
-        { role: 'assistant', content: 'Hello' },
-      ],
-    });
+    const parts = ['Hi ', 'there'].map((text) => ({ type: 'text', text }));
     const client = bedrock(fake, { headers: { 'x-gateway-aws-s3-object-key': 'datasets/mine.jsonl' } });
-    const file = await upload(client, `${parts}\n`, CLAUDE);
+    const file = await upload(client, `${line(['user', parts], ['assistant', 'Hello'])}\n`, CLAUDE);
     expect(file).toMatchObject({ id: `s3://${DEFAULT_BUCKET}/datasets/mine.jsonl`, filename: 'mine.jsonl' });
-    expect(storedLines(fake, file.id)).toEqual([
-      {
-        messages: [
-          { role: 'user', content: 'Hi there' },
-          { role: 'assistant', content: 'Hello' },
-        ],
-      },
-    ]);
+    expect(storedLines(fake, file.id)).toEqual([{ messages: [message('user', 'Hi there'), message('assistant', 'Hello')] }]);
   });
 
   it.each([
-    [
-      'a tool call',
-      JSON.stringify({
-        messages: [
-          { role: 'user', content: 'x' },
-          { role: 'assistant', content: null, tool_calls: [{ id: 't' }] },
-        ],
-      }),
-      /line 3: messages\[1\]: tool calls/,
-    ],
-    [
-      'two user turns',
-      JSON.stringify({
-        messages: [
-          { role: 'user', content: 'a' },
-          { role: 'user', content: 'b' },
-          { role: 'assistant', content: 'c' },
-        ],
-      }),
-      /line 3: messages\[1\]: .*alternate/,
-    ],
-    ['no final answer', JSON.stringify({ messages: [{ role: 'user', content: 'a' }] }), /line 3: the conversation must end with an assistant message/],
+    ['a tool call', line(['user', 'x'], ['assistant', null, { tool_calls: [{ id: 't' }] }]), /line 3: messages\[1\]: tool calls/],
+    ['two user turns', line(['user', 'a'], ['user', 'b'], ['assistant', 'c']), /line 3: messages\[1\]: .*alternate/],
+    ['no final answer', line(['user', 'a']), /line 3: the conversation must end with an assistant message/],
     ['not JSON', '{oops', /line 3: invalid JSON/],
-  ])('refuses a line with %s, naming it, and leaves nothing in the bucket', async (_what, bad, message) => {
+    [
+      'more than one exchange for a Titan-style text model',
+      line(['user', 'm0'], ['assistant', 'm1'], ['user', 'm2'], ['assistant', 'm3']),
+      /line 3: text models take one exchange per example/,
+      TITAN,
+    ],
+  ])('refuses a line with %s, naming it, and leaves nothing in the bucket', async (_what, bad, message, model = NOVA) => {
     const content = [chatExample(1), chatExample(2), bad, chatExample(4)].join('\n');
-    const err = await failure(upload(bedrock(fake), content, NOVA), 'invalid_request');
+    const err = await failure(upload(bedrock(fake), content, model), 'invalid_request');
     expect(err).toMatchObject({ code: 'invalid_dataset', message: expect.stringMatching(message) });
     expect(fake.s3.state.buckets.get(DEFAULT_BUCKET)!.size).toBe(0);
     expect(fake.s3.state.uploads.size).toBe(0);
-  });
-
-  it('refuses more than one exchange for a Titan-style text model', async () => {
-    const turns = JSON.stringify({ messages: ['user', 'assistant', 'user', 'assistant'].map((role, i) => ({ role, content: `m${i}` })) });
-    const err = await failure(upload(bedrock(fake), `${turns}\n`, TITAN), 'invalid_request');
-    expect(err.message).toMatch(/line 1: text models take one exchange per example/);
-  });
-
-  it('needs the base model (x-gateway-provider-model) and one whose format it knows, before any request', async () => {
-    const missing = await failure(upload(bedrock(fake), chatDataset(), undefined), 'invalid_request');
-    expect(missing).toMatchObject({ param: 'x-gateway-provider-model', code: 'missing_setting' });
-    const unknown = await failure(upload(bedrock(fake), chatDataset(), 'mistral.mistral-large-v1:0'), 'invalid_request');
-    expect(unknown).toMatchObject({ code: 'unsupported_model', message: expect.stringContaining("'mistral.mistral-large-v1:0'") });
-    expect(requestCount(fake)).toBe(0);
   });
 
   it('deletes the object again when a pass-through upload turns out to have no purpose', async () => {

@@ -94,6 +94,8 @@ export interface DeploymentOf {
   calls(): unknown[];
   /** Deploys `model`: the header's value, and the model name the fake then answers as (the value, unless said). */
   deploy(model: string): { value: string; servedAs?: string };
+  /** How the refusal without a deployment is worded, where the provider's test says. */
+  refusal?: RegExp;
 }
 
 /**
@@ -105,7 +107,12 @@ export async function chatOnDeployment(gw: TestGateway, model: string, deploymen
   const ask = (headers: Record<string, string> = {}) =>
     api(gw, 'POST', '/v1/chat/completions', { headers, body: { model, messages: [{ role: 'user', content: 'Hello tuned model' }] } });
   const calls = deployment.calls().length;
-  expect(await ask()).toMatchObject({ status: 400, body: { error: { code: 'deployment_required', param: deployment.header } } });
+  const refused = {
+    code: 'deployment_required',
+    param: deployment.header,
+    ...(deployment.refusal ? { message: expect.stringMatching(deployment.refusal) } : {}),
+  };
+  expect(await ask()).toMatchObject({ status: 400, body: { error: refused } });
   expect(deployment.calls()).toHaveLength(calls);
   const { value, servedAs = value } = deployment.deploy(model);
   const answered = await ask({ [deployment.header]: value });
