@@ -103,11 +103,18 @@ async function chatRatio(): Promise<Record<string, string | number>> {
     await round(on);
     // Alternated in pairs so that a machine's drift during the run weighs on both alike; the ratio is the
     // median of the pairs' ratios, which a pair disturbed by something else on the machine does not move.
-    const pairs: number[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
+    // Each pair in the other order than the one before (off-on, on-off, …), so that an effect of the
+    // order itself cancels out.
+    const pair = async (onFirst: boolean) => {
+      if (onFirst) {
+        const onRate = await round(on, withLedger);
+        return onRate / (await round(off, without));
+      }
       const offRate = await round(off, without);
-      pairs.push((await round(on, withLedger)) / offRate);
-    }
+      return (await round(on, withLedger)) / offRate;
+    };
+    const pairs: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) pairs.push(await pair(i % 2 === 1));
     const cpuPerStream = (measured: typeof without) => measured.cpuMs / measured.streams;
     return {
       part: `streamed chat, ledger on / off (${databases[0].url ? 'postgres' : 'pglite'})`,
