@@ -14,7 +14,7 @@ import { ensurePrivateDir } from '../storage/private-dir';
 import { migrate, type MigrateOptions, type MigrationOutcome, type RawQuery } from './migrations';
 import type * as Notifications from './notifications';
 import type { NotificationHandlers, NotificationListener } from './notifications';
-import { lazy, lazyRequire } from '../lazy';
+import { lazyRequire } from '../lazy';
 
 export type { PrismaClient };
 
@@ -64,10 +64,9 @@ export interface Database {
 export function copyText(value: string | number | boolean | null): string {
   if (value === null) return '\\N';
   if (typeof value !== 'string') return String(value);
-  return COPY_SPECIAL.test(value) ? value.replace(COPY_ESCAPES, (c) => COPY_ESCAPED[c]) : value;
+  return value.replace(COPY_ESCAPES, (c) => COPY_ESCAPED[c]);
 }
 
-const COPY_SPECIAL = /[\\\t\n\r]/;
 const COPY_ESCAPES = /[\\\t\n\r]/g;
 const COPY_ESCAPED: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
@@ -118,14 +117,14 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     : {};
   const prisma = newClient(new PrismaPg({ connectionString: url, ...pool }), options.onQuery);
   // One connection for COPY, opened on first use (a gateway with the usage ledger off never opens it).
-  const copyPool = lazy(() => {
+  let copyPool: Pg.Pool | undefined;
+  const openCopyPool = () => {
     const made = new (pgDriver().Pool)({ connectionString: url, ...pool, max: 1 });
     // An idle connection that breaks is dropped by the pool and the next COPY opens another, whose own
     // failure (the database still away) reaches the caller: nothing to report here.
     made.on('error', () => {});
     return made;
-  });
-  let copying = false;
+  };
   return {
     kind: 'postgres',
     prisma,
@@ -133,8 +132,8 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     migrate: (migrateOptions) => migrate(new PrismaPg({ connectionString: url, max: 2 }), rawQuery(prisma), migrateOptions),
     listen: (channel, handlers) => listenPostgres(url, channel, handlers),
     copyRows: async (table, columns, text) => {
-      copying = true;
-      const client = await copyPool().connect();
+      copyPool ??= openCopyPool();
+      const client = await copyPool.connect();
       let failure: Error | undefined;
       // A broken link is also told to the connection's listeners, besides the COPY it fails.
       const broken = (err: Error) => (failure ??= err);
@@ -152,7 +151,7 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     },
     close: async () => {
       await prisma.$disconnect();
-      if (copying) await copyPool().end();
+      await copyPool?.end();
     },
   };
 }

@@ -6,6 +6,7 @@ import { GatewayError, type FieldPath } from '../errors';
  */
 // eslint-disable-next-line no-control-regex -- NUL is exactly what is looked for.
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const EVERY_UNSTORABLE = new RegExp(UNSTORABLE, 'g');
 
 export const INVALID_TEXT = 'invalid_text';
 
@@ -14,7 +15,7 @@ const REASON = 'must not contain NUL characters (U+0000) or unpaired UTF-16 surr
 export const isStorableText = (text: string): boolean => !UNSTORABLE.test(text);
 
 /** The text with what Postgres cannot store replaced by U+FFFD: for text the gateway keeps but no caller sent (a provider's ids). */
-export const storableText = (text: string): string => (isStorableText(text) ? text : text.replace(new RegExp(UNSTORABLE, 'g'), '\uFFFD'));
+export const storableText = (text: string): string => (isStorableText(text) ? text : text.replace(EVERY_UNSTORABLE, '\uFFFD'));
 
 /** A place in the walked value: its key in its parent, linked up to the root. */
 interface Place {
@@ -45,7 +46,7 @@ export function unstorableTextPath(value: unknown): FieldPath | null {
     } else if (isPlainObject(current)) {
       const entries = Object.entries(current);
       const badKey = entries.find(([key]) => !isStorableText(key));
-      if (badKey) return pathOf(place, [badKey[0].replace(new RegExp(UNSTORABLE, 'g'), '\uFFFD')]);
+      if (badKey) return pathOf(place, [badKey[0].replace(EVERY_UNSTORABLE, '\uFFFD')]);
       for (let i = entries.length - 1; i >= 0; i--) pending.push({ value: entries[i][1], key: entries[i][0], parent: place });
     }
   }
