@@ -30,6 +30,8 @@ const envSchema = z.object({
   GATEWAY_JOB_LEASE_MS: z.coerce.number().int().positive().default(30000),
   GATEWAY_BATCH_POLL_MS: z.coerce.number().int().positive().default(1000),
   GATEWAY_BATCH_CONCURRENCY: z.coerce.number().int().min(0).max(256).default(8),
+  // A request of a gateway-run batch answered 5xx is sent again after this, then twice as long each time.
+  GATEWAY_BATCH_RETRY_BASE_MS: z.coerce.number().int().positive().default(1000),
   // A hosted job that cannot reach its provider fails this long after its first failed attempt (15 min).
   GATEWAY_JOB_SUBMIT_DEADLINE_MS: z.coerce.number().int().positive().default(900_000),
   GATEWAY_PROVIDER_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
@@ -126,7 +128,7 @@ export interface Config {
   jobPollMs: number;
   jobLeaseMs: number;
   /** The batch runner: how often it looks for due batches, and requests in flight per integration and model (0: this process runs no batches). */
-  batch: { pollMs: number; concurrency: number };
+  batch: { pollMs: number; concurrency: number; retryBaseMs: number };
   /** How long a hosted job not yet submitted is retried after its first failure before it fails as `provider_unreachable`. */
   jobSubmitDeadlineMs: number;
   /**
@@ -191,7 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     jobPollMs: e.GATEWAY_JOB_POLL_MS,
     jobLeaseMs: e.GATEWAY_JOB_LEASE_MS,
-    batch: { pollMs: e.GATEWAY_BATCH_POLL_MS, concurrency: e.GATEWAY_BATCH_CONCURRENCY },
+    batch: { pollMs: e.GATEWAY_BATCH_POLL_MS, concurrency: e.GATEWAY_BATCH_CONCURRENCY, retryBaseMs: e.GATEWAY_BATCH_RETRY_BASE_MS },
     jobSubmitDeadlineMs: e.GATEWAY_JOB_SUBMIT_DEADLINE_MS,
     providerEndpoints: endpointOverrides(env),
     providerTimeoutMs: e.GATEWAY_PROVIDER_TIMEOUT_MS,

@@ -86,6 +86,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
         pollMs: config.batch.pollMs,
         leaseMs: config.jobLeaseMs,
         concurrency: config.batch.concurrency,
+        retryBaseMs: config.batch.retryBaseMs,
       },
     );
     // GATEWAY_BATCH_CONCURRENCY=0: a replica that serves the API but runs no batch.

@@ -12,7 +12,10 @@ import { batchRunner, type chatLine, createBatch, fileLines, finished, taggedFil
 
 const SECRET = `sk-fake-${randomBytes(12).toString('hex')}`;
 
-const rig = useOpenAIGateway(SECRET, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '4' });
+/** The first back-off step after a 5xx (GATEWAY_BATCH_RETRY_BASE_MS, 1 s by default), short here. */
+const RETRY_BASE_MS = 200;
+
+const rig = useOpenAIGateway(SECRET, { GATEWAY_BATCH_POLL_MS: '50', GATEWAY_BATCH_CONCURRENCY: '4', GATEWAY_BATCH_RETRY_BASE_MS: String(RETRY_BASE_MS) });
 
 // OpenAI's own batch service would run these by default (provider-runner.test.ts): the gateway runner is asked for.
 const GATEWAY_RUNNER = { 'x-gateway-batch-runner': 'gateway' };
@@ -101,19 +104,21 @@ describe('a batch run by the gateway', () => {
   it('retries a 5xx with doubling back-off, and fails the request as a bad gateway once the attempts are spent', async () => {
     const tag = `flaky-${randomBytes(4).toString('hex')}`;
     let sentBefore = chatPosts();
-    // One request, refused twice: sent again after one second, then after two more.
+    // One request, refused twice: sent again after one back-off step, then after two more.
     rig.fake.failNext('POST', '/v1/chat/completions', 503, { times: 2 });
     const started = Date.now();
     const recovered = await finished(rig.client, (await createBatch(rig.client, taggedFile(tag, 'gpt-4o-mini', 1), viaOpenAI)).id);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3 * RETRY_BASE_MS);
     expect(recovered).toMatchObject({ status: 'completed', request_counts: { total: 1, completed: 1, failed: 0 } });
     expect(chatPosts() - sentBefore).toBe(3);
 
-    // A 500 on every attempt (four, after 1 + 2 + 4 seconds of back-off): the request fails with it, the batch still completes.
+    // A 500 on every attempt (four, after 1 + 2 + 4 steps of back-off): the request fails with it, the batch still completes.
     sentBefore = chatPosts();
     rig.fake.failNext('POST', '/v1/chat/completions', 500, { times: 4 });
+    const failing = Date.now();
     const failed = await finished(rig.client, (await createBatch(rig.client, taggedFile(`${tag}-b`, 'gpt-4o-mini', 1), viaOpenAI)).id, 20_000);
     expect(failed).toMatchObject({ status: 'completed', request_counts: { total: 1, completed: 0, failed: 1 } });
+    expect(Date.now() - failing).toBeGreaterThanOrEqual(7 * RETRY_BASE_MS);
     expect(chatPosts() - sentBefore).toBe(4);
     const [line] = await fileLines(rig.client, failed.error_file_id!);
     // As the chat route answers it (docs/chat.md): a provider's 5xx is a bad gateway, with the provider's message.

@@ -49,7 +49,7 @@ export interface BatchRunnerOptions {
   concurrency: number;
   /** Batches run at once by this process. */
   maxBatches?: number;
-  /** First back-off step after a 5xx (doubles per attempt); tests set it low. */
+  /** First back-off step after a 5xx (doubles per attempt; config.batch.retryBaseMs); tests set it low. */
   retryBaseMs?: number;
 }
 
