@@ -22,14 +22,19 @@ const LIST = `{ promptPartials {
   collection { id slug }
 } }`;
 
+/** Partials `from` … `to - 1`, ten at a time (the count below depends on which exist, not on their order). */
 async function createPartials(from: number, to: number) {
-  for (let i = from; i < to; i++) {
-    const created = await api(gw, 'POST', '/v1/prompts/partials', { body: { name: `Counted ${i}`, string: `text ${i}` } });
-    expect(created.status).toBe(200);
-    // Every other partial gets a second version, published on every fourth.
-    if (i % 2 === 0) await api(gw, 'PUT', `/v1/prompts/partials/${created.body.id}`, { body: { string: `text ${i} v2` } });
-    if (i % 4 === 0) await api(gw, 'PUT', `/v1/prompts/partials/${created.body.id}/makeDefault`, { body: { version: 2 } });
+  for (let start = from; start < to; start += 10) {
+    await Promise.all(Array.from({ length: Math.min(10, to - start) }, (_, n) => createPartial(start + n)));
   }
+}
+
+async function createPartial(i: number) {
+  const created = await api(gw, 'POST', '/v1/prompts/partials', { body: { name: `Counted ${i}`, string: `text ${i}` } });
+  expect(created.status).toBe(200);
+  // Every other partial gets a second version, published on every fourth.
+  if (i % 2 === 0) expect((await api(gw, 'PUT', `/v1/prompts/partials/${created.body.id}`, { body: { string: `text ${i} v2` } })).status).toBe(200);
+  if (i % 4 === 0) expect((await api(gw, 'PUT', `/v1/prompts/partials/${created.body.id}/makeDefault`, { body: { version: 2 } })).status).toBe(200);
 }
 
 async function countListStatements(expected: number): Promise<number> {
