@@ -9,6 +9,7 @@ import OpenAI, { toFile } from 'openai';
 import { startFakeFireworks } from '../fakes/fireworks-server';
 import { dataset } from '../fine-tuning/harness';
 import { clientModeContract, clientSdk } from '../support/client-mode-kit';
+import { expectError } from '../support/expect';
 import { api, gatewayOnFake } from '../support/gateway';
 
 const KEY = 'fw-client-mode-0123456789abcdef';
@@ -101,6 +102,15 @@ describe('client mode with Fireworks AI', () => {
       headers: HEADERS_WITH_KEY,
     });
     expect(next.body.data).toMatchObject([{ filename: 'p0.jsonl' }]);
+  });
+
+  // The adapter contract's table refuses the multiplier, DPO and the rest; here the legacy field's name on the wire.
+  it('refuses a legacy hyperparameters.learning_rate_multiplier with 400 naming it so, before any request', async () => {
+    const before = on.fake.state.requests.length;
+    const body = { model: BASE, training_file: 'x', hyperparameters: { learning_rate_multiplier: 2 } };
+    const res = await api(on.gw, 'POST', '/v1/fine_tuning/jobs', { headers: HEADERS_WITH_KEY, body });
+    expectError(res, 400, { param: 'hyperparameters.learning_rate_multiplier', code: 'unsupported_parameter' });
+    expect(on.fake.state.requests).toHaveLength(before);
   });
 
   it('answers a call on another account with 403', async () => {
