@@ -5,13 +5,12 @@
  * mode, a hosted model, GraphQL), nothing reaches the provider, and the gateway's memory (this process:
  * gateway, fake and test share it) does not grow. The limits (per message, per request) are settings.
  */
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { loadConfig } from '../../src/config';
 import { useOpenAIGateway } from '../fine-tuning/harness';
 import { ChatCompletionDocument } from '../graphql/generated/operations';
 import { api } from '../support/gateway';
 import { run } from '../support/graphql';
+import { held } from '../support/memory';
 import { succeededJob } from './harness';
 
 const KEY = 'sk-prompt-size-0123456789abcdef';
@@ -20,13 +19,6 @@ const PARTIAL_CHARS = 100_000;
 const BOMB = '{{>big}}'.repeat(3000);
 /** Far below what the expansion would take (hundreds of MB), far above what a refused request holds. */
 const MAX_RSS_GROWTH = 100 * 1024 * 1024;
-
-v8.setFlagsFromString('--expose-gc');
-const collectGarbage: () => void = vm.runInNewContext('gc');
-const rss = () => {
-  collectGarbage();
-  return process.memoryUsage().rss;
-};
 
 const rig = useOpenAIGateway(KEY);
 let job: { id: string; model: string };
@@ -47,7 +39,7 @@ function expectTooLarge(res: { status: number; body: any }, param: string) {
 
 it('refuses the 300 MB expansion on REST (client mode and a hosted model) and GraphQL, and memory does not grow', async () => {
   const chats = rig.fake.state.chatRequests.length;
-  const before = rss();
+  const before = held().rss;
   const messages = [{ role: 'user', content: BOMB }];
   expectTooLarge(await api(rig.gw, 'POST', '/v1/chat/completions', { body: { model: 'gpt-4o-mini', messages }, headers: CLIENT_MODE }), 'messages.0.content');
   expectTooLarge(await api(rig.gw, 'POST', '/v1/chat/completions', { body: { model: job.model, messages } }), 'messages.0.content');
@@ -57,7 +49,7 @@ it('refuses the 300 MB expansion on REST (client mode and a hosted model) and Gr
     message: expect.stringContaining('expands to 300000000 characters'),
     extensions: { code: 'BAD_USER_INPUT', param: 'messages.0.content' },
   });
-  expect(rss() - before).toBeLessThan(MAX_RSS_GROWTH);
+  expect(held().rss - before).toBeLessThan(MAX_RSS_GROWTH);
   expect(rig.fake.state.chatRequests.length).toBe(chats);
 });
 

@@ -9,11 +9,10 @@ import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Readable } from 'node:stream';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { startFakeFireworks } from '../fakes/fireworks-server';
 import { gatewayFetch } from '../support/answers';
 import { gatewayOnFake } from '../support/gateway';
+import { peakGrowth } from '../support/memory';
 
 const KEY = 'fw-large-upload-0123456789';
 const ACCOUNT = 'acme-labs';
@@ -28,17 +27,6 @@ const CHUNK = 64 * 1024;
  */
 const MAX_RSS_GROWTH = 96 * 1024 * 1024;
 const MAX_BUFFER_GROWTH = 32 * 1024 * 1024;
-
-/** A full garbage collection, so what is measured is memory still held, not garbage not yet collected. */
-v8.setFlagsFromString('--expose-gc');
-const collectGarbage: () => void = vm.runInNewContext('gc');
-
-/** Memory held now: the process's resident set, and the bytes of the Buffers alive. */
-function held() {
-  collectGarbage();
-  const { rss, arrayBuffers } = process.memoryUsage();
-  return { rss, arrayBuffers };
-}
 
 const on = gatewayOnFake(
   () => startFakeFireworks({ apiKey: KEY, accountId: ACCOUNT }),
@@ -93,24 +81,8 @@ test('a 200 MB dataset goes through the signed URL with its exact size declared,
   const spooledBefore = spoolDirs();
   const hash = createHash('sha256');
   const boundary = 'large-upload-boundary';
-  const baseline = held();
-  const peak = { ...baseline };
-  // Each sample is a full collection, whose cost grows with the heap earlier test files left in this jest
-  // worker and with the machine's load: the next sample waits ten times as long as this one took, so
-  // sampling never takes more than a tenth of the time the upload has.
-  let sampler: NodeJS.Timeout | undefined;
-  let sampling = true;
-  const sample = () => {
-    const started = performance.now();
-    const now = held();
-    peak.rss = Math.max(peak.rss, now.rss);
-    peak.arrayBuffers = Math.max(peak.arrayBuffers, now.arrayBuffers);
-    if (sampling) sampler = setTimeout(sample, Math.max(500, 10 * (performance.now() - started)));
-  };
-  sampler = setTimeout(sample, 500);
-  let res: Response;
-  try {
-    res = await gatewayFetch(`${on.gw.url}/v1/files`, {
+  const { result: res, growth } = await peakGrowth(() =>
+    gatewayFetch(`${on.gw.url}/v1/files`, {
       method: 'POST',
       headers: {
         'x-gateway-api-key': on.gw.key,
@@ -123,11 +95,8 @@ test('a 200 MB dataset goes through the signed URL with its exact size declared,
       duplex: 'half',
       // Else undici keeps the streamed body to replay it on a redirect: the test's own client would hold the file.
       redirect: 'error',
-    } as RequestInit);
-  } finally {
-    sampling = false;
-    clearTimeout(sampler);
-  }
+    } as RequestInit),
+  );
   const file = await res.json();
   expect(res.status).toBe(200);
   expect(file).toMatchObject({ object: 'file', bytes: SIZE, filename: 'big.jsonl', purpose: 'fine-tune', status: 'processed' });
@@ -141,7 +110,7 @@ test('a 200 MB dataset goes through the signed URL with its exact size declared,
   expect(on.fake.state.requests.some((r) => r.path.endsWith(':upload'))).toBe(false);
   expect(on.fake.state.datasets.get(file.id)).toMatchObject({ state: 'READY', format: 'CHAT' });
 
-  expect(peak.arrayBuffers - baseline.arrayBuffers).toBeLessThan(MAX_BUFFER_GROWTH);
-  expect(peak.rss - baseline.rss).toBeLessThan(MAX_RSS_GROWTH);
+  expect(growth.arrayBuffers).toBeLessThan(MAX_BUFFER_GROWTH);
+  expect(growth.rss).toBeLessThan(MAX_RSS_GROWTH);
   expect(spoolDirs()).toEqual(spooledBefore);
 }, 600_000);

@@ -1,13 +1,15 @@
 /**
  * Client mode (x-gateway-provider: fireworks-ai) on the client-mode contract
  * (test/support/client-mode-kit.ts), against the fake Fireworks, the account in
- * `x-gateway-fireworks-account-id`; here what is Fireworks' own: datasets and job fields, cancel
- * answered `unsupported_operation`, its page tokens, its refusals, its errors, an undeployed model.
+ * `x-gateway-fireworks-account-id`; here what is Fireworks' own: datasets and job fields (what a create
+ * sends and answers), content from signed URLs without the key, cancel answered `unsupported_operation`,
+ * its page tokens, another account's 403, an undeployed model and a deployed one named by its `#…`.
  */
 import OpenAI, { toFile } from 'openai';
 import { startFakeFireworks } from '../fakes/fireworks-server';
 import { dataset } from '../fine-tuning/harness';
 import { clientModeContract, clientSdk } from '../support/client-mode-kit';
+import { expectError } from '../support/expect';
 import { api, gatewayOnFake } from '../support/gateway';
 
 const KEY = 'fw-client-mode-0123456789abcdef';
@@ -34,8 +36,18 @@ describe('client mode with Fireworks AI', () => {
     stored: (uploaded, content) => expect(on.fake.state.datasetFiles.get(uploaded.id)?.get('train.jsonl')?.content?.toString()).toBe(content),
     unpagedFileList: true,
     // The Fireworks account; Fireworks takes no seed: 0.
-    job: () => ({ model: `accounts/fireworks/models/${BASE}`, status: 'queued', organization_id: ACCOUNT, seed: 0 }),
-    create: { provider_options: { learning_rate: 0.0003 } },
+    job: () => ({
+      model: `accounts/fireworks/models/${BASE}`,
+      status: 'queued',
+      organization_id: ACCOUNT,
+      seed: 0,
+      hyperparameters: { n_epochs: 2, batch_size: 16 },
+    }),
+    // An 'auto' multiplier is Fireworks' choice: nothing sent.
+    create: {
+      provider_options: { learning_rate: 0.0003 },
+      method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 2, batch_size: 16, learning_rate_multiplier: 'auto' } } },
+    },
     done: (job) => ({ fine_tuned_model: on.fake.state.jobs.get(job.id)?.outputModel }),
     events: (events, job, done) => {
       expect(done.fine_tuned_model).toMatch(new RegExp(`^accounts/${ACCOUNT}/models/cm-[0-9a-f]{8}$`));
@@ -53,7 +65,9 @@ describe('client mode with Fireworks AI', () => {
     },
     after: ({ uploaded, job }) => {
       expect(on.fake.state.jobs.get(job.id)).toMatchObject({
+        baseModel: `accounts/fireworks/models/${BASE}`,
         epochs: 2,
+        batchSizeSamples: 16,
         learningRate: 0.0003,
         displayName: 'cm',
         dataset: `accounts/${ACCOUNT}/datasets/${uploaded.id}`,
@@ -63,6 +77,9 @@ describe('client mode with Fireworks AI', () => {
     afterDirect: () => {
       const control = on.fake.state.requests.filter((r) => r.path.startsWith('/v1/'));
       expect(control.every((r) => r.headers.authorization === `Bearer ${KEY}` && r.path.startsWith(`/v1/accounts/${ACCOUNT}/`))).toBe(true);
+      // The content came from the signed URL, which carries no key.
+      const bucket = on.fake.state.requests.filter((r) => r.path.startsWith('/fireworks-fake-dataset-uploads/'));
+      expect(bucket.map((r) => [r.method, r.headers.authorization])).toEqual([['GET', undefined]]);
       expect(on.fake.state.requests.some((r) => r.method === 'DELETE' && r.path.includes('supervisedFineTuningJobs'))).toBe(false);
     },
     integration: () => ({ credentials: { api_key: KEY }, options: { 'x-gateway-fireworks-account-id': ACCOUNT } }),
@@ -87,27 +104,22 @@ describe('client mode with Fireworks AI', () => {
     expect(next.body.data).toMatchObject([{ filename: 'p0.jsonl' }]);
   });
 
-  it('refuses learning_rate_multiplier and DPO with 400 naming the field, before any request', async () => {
+  // The adapter contract's table refuses the multiplier, DPO and the rest; here the legacy field's name on the wire.
+  it('refuses a legacy hyperparameters.learning_rate_multiplier with 400 naming it so, before any request', async () => {
     const before = on.fake.state.requests.length;
-    const headers = HEADERS_WITH_KEY;
-    const multiplier = await api(on.gw, 'POST', '/v1/fine_tuning/jobs', {
-      headers,
-      body: { model: BASE, training_file: 'x', hyperparameters: { learning_rate_multiplier: 2 } },
-    });
-    expect(multiplier.status).toBe(400);
-    expect(multiplier.body.error).toMatchObject({ param: 'hyperparameters.learning_rate_multiplier', code: 'unsupported_parameter' });
-    const dpo = await api(on.gw, 'POST', '/v1/fine_tuning/jobs', { headers, body: { model: BASE, training_file: 'x', method: { type: 'dpo' } } });
-    expect(dpo.status).toBe(400);
-    expect(dpo.body.error.param).toBe('method.type');
-    expect(on.fake.state.requests.length).toBe(before);
+    const body = { model: BASE, training_file: 'x', hyperparameters: { learning_rate_multiplier: 2 } };
+    const res = await api(on.gw, 'POST', '/v1/fine_tuning/jobs', { headers: HEADERS_WITH_KEY, body });
+    expectError(res, 400, { param: 'hyperparameters.learning_rate_multiplier', code: 'unsupported_parameter' });
+    expect(on.fake.state.requests).toHaveLength(before);
   });
 
   it('answers a call on another account with 403', async () => {
     const headers = { ...HEADERS_WITH_KEY, 'x-gateway-fireworks-account-id': 'someone-else' };
-    expect((await api(on.gw, 'GET', '/v1/files', { headers })).status).toBe(403);
+    const res = await api(on.gw, 'GET', '/v1/files', { headers });
+    expect({ status: res.status, type: res.body.error.type }).toEqual({ status: 403, type: 'provider_error' });
   });
 
-  it('passes a fine-tuned model without a deployment on to Fireworks, relaying its 404 with what to do', async () => {
+  it('passes a fine-tuned model without a deployment on to Fireworks, relaying its 404 with what to do; a deployed model named by its #… needs no setting', async () => {
     const model = `accounts/${ACCOUNT}/models/my-tuned-model`;
     const before = on.fake.state.chatRequests.length;
     const res = await api(on.gw, 'POST', '/v1/chat/completions', {
@@ -118,5 +130,14 @@ describe('client mode with Fireworks AI', () => {
     expect(res.status).toBe(404);
     expect(res.body.error).toMatchObject({ type: 'provider_error', code: 'NOT_FOUND', param: 'model' });
     expect(res.body.error.message).toMatch(/^Fireworks AI: Model not found, inaccessible, and\/or not deployed \(.*x-gateway-fireworks-deployment\)$/);
+
+    const deployed = `${model}#accounts/${ACCOUNT}/deployments/my-deployment`;
+    on.fake.deploy(model, `accounts/${ACCOUNT}/deployments/my-deployment`);
+    const answer = await api(on.gw, 'POST', '/v1/chat/completions', {
+      headers: HEADERS_WITH_KEY,
+      body: { model: deployed, messages: [{ role: 'user', content: 'Hi' }] },
+    });
+    expect(answer.status).toBe(200);
+    expect(on.fake.state.chatRequests.at(-1)).toMatchObject({ model: deployed });
   });
 });

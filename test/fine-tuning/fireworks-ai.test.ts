@@ -88,6 +88,7 @@ const hosted = hostedJobContract('fireworks-ai', {
   // A model of an account answers only on a deployment: the gateway says which header names it, before calling Fireworks.
   deployment: {
     header: 'x-gateway-fireworks-deployment',
+    refusal: new RegExp(`^Fireworks AI serves accounts/${ACCOUNT}/models/hosted-run-[0-9a-f]{8} only on a dedicated deployment: `),
     calls: (): unknown[] => hosted.fake.state.chatRequests,
     deploy: (model) => {
       hosted.fake.deploy(model, SERVING);

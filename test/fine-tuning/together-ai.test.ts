@@ -39,15 +39,18 @@ const hosted = hostedJobContract('together-ai', {
       expect.objectContaining({ fine_tuned_model_checkpoint: `${remote.id}:6`, step_number: 6, metrics: expect.objectContaining({ 'train/epoch': 2 }) }),
     ],
     check: async (remote, done) => {
-      expect(remote).toMatchObject({
+      // What Together was sent, exactly: neither the metadata (the gateway keeps it) nor the training type (LoRA is its default).
+      const sent = {
         model: BASE,
+        training_file: remote.training_file,
         suffix: 'hosted-run',
         n_epochs: 2,
         batch_size: 4,
         learning_rate: 0.0001,
         random_seed: 11,
-        status: 'completed',
-      });
+      };
+      expect(hosted.fake.state.fineTuneRequests).toEqual([sent]);
+      expect(remote.status).toBe('completed');
       expect(hosted.fake.state.fileContents.get(remote.training_file)?.toString()).toBe(dataset());
       // The monitor read the file until Together had validated it (PENDING → RUNNING → COMPLETED) before creating the job.
       const requests = hosted.fake.state.requests.map((r) => `${r.method} ${r.path}`);

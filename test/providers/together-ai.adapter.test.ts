@@ -1,8 +1,9 @@
 /**
  * The Together AI adapter against the fake Together: the adapter contract (test/support/provider-kit.ts)
  * and what only Together does: FileResponse mapping and validation after upload, the late purpose
- * sent chunked, job creates (what is sent and refused), cancel_requested, job_error, metrics events
- * and checkpoints, the chat request as sent and an unknown model.
+ * sent chunked, what a create refuses and its training type and DPO, cancel_requested, job_error,
+ * metrics events and checkpoints, the chat request as sent and an unknown model. What a create sends
+ * and answers is checked through HTTP (client-mode and hosted files).
  */
 import { ProviderRegistry, type ProviderClient } from '../../src/providers/registry';
 import type { CreateJobInput } from '../../src/providers/types';
@@ -135,36 +136,6 @@ describe('together-ai files', () => {
 });
 
 describe('together-ai fine-tuning jobs', () => {
-  it('creates a job with the hyperparameters, suffix and seed, and follows it to succeeded with the output model', async () => {
-    const method = { type: 'supervised' as const, hyperparameters: { nEpochs: 2, batchSize: 8, learningRateMultiplier: 'auto' as const } };
-    const created = await createJob({ suffix: 'my-run', seed: 42, method, options: { learningRate: 0.0002 } });
-    expect(fake.state.fineTuneRequests.at(-1)).toEqual({
-      model: BASE,
-      training_file: created.trainingFile,
-      suffix: 'my-run',
-      random_seed: 42,
-      n_epochs: 2,
-      batch_size: 8,
-      learning_rate: 0.0002,
-    });
-    expect(created).toMatchObject({
-      id: expect.stringMatching(/^ft-/),
-      status: 'queued',
-      model: BASE,
-      fineTunedModel: null,
-      suffix: 'my-run',
-      seed: 42,
-      hyperparameters: { nEpochs: 2, batchSize: 8 },
-      method: { type: 'supervised', hyperparameters: { nEpochs: 2, batchSize: 8 } },
-      finishedAt: null,
-    });
-    await runToEnd(together(), created.id);
-    const done = await together().getJob(created.id);
-    const output = fake.state.jobs.get(created.id)!.model_output_name;
-    expect(output).toMatch(/^acme\/Meta-Llama-3\.1-8B-Instruct-Reference-my-run-/);
-    expect(done).toMatchObject({ status: 'succeeded', fineTunedModel: output, trainedTokens: expect.any(Number), finishedAt: expect.any(Number) });
-  });
-
   it('asks for full fine-tuning and DPO with its beta when told, LoRA otherwise', async () => {
     await createJob({ options: { trainingType: 'Full' }, method: { type: 'dpo', hyperparameters: { beta: 0.2, nEpochs: 'auto' } } });
     expect(fake.state.fineTuneRequests.at(-1)).toMatchObject({ training_type: { type: 'Full' }, training_method: { method: 'dpo', dpo_beta: 0.2 } });
@@ -172,12 +143,6 @@ describe('together-ai fine-tuning jobs', () => {
     const lora = await createJob({ options: { trainingType: 'lora' } });
     expect(fake.state.fineTuneRequests.at(-1)).not.toHaveProperty('training_type');
     expect(fake.state.jobs.get(lora.id)?.training_type).toMatchObject({ type: 'Lora' });
-  });
-
-  it('keeps metadata of a hosted job in the gateway rather than refusing it', async () => {
-    const job = await createJob({ metadata: { team: 'a' }, gatewayJobId: '0b7c2a5e-0000-4000-8000-000000000001' });
-    expect(job.status).toBe('queued');
-    expect(fake.state.fineTuneRequests.at(-1)).not.toHaveProperty('metadata');
   });
 
   it('maps events (stable ids), metrics events and checkpoints newest first, paged by id', async () => {
@@ -212,24 +177,14 @@ describe('together-ai fine-tuning jobs', () => {
     expect((await together().listEvents(id, { after: page.nextAfter ?? undefined, limit: 3 })).data).toEqual(events.data.slice(3, 6));
 
     const checkpoints = await together().listCheckpoints(id, {});
-    expect(checkpoints.data).toEqual([
-      {
-        id: `${id}:2`,
+    const checkpoint = (step: number) => ({ id: `${id}:${step}`, fineTunedModelCheckpoint: `${id}:${step}`, stepNumber: step, fineTuningJobId: id });
+    expect(checkpoints.data).toEqual(
+      [2, 1].map((step) => ({
+        ...checkpoint(step),
         createdAt: expect.any(Number),
-        fineTunedModelCheckpoint: `${id}:2`,
-        stepNumber: 2,
-        metrics: expect.objectContaining({ 'train/loss': 0.5 }),
-        fineTuningJobId: id,
-      },
-      {
-        id: `${id}:1`,
-        createdAt: expect.any(Number),
-        fineTunedModelCheckpoint: `${id}:1`,
-        stepNumber: 1,
-        metrics: expect.objectContaining({ 'train/epoch': 1 }),
-        fineTuningJobId: id,
-      },
-    ]);
+        metrics: expect.objectContaining({ 'train/epoch': step, 'train/loss': expect.any(Number) }),
+      })),
+    );
   });
 });
 
