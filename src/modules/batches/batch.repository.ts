@@ -15,6 +15,8 @@ export interface NewBatch {
   gatewayOptions: Record<string, string>;
   metadata: Record<string, string> | null;
   apiKeyId: string | null;
+  /** Both from one clock reading: `expires_at` is exactly `created_at` + the window, whatever second boundary falls between. */
+  createdAt: Date;
   expiresAt: Date;
 }
 

@@ -60,6 +60,7 @@ export class BatchService {
     const { model } = requests;
     const route = ref === undefined ? await this.hostedRoute(scope, model, settings) : await this.integrationRoute(scope, ref, settings, model);
     const { runner, why } = chooseRunner(runnerName, route, requests);
+    const now = Date.now();
     const created = await this.batches.create(
       scope,
       {
@@ -73,7 +74,8 @@ export class BatchService {
         gatewayOptions: ref === undefined ? settings : { ...settings, [PROVIDER_OPTION]: ref },
         metadata: data.metadata ?? null,
         apiKeyId,
-        expiresAt: new Date(Date.now() + COMPLETION_WINDOW_MS),
+        createdAt: new Date(now),
+        expiresAt: new Date(now + COMPLETION_WINDOW_MS),
       },
       {
         level: 'info',
