@@ -93,7 +93,7 @@ export function batchRunner(gateway: RunningGateway, parts: Partial<BatchRunnerP
     target: (scope, batch) => services.batches.target(scope, batch),
     ...parts,
   };
-  return new BatchRunner(all, createLogger('silent'), { pollMs: 50, leaseMs: 5000, concurrency: 4 });
+  return new BatchRunner(all, createLogger('silent'), { pollMs: 50, leaseMs: 5000, concurrency: 4, retryBaseMs: 1000 });
 }
 
 /** One provider's row of the fine-tuned-model batch test (gatewayRunsTunedModel). */

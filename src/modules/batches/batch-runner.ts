@@ -49,8 +49,8 @@ export interface BatchRunnerOptions {
   concurrency: number;
   /** Batches run at once by this process. */
   maxBatches?: number;
-  /** First back-off step after a 5xx (doubles per attempt; config.batch.retryBaseMs); tests set it low. */
-  retryBaseMs?: number;
+  /** First back-off step after a 5xx, doubling per attempt (GATEWAY_BATCH_RETRY_BASE_MS). */
+  retryBaseMs: number;
 }
 
 export interface BatchRunnerParts {
@@ -318,8 +318,7 @@ export class BatchRunner {
   /** How long to wait before sending the request again, or null when it fails now. */
   private retryWait(err: unknown, attempt: number): number | null {
     if (!(err instanceof GatewayError) || err.kind !== 'provider') return null;
-    const base = this.options.retryBaseMs ?? 1000;
-    const backOff = Math.min(base * 2 ** (attempt - 1), 60_000);
+    const backOff = Math.min(this.options.retryBaseMs * 2 ** (attempt - 1), 60_000);
     if (err.status === 429) return err.retryAfterSeconds !== null ? err.retryAfterSeconds * 1000 : backOff;
     return err.status >= 500 && attempt < MAX_ATTEMPTS ? backOff : null;
   }
