@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { projectRoot } from '../../src/db/migrations';
+import { nodeArgs } from '../support/compiled';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 const run = promisify(execFile);
@@ -32,7 +33,7 @@ afterAll(async () => {
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['-r', '@swc-node/register', 'src/admin/cli.ts', ...args], {
+    const { stdout, stderr } = await run(process.execPath, nodeArgs('src/admin/cli.ts', ...args), {
       cwd: projectRoot(),
       env: { ...process.env, NODE_OPTIONS: '', ...env },
     });

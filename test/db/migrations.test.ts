@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { openDatabase, type Database } from '../../src/db/database';
 import { isEveryMigrationRecorded, migrationChecksum, migrationsDir, projectRoot, readMigrations, type RecordedMigration } from '../../src/db/migrations';
+import { nodeArgs } from '../support/compiled';
 import { api, startTestGateway } from '../support/gateway';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
@@ -12,7 +13,7 @@ const run = promisify(execFile);
 
 /** The admin CLI as an operator runs it, on the database the environment selects. */
 async function adminCli(env: Record<string, string>, ...args: string[]) {
-  const { stdout } = await run(process.execPath, ['-r', '@swc-node/register', 'src/admin/cli.ts', ...args], {
+  const { stdout } = await run(process.execPath, nodeArgs('src/admin/cli.ts', ...args), {
     cwd: projectRoot(),
     env: { ...process.env, NODE_OPTIONS: '', ...env },
   });

@@ -9,15 +9,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../src/db/migrations';
+import { compiled, nodeEvalArgs } from '../support/compiled';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 /** Starts the gateway in a child on `database`, stops it, and answers the packages it had required. */
 async function packagesLoadedByAStart(database: TestDatabase, dataDir: string): Promise<string[]> {
   const script = `
     require('reflect-metadata');
-    const { startGateway } = require('./src/main');
-    const { loadConfig } = require('./src/config');
-    const { createLogger } = require('./src/logger');
+    const { startGateway } = require(${JSON.stringify(compiled('src/main.ts'))});
+    const { loadConfig } = require(${JSON.stringify(compiled('src/config.ts'))});
+    const { createLogger } = require(${JSON.stringify(compiled('src/logger.ts'))});
     (async () => {
       const config = { ...loadConfig(), pgliteDir: ${JSON.stringify(database.pgliteDir)} };
       const gateway = await startGateway(config, createLogger('silent'), { pgliteLoadDataDir: process.env.TEMPLATE || undefined });
@@ -35,7 +36,7 @@ async function packagesLoadedByAStart(database: TestDatabase, dataDir: string): 
   };
   delete env.DATABASE_URL;
   if (database.databaseUrl) env.DATABASE_URL = database.databaseUrl;
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', '-e', script], { cwd: projectRoot(), env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, nodeEvalArgs(script), { cwd: projectRoot(), env, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const code = await new Promise((resolve) => child.once('close', resolve));

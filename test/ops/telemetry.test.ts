@@ -19,6 +19,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { toFile } from 'openai';
 import { createIntegration, eventually } from '../fine-tuning/harness';
 import { gatewaySdk } from '../support/answers';
+import { compiled, nodeEvalArgs } from '../support/compiled';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 interface ExportedSpan {
@@ -73,9 +74,9 @@ const attribute = (span: ExportedSpan, key: string) => {
 /** Starts the gateway in a child process with `env`; resolves with its URL once it listens. */
 function startGatewayProcess(env: Record<string, string>): Promise<string> {
   const script = `
-    const { startGateway } = require('./src/main');
-    const { loadConfig } = require('./src/config');
-    const { createLogger } = require('./src/logger');
+    const { startGateway } = require(${JSON.stringify(compiled('src/main.ts'))});
+    const { loadConfig } = require(${JSON.stringify(compiled('src/config.ts'))});
+    const { createLogger } = require(${JSON.stringify(compiled('src/logger.ts'))});
     (async () => {
       const config = { ...loadConfig(), pgliteDir: ${JSON.stringify(database.pgliteDir)} };
       const gateway = await startGateway(config, createLogger('silent'), { pgliteLoadDataDir: process.env.TEMPLATE || undefined });
@@ -86,7 +87,7 @@ function startGatewayProcess(env: Record<string, string>): Promise<string> {
   const childEnv: Record<string, string> = { ...process.env, NODE_OPTIONS: '', PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ...env };
   delete childEnv.DATABASE_URL;
   if (database.databaseUrl) childEnv.DATABASE_URL = database.databaseUrl;
-  child = spawn(process.execPath, ['-r', '@swc-node/register', '-e', script], { cwd: projectRoot(), env: childEnv, stdio: ['pipe', 'pipe', 'inherit'] });
+  child = spawn(process.execPath, nodeEvalArgs(script), { cwd: projectRoot(), env: childEnv, stdio: ['pipe', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let output = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -112,7 +113,7 @@ beforeAll(async () => {
     GATEWAY_JOB_POLL_MS: '100',
     TEMPLATE: database.pgliteLoadDataDir ?? '',
   });
-}, 180_000); // a child gateway compiled on the fly: slow on a loaded machine
+}, 180_000); // a child gateway: slow on a loaded machine
 
 afterAll(async () => {
   child?.stdin?.end();

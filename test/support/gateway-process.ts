@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { projectRoot } from '../../src/db/migrations';
+import { nodeArgs } from './compiled';
 
 export interface GatewayProcess {
   child: ChildProcess;
@@ -14,9 +15,9 @@ export interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-/** The gateway as its own OS process (`src/main.ts`, signals and all), resolving once it listens. */
+/** The gateway as its own OS process (`src/main.ts` compiled, signals and all), resolving once it listens. */
 export function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
+  const child = spawn(process.execPath, nodeArgs('src/main.ts'), {
     cwd: projectRoot(),
     env: { ...process.env, NODE_OPTIONS: '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
