@@ -10,8 +10,10 @@ import { codegen } from '@graphql-codegen/core';
 import * as typedDocumentNode from '@graphql-codegen/typed-document-node';
 import * as typescriptOperations from '@graphql-codegen/typescript-operations';
 import { buildSchema, parse } from 'graphql';
+import { projectRoot } from '../src/db/migrations';
 
-const ROOT = path.join(__dirname, '..');
+// Found, not assumed one level up: the tests run this file compiled elsewhere (test/support/compiled.ts).
+const ROOT = projectRoot();
 const OPERATIONS_DIR = path.join(ROOT, 'test/graphql/operations');
 export const GENERATED_FILE = path.join(ROOT, 'test/graphql/generated/operations.ts');
 

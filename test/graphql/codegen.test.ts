@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { projectRoot } from '../../src/db/migrations';
+import { nodeArgs } from '../support/compiled';
 
 /**
  * In a child process: GraphQL Code Generator's plugins require ESM-only packages (auto-bind), which
@@ -10,7 +11,7 @@ import { projectRoot } from '../../src/db/migrations';
  */
 describe('codegen (run `npm run codegen` when this fails)', () => {
   it('test/graphql/generated/operations.ts is what codegen generates from schema.graphql and the operations', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['-r', '@swc-node/register', 'scripts/codegen.ts', '--stdout'], {
+    const { stdout } = await promisify(execFile)(process.execPath, nodeArgs('scripts/codegen.ts', '--stdout'), {
       cwd: projectRoot(),
       env: { ...process.env, NODE_OPTIONS: '' },
       maxBuffer: 64 * 1024 * 1024,
