@@ -48,6 +48,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(() => rig?.stop());
+// The slowness a test injects ends with it: an upload still held back would keep the job monitor from the next test's jobs.
+afterEach(() => rig.fake.clearInjections());
 
 const goTo = async (route: string) => {
   await page.goto(`${gw.url}/console/#/${route}`);

@@ -44,6 +44,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(() => rig?.stop());
+// The slowness a test injects ends with it: the delays a cancelled batch leaves unused would hold back the playground's calls.
+afterEach(() => rig.fake.clearInjections());
 
 /** Opens a page afresh (a route already shown is loaded again: a hash change alone would keep its old data). */
 const goTo = async (route: string) => {

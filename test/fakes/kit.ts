@@ -90,6 +90,8 @@ export interface FakeServer {
   delayNext(method: string, pathPrefix: string, ms: number, times?: number): void;
   /** The JSON body of the next `times` (default 1) matching successful answers goes through `reshape` (a field dropped, retyped). */
   reshapeNext(method: string, pathPrefix: string, reshape: (body: unknown) => unknown, times?: number): void;
+  /** Drops the failures and delays injected that no request has taken yet, and answers the requests held back now: a test's slowness ends with it. */
+  clearInjections(): void;
   close(): Promise<void>;
 }
 
@@ -104,7 +106,8 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
   const requests = spec.requests ?? [];
   const injections: Injection[] = [];
   const reshapes: Reshape[] = [];
-  const timers = new Set<NodeJS.Timeout>();
+  /** The requests a `delayNext` holds back: each one's timer, and how to let it go at once. */
+  const held = new Map<NodeJS.Timeout, () => void>();
 
   function take(method: string, path: string, kind: 'fail' | 'delay'): Injection | undefined {
     const found = injections.find(
@@ -112,6 +115,18 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
     );
     if (found && --found.times <= 0) injections.splice(injections.indexOf(found), 1);
     return found;
+  }
+
+  function hold(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => release(), ms);
+      const release = () => {
+        clearTimeout(timer);
+        held.delete(timer);
+        resolve();
+      };
+      held.set(timer, release);
+    });
   }
 
   /** A successful JSON answer a `reshapeNext` matches, doctored. */
@@ -134,7 +149,7 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
     requests.push({ method, path: url.pathname, query: url.searchParams, headers: req.headers });
 
     const delay = take(method, url.pathname, 'delay');
-    if (delay) await new Promise<void>((resolve) => timers.add(setTimeout(resolve, delay.delayMs)));
+    if (delay) await hold(delay.delayMs ?? 0);
 
     const failure = take(method, url.pathname, 'fail');
     if (failure) {
@@ -176,8 +191,12 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
     reshapeNext(method, pathPrefix, reshape, times = 1) {
       reshapes.push({ method: method.toUpperCase(), pathPrefix, reshape, times });
     },
+    clearInjections() {
+      injections.length = 0;
+      for (const release of [...held.values()]) release();
+    },
     async close() {
-      for (const t of timers) clearTimeout(t);
+      for (const timer of held.keys()) clearTimeout(timer);
       listener.closeAll();
       await new Promise<void>((resolve) => listener.server.close(() => resolve()));
     },

@@ -421,6 +421,8 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}) {
     delayNext: server.delayNext,
     /** The next matching successful JSON answer goes through `reshape` (a field dropped or retyped). */
     reshapeNext: server.reshapeNext,
+    /** Drops the failures and delays injected that no request has taken yet, and answers the requests held back now. */
+    clearInjections: server.clearInjections,
     /** The Batch API (`/v1/batches`): its batches, and hooks to fail requests, expire or fail a batch. */
     batches,
     /** The job's next lifecycle step (its next GET) ends it `failed` with `error` instead. */
