@@ -85,7 +85,6 @@ async function chatRatio(): Promise<Record<string, string | number>> {
       },
       body,
     });
-    const totals = { on: { streams: 0, cpuMs: 0 }, off: { streams: 0, cpuMs: 0 }, databaseCpuMs: 0 };
     /**
      * A round: both gateways loaded at once for the same seconds, each by its own CONCURRENCY streams,
      * then the ledger's last flush waited for. What the machine does meanwhile (its other processes, the
@@ -93,34 +92,37 @@ async function chatRatio(): Promise<Record<string, string | number>> {
      * gateways under one set of conditions, which rounds taken one after the other did not (the same
      * gateway's CPU per stream moved by ±30 % between consecutive 3-s rounds here).
      */
-    const round = async (counted: boolean) => {
+    const round = async () => {
       const before = { on: cpuMs(on.proc.pid!), off: cpuMs(off.proc.pid!), database: databaseCpuMs() };
       const [onRun, offRun] = await Promise.all([streamLoad(target(on.port), CONCURRENCY), streamLoad(target(off.port), CONCURRENCY)]);
       // The ledger's flush (every second) of the round's last rows is the round's cost, not the next round's.
       await setTimeout(FLUSH_WAIT_MS);
-      const cpu = { on: cpuMs(on.proc.pid!) - before.on, off: cpuMs(off.proc.pid!) - before.off, database: databaseCpuMs() - before.database };
-      if (counted) {
-        totals.on.streams += onRun.requests;
-        totals.off.streams += offRun.requests;
-        totals.on.cpuMs += cpu.on;
-        totals.off.cpuMs += cpu.off;
-        totals.databaseCpuMs += cpu.database;
-      }
-      return { streams: onRun.requests / offRun.requests, cpu: cpu.off / offRun.requests / (cpu.on / onRun.requests) };
+      return {
+        on: { streams: onRun.requests, cpuMs: cpuMs(on.proc.pid!) - before.on },
+        off: { streams: offRun.requests, cpuMs: cpuMs(off.proc.pid!) - before.off },
+        databaseCpuMs: databaseCpuMs() - before.database,
+      };
     };
+    type Side = { streams: number; cpuMs: number };
     // A round not counted: both gateways' code compiled and their connections open before measuring.
-    await round(false);
-    const rounds: { streams: number; cpu: number }[] = [];
-    for (let i = 0; i < ROUNDS; i++) rounds.push(await round(true));
+    await round();
+    const rounds: Awaited<ReturnType<typeof round>>[] = [];
+    for (let i = 0; i < ROUNDS; i++) rounds.push(await round());
+    const sum = (pick: (r: (typeof rounds)[number]) => number) => rounds.reduce((total, r) => total + pick(r), 0);
+    const totals = {
+      on: { streams: sum((r) => r.on.streams), cpuMs: sum((r) => r.on.cpuMs) },
+      off: { streams: sum((r) => r.off.streams), cpuMs: sum((r) => r.off.cpuMs) },
+      databaseCpuMs: sum((r) => r.databaseCpuMs),
+    };
     const percent = (ratio: number) => `${(100 * ratio).toFixed(1)}%`;
-    const perStream = (side: { streams: number; cpuMs: number }, extraMs = 0) => (side.cpuMs + extraMs) / side.streams;
-    const listed = (pick: (r: (typeof rounds)[number]) => number) => rounds.map((r) => (100 * pick(r)).toFixed(0)).join(' ');
+    const perStream = (side: Side, extraMs = 0) => (side.cpuMs + extraMs) / side.streams;
+    const listed = (ratio: (r: (typeof rounds)[number]) => number) => rounds.map((r) => (100 * ratio(r)).toFixed(0)).join(' ');
     return {
       part: `streamed chat, ledger on / off at once (${databases[0].url ? 'postgres' : 'pglite'})`,
       'ledger off streams/s': Math.round(totals.off.streams / (ROUNDS * SECONDS)),
       'ledger on streams/s': Math.round(totals.on.streams / (ROUNDS * SECONDS)),
-      'streams on ÷ off': `${percent(totals.on.streams / totals.off.streams)} (rounds ${listed((r) => r.streams)})`,
-      'streams per CPU-second on ÷ off': `${percent(perStream(totals.off) / perStream(totals.on))} (rounds ${listed((r) => r.cpu)})`,
+      'streams on ÷ off': `${percent(totals.on.streams / totals.off.streams)} (rounds ${listed((r) => r.on.streams / r.off.streams)})`,
+      'streams per CPU-second on ÷ off': `${percent(perStream(totals.off) / perStream(totals.on))} (rounds ${listed((r) => perStream(r.off) / perStream(r.on))})`,
       goal: '≥ 95%',
       'gateway CPU ms/stream off / on': `${perStream(totals.off).toFixed(3)} / ${perStream(totals.on).toFixed(3)}`,
       // On Postgres, all of the server's CPU in the rounds charged to the ledger's calls (the other gateway's
