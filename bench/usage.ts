@@ -3,8 +3,8 @@
  *
  *   1. Streamed chat completions (client mode, fake OpenAI, each gateway in its own process) through a
  *      gateway with the ledger on and one with it off (GATEWAY_USAGE_LEDGER=off), both loaded at once
- *      in each round (after a round not counted): streams completed in the same seconds with the ledger
- *      as a share of without, and streams per second of gateway CPU (its process's, /proc) with it as a
+ *      in each round (after two rounds not counted), over several pairs of fresh processes: streams
+ *      completed in the same seconds with the ledger as a share of without, and streams per second of gateway CPU (its process's, /proc) with it as a
  *      share of without — the gateway's capacity where it is CPU-bound (goal ≥ 95 %); on Postgres also
  *      that capacity if the ledger-on gateway paid for all of the database server's CPU meanwhile.
  *   2. 100 000 rows recorded through the ledger (buffer and batched inserts) into the database of
@@ -16,13 +16,14 @@
  *      sums), median of 5 (goal ≤ 200 ms on Postgres); and, for comparison, the same query from a
  *      start within an hour, which reads the ledger's rows (no goal).
  *
- * Options (environment): BENCH_SECONDS (per chat round, default 3), BENCH_ROUNDS (chat rounds,
- * default 6), BENCH_CONCURRENCY (streams at once per gateway, default 20), BENCH_DATABASE_URL (a Postgres
+ * Options (environment): BENCH_SECONDS (per chat round, default 3), BENCH_PAIRS (pairs of fresh gateway
+ * processes, default 6), BENCH_ROUNDS (chat rounds counted per pair, default 4), BENCH_CONCURRENCY (streams at once per gateway, default 20), BENCH_DATABASE_URL (a Postgres
  * server: the chat gateways run on scratch databases of it, parts 2 and 3 on that database),
  * BENCH_USAGE_AA (set: the ledger-on gateway runs with it off too, an A/A run showing the bench's own
  * bias and spread), BENCH_USAGE_CHAT_ONLY (set: part 1 only), BENCH_CPU_PROF (a directory: both gateways run with `--cpu-prof` and write their
  * profiles there, named by pid, the ledger-on gateway's pid printed).
  */
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -40,14 +41,33 @@ import { child, cpuMs, quantile, runBench, scratchDatabase, SECONDS, stop, strea
 
 const PROVIDER_KEY = 'sk-bench-0123456789abcdef';
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 6);
+const WARM_ROUNDS = 2;
 /** Longer than the ledger's flush interval (GATEWAY_USAGE_FLUSH_MS, 1 s by default). */
 const FLUSH_WAIT_MS = 1200;
 
+type Side = { streams: number; cpuMs: number };
+type Round = { on: Side; off: Side; databaseCpuMs: number };
+
 async function chatRatio(): Promise<Record<string, string | number>> {
   const fake = await child('fake-openai.js', { BENCH_PROVIDER_KEY: PROVIDER_KEY });
-  const dirs = await Promise.all([mkdtemp(path.join(tmpdir(), 'gw-bench-usage-')), mkdtemp(path.join(tmpdir(), 'gw-bench-usage-'))]);
   const key = `gw_bench_${randomBytes(16).toString('hex')}`;
+  try {
+    // Fresh processes for each pair: one gateway process can run a few per cent faster or slower than an
+    // identically configured one for its whole life (V8's optimisation choices, its memory's layout), a
+    // spread that rounds within one pair do not average away (A/A runs of one pair spread over 91–107 %).
+    const pairs: Round[][] = [];
+    for (let i = 0; i < PAIRS; i++) pairs.push(await pairRounds(fake.port, key, i));
+    return report(pairs, Boolean(process.env.BENCH_DATABASE_URL));
+  } finally {
+    fake.proc.kill();
+  }
+}
+
+/** One pair of gateways (ledger on, ledger off) started on their own databases, loaded at once for ROUNDS rounds after WARM_ROUNDS not counted. */
+async function pairRounds(fakePort: number, key: string, index: number): Promise<Round[]> {
+  const dirs = await Promise.all([mkdtemp(path.join(tmpdir(), 'gw-bench-usage-')), mkdtemp(path.join(tmpdir(), 'gw-bench-usage-'))]);
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.BENCH_CPU_PROF)] : [];
   // On BENCH_DATABASE_URL's server (a scratch database each) the ledger's inserts run in Postgres's own
   // processes, as in production; on PGlite they run inside the gateway's process.
@@ -59,7 +79,7 @@ async function chatRatio(): Promise<Record<string, string | number>> {
         DATA_DIR: dataDir,
         ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
         GATEWAY_BOOTSTRAP_API_KEY: key,
-        GATEWAY_OPENAI_BASE_URL: `http://127.0.0.1:${fake.port}/v1`,
+        GATEWAY_OPENAI_BASE_URL: `http://127.0.0.1:${fakePort}/v1`,
         GATEWAY_USAGE_LEDGER: ledger,
         // Lets `stop` end the gateway normally, so that `--cpu-prof` writes its profile.
         BENCH_COUNT_STATEMENTS: '1',
@@ -68,8 +88,12 @@ async function chatRatio(): Promise<Record<string, string | number>> {
     );
   // BENCH_USAGE_AA: both gateways with the ledger off, the "on" one included: the bench's own bias and spread.
   const first = process.env.BENCH_USAGE_AA ? 'off' : 'on';
-  const [on, off] = [await start(dirs[0], first, databases[0].url), await start(dirs[1], 'off', databases[1].url)];
-  if (profile.length) console.log(`ledger on: pid ${on.proc.pid}, off: pid ${off.proc.pid}`);
+  // Started in turns (pair by pair) so that neither is always the older process.
+  const order = index % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const);
+  const started: { proc: ChildProcess; port: number }[] = [];
+  for (const side of order) started[side] = await start(dirs[side], side === 0 ? first : 'off', databases[side].url);
+  const [on, off] = started;
+  if (profile.length) console.log(`pair ${index}: ledger on: pid ${on.proc.pid}, off: pid ${off.proc.pid}`);
   try {
     const body = JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'Count the words of this request please' }] });
     const target = (port: number): Target => ({
@@ -92,7 +116,7 @@ async function chatRatio(): Promise<Record<string, string | number>> {
      * gateways under one set of conditions, which rounds taken one after the other did not (the same
      * gateway's CPU per stream moved by ±30 % between consecutive 3-s rounds here).
      */
-    const round = async () => {
+    const round = async (): Promise<Round> => {
       const before = { on: cpuMs(on.proc.pid!), off: cpuMs(off.proc.pid!), database: databaseCpuMs() };
       const [onRun, offRun] = await Promise.all([streamLoad(target(on.port), CONCURRENCY), streamLoad(target(off.port), CONCURRENCY)]);
       // The ledger's flush (every second) of the round's last rows is the round's cost, not the next round's.
@@ -103,40 +127,43 @@ async function chatRatio(): Promise<Record<string, string | number>> {
         databaseCpuMs: databaseCpuMs() - before.database,
       };
     };
-    type Side = { streams: number; cpuMs: number };
-    // A round not counted: both gateways' code compiled and their connections open before measuring.
-    await round();
-    const rounds: Awaited<ReturnType<typeof round>>[] = [];
+    // Rounds not counted: both gateways' code compiled and their connections open before measuring.
+    for (let i = 0; i < WARM_ROUNDS; i++) await round();
+    const rounds: Round[] = [];
     for (let i = 0; i < ROUNDS; i++) rounds.push(await round());
-    const sum = (pick: (r: (typeof rounds)[number]) => number) => rounds.reduce((total, r) => total + pick(r), 0);
-    const totals = {
-      on: { streams: sum((r) => r.on.streams), cpuMs: sum((r) => r.on.cpuMs) },
-      off: { streams: sum((r) => r.off.streams), cpuMs: sum((r) => r.off.cpuMs) },
-      databaseCpuMs: sum((r) => r.databaseCpuMs),
-    };
-    const percent = (ratio: number) => `${(100 * ratio).toFixed(1)}%`;
-    const perStream = (side: Side, extraMs = 0) => (side.cpuMs + extraMs) / side.streams;
-    const listed = (ratio: (r: (typeof rounds)[number]) => number) => rounds.map((r) => (100 * ratio(r)).toFixed(0)).join(' ');
-    return {
-      part: `streamed chat, ledger on / off at once (${databases[0].url ? 'postgres' : 'pglite'})`,
-      'ledger off streams/s': Math.round(totals.off.streams / (ROUNDS * SECONDS)),
-      'ledger on streams/s': Math.round(totals.on.streams / (ROUNDS * SECONDS)),
-      'streams on ÷ off': `${percent(totals.on.streams / totals.off.streams)} (rounds ${listed((r) => r.on.streams / r.off.streams)})`,
-      'streams per CPU-second on ÷ off': `${percent(perStream(totals.off) / perStream(totals.on))} (rounds ${listed((r) => perStream(r.off) / perStream(r.on))})`,
-      goal: '≥ 95%',
-      'gateway CPU ms/stream off / on': `${perStream(totals.off).toFixed(3)} / ${perStream(totals.on).toFixed(3)}`,
-      // On Postgres, all of the server's CPU in the rounds charged to the ledger's calls (the other gateway's
-      // key lookups are cached): the gateway's capacity if it also paid for the database's work.
-      ...(databases[0].url && {
-        'with all database CPU on ÷ off': percent(perStream(totals.off) / perStream(totals.on, totals.databaseCpuMs)),
-      }),
-    };
+    return rounds;
   } finally {
     await Promise.all([on, off].map((c) => stop(c.proc)));
-    fake.proc.kill();
     await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
     await Promise.all(databases.map((d) => d.drop()));
   }
+}
+
+/** The pairs' rounds summed: streams on ÷ off in the same seconds, and per gateway CPU-second; each pair's figures listed. */
+function report(pairs: Round[][], postgres: boolean): Record<string, string | number> {
+  const sum = (rounds: Round[], pick: (r: Round) => number) => rounds.reduce((total, r) => total + pick(r), 0);
+  const totalsOf = (rounds: Round[]) => ({
+    on: { streams: sum(rounds, (r) => r.on.streams), cpuMs: sum(rounds, (r) => r.on.cpuMs) },
+    off: { streams: sum(rounds, (r) => r.off.streams), cpuMs: sum(rounds, (r) => r.off.cpuMs) },
+    databaseCpuMs: sum(rounds, (r) => r.databaseCpuMs),
+  });
+  const all = totalsOf(pairs.flat());
+  const percent = (ratio: number) => `${(100 * ratio).toFixed(1)}%`;
+  const perStream = (side: Side, extraMs = 0) => (side.cpuMs + extraMs) / side.streams;
+  const listed = (ratio: (t: ReturnType<typeof totalsOf>) => number) => pairs.map((rounds) => (100 * ratio(totalsOf(rounds))).toFixed(0)).join(' ');
+  const seconds = pairs.length * ROUNDS * SECONDS;
+  return {
+    part: `streamed chat, ledger on / off at once (${postgres ? 'postgres' : 'pglite'})`,
+    'ledger off streams/s': Math.round(all.off.streams / seconds),
+    'ledger on streams/s': Math.round(all.on.streams / seconds),
+    'streams on ÷ off': `${percent(all.on.streams / all.off.streams)} (pairs ${listed((t) => t.on.streams / t.off.streams)})`,
+    'streams per CPU-second on ÷ off': `${percent(perStream(all.off) / perStream(all.on))} (pairs ${listed((t) => perStream(t.off) / perStream(t.on))})`,
+    goal: '≥ 95%',
+    'gateway CPU ms/stream off / on': `${perStream(all.off).toFixed(3)} / ${perStream(all.on).toFixed(3)}`,
+    // On Postgres, all of the server's CPU in the rounds charged to the ledger's calls (the other gateway's
+    // key lookups are cached): the gateway's capacity if it also paid for the database's work.
+    ...(postgres && { 'with all database CPU on ÷ off': percent(perStream(all.off) / perStream(all.on, all.databaseCpuMs)) }),
+  };
 }
 
 /**
@@ -256,7 +283,7 @@ async function main(): Promise<void> {
     await db.close();
   }
   console.log(
-    `usage ledger (issue 26 §7; chat: client mode, concurrency ${CONCURRENCY}, ${ROUNDS} rounds of ${SECONDS}s, both gateways at once, after one not counted)`,
+    `usage ledger (issue 26 §7; chat: client mode, concurrency ${CONCURRENCY}, ${PAIRS} pairs of fresh gateways, each ${ROUNDS} rounds of ${SECONDS}s after ${WARM_ROUNDS} not counted, both gateways at once)`,
   );
   console.table(rows);
 }
