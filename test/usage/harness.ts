@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { createTestDatabase, newKey, startHostedGateway, tempDir, type HostedGateway } from '../fine-tuning/harness';
 import { api } from '../support/gateway';
+import type { UsageRow } from '../../src/modules/usage/usage.model';
 
 export interface UsageGateway {
   gw: HostedGateway;
@@ -69,3 +70,26 @@ export async function expectLedgered(gw: Pick<HostedGateway, 'gateway'>, provide
   );
   for (const row of rows) expect(row.inputTokens * row.outputTokens).toBeGreaterThan(0);
 }
+
+/** A client-mode chat call's ledger row (for the tests of the ledger's own writes). */
+export const chatRow = (organisationId: string, requestId: string): UsageRow => ({
+  time: new Date(),
+  organisationId,
+  workspaceId: null,
+  apiKeyId: null,
+  operation: 'chat',
+  provider: 'openai',
+  integration: null,
+  model: 'gpt-4o-mini',
+  baseModel: null,
+  inputTokens: 3,
+  cachedTokens: 0,
+  outputTokens: 2,
+  latencyMs: 10,
+  ttftMs: 5,
+  status: 200,
+  mode: 'client',
+  streamed: true,
+  batch: false,
+  requestId,
+});

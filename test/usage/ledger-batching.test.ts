@@ -10,12 +10,13 @@ import { UsageLedger } from '../../src/modules/usage/usage.ledger';
 import type { UsageRow } from '../../src/modules/usage/usage.model';
 import { UsageRepository } from '../../src/modules/usage/usage.repository';
 import { createTestDatabase, type TestDatabase } from '../support/database';
+import { chatRow } from './harness';
 
 /** The real repository, its inserts counted and each held back a little, as a database under load answers. */
 class CountedRepository extends UsageRepository {
   readonly inserts: number[] = [];
 
-  async insert(rows: UsageRow[]): Promise<void> {
+  override async insert(rows: UsageRow[]): Promise<void> {
     this.inserts.push(rows.length);
     await setTimeout(100);
     await super.insert(rows);
@@ -37,27 +38,7 @@ afterAll(async () => {
   await database?.drop();
 });
 
-const row = (requestId: string): UsageRow => ({
-  time: new Date(),
-  organisationId,
-  workspaceId: null,
-  apiKeyId: null,
-  operation: 'chat',
-  provider: 'openai',
-  integration: null,
-  model: 'gpt-4o-mini',
-  baseModel: null,
-  inputTokens: 3,
-  cachedTokens: 0,
-  outputTokens: 2,
-  latencyMs: 10,
-  ttftMs: 1,
-  status: 200,
-  mode: 'client',
-  streamed: true,
-  batch: false,
-  requestId,
-});
+const row = (requestId: string) => chatRow(organisationId, requestId);
 
 const stored = async () => (await db.prisma.usageRecord.findMany({ where: { organisationId }, orderBy: { id: 'asc' } })).map((r) => r.requestId);
 

@@ -14,6 +14,7 @@ import { UsageLedger } from '../../src/modules/usage/usage.ledger';
 import { UsageRepository } from '../../src/modules/usage/usage.repository';
 import { adminQuery, createTestDatabase, type TestDatabase } from '../support/database';
 import { startTcpProxy, type CutMode, type TcpProxy } from '../support/tcp-proxy';
+import { chatRow } from './harness';
 import type { UsageRow } from '../../src/modules/usage/usage.model';
 
 const describePostgres = process.env.TEST_DATABASE_URL ? describe : describe.skip;
@@ -43,28 +44,7 @@ describePostgres('usage ledger writes through a Postgres outage', () => {
     await database?.drop();
   });
 
-  const rows = (count: number, prefix: string): UsageRow[] =>
-    Array.from({ length: count }, () => ({
-      time: new Date(),
-      organisationId,
-      workspaceId: null,
-      apiKeyId: null,
-      operation: 'chat',
-      provider: 'openai',
-      integration: null,
-      model: 'gpt-4o-mini',
-      baseModel: null,
-      inputTokens: 3,
-      cachedTokens: 0,
-      outputTokens: 2,
-      latencyMs: 10,
-      ttftMs: 5,
-      status: 200,
-      mode: 'client',
-      streamed: true,
-      batch: false,
-      requestId: `${prefix}-${randomUUID()}`,
-    }));
+  const rows = (count: number, prefix: string): UsageRow[] => Array.from({ length: count }, () => chatRow(organisationId, `${prefix}-${randomUUID()}`));
 
   const stored = async (requestIds: string[]) =>
     (await adminQuery(database.databaseUrl!, 'SELECT request_id FROM usage_records WHERE request_id = ANY($1) ORDER BY request_id', [requestIds])).map(
