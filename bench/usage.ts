@@ -4,9 +4,10 @@
  *   1. Streamed chat completions (client mode, fake OpenAI, each gateway in its own process) through a
  *      gateway with the ledger on and one with it off (GATEWAY_USAGE_LEDGER=off), both loaded at once
  *      in each round (after two rounds not counted), over several pairs of fresh processes: streams
- *      completed in the same seconds with the ledger as a share of without, and streams per second of gateway CPU (its process's, /proc) with it as a
- *      share of without — the gateway's capacity where it is CPU-bound (goal ≥ 95 %); on Postgres also
- *      that capacity if the ledger-on gateway paid for all of the database server's CPU meanwhile.
+ *      completed in the same seconds with the ledger as a share of without, and streams per second of
+ *      gateway CPU (its process's, /proc) with it as a share of without — the gateway's capacity where
+ *      it is CPU-bound (goal ≥ 95 %); on Postgres also that capacity if the ledger-on gateway paid for
+ *      all of the database server's CPU meanwhile.
  *   2. 100 000 rows recorded through the ledger (buffer and batched inserts) into the database of
  *      BENCH_DATABASE_URL (a Postgres database, emptied of usage rows first) or an in-memory PGlite:
  *      rows written per second (goal ≥ 20 000).
@@ -17,8 +18,9 @@
  *      start within an hour, which reads the ledger's rows (no goal).
  *
  * Options (environment): BENCH_SECONDS (per chat round, default 3), BENCH_PAIRS (pairs of fresh gateway
- * processes, default 6), BENCH_ROUNDS (chat rounds counted per pair, default 4), BENCH_CONCURRENCY (streams at once per gateway, default 20), BENCH_DATABASE_URL (a Postgres
- * server: the chat gateways run on scratch databases of it, parts 2 and 3 on that database),
+ * processes, default 6), BENCH_ROUNDS (chat rounds counted per pair, default 4), BENCH_CONCURRENCY
+ * (streams at once per gateway, default 20), BENCH_DATABASE_URL (a Postgres server: the chat gateways
+ * run on scratch databases of it, parts 2 and 3 on that database),
  * BENCH_USAGE_AA (set: the ledger-on gateway runs with it off too, an A/A run showing the bench's own
  * bias and spread), BENCH_USAGE_CHAT_ONLY (set: part 1 only), BENCH_CPU_PROF (a directory: both gateways run with `--cpu-prof` and write their
  * profiles there, named by pid, the ledger-on gateway's pid printed).
