@@ -19,13 +19,14 @@ const ACCOUNT = 'acme-labs';
 const SIZE = 200 * 1024 * 1024;
 const CHUNK = 64 * 1024;
 /**
- * What the test tolerates above the memory held before the upload: a fraction of the file. The
- * buffers the upload holds are bounded tightly (`arrayBuffers`); the resident size, even after a full
- * collection, also counts pages the allocator keeps and the heap earlier test files left in this jest
- * worker (74.8 MB in one full-suite run on 2026-11-28, the buffers within their bound), so its bound
- * is looser: still under half the file, which a buffered upload would exceed.
+ * What the test tolerates above the memory held before the upload. The buffers the upload holds are
+ * bounded tightly (`arrayBuffers`: a fraction of the file). The resident size, even after a full
+ * collection, also counts pages the allocator keeps, the heap earlier test files left in this jest
+ * worker and the embedded database's memory (74.8 MB in one full-suite run on 2026-11-28, 135 MB in one
+ * on 2026-11-29, the buffers within their bound both times), so its bound only says that the process
+ * never held the whole file: less than the file's size, which a buffered upload would reach.
  */
-const MAX_RSS_GROWTH = 96 * 1024 * 1024;
+const MAX_RSS_GROWTH = SIZE - 16 * 1024 * 1024;
 const MAX_BUFFER_GROWTH = 32 * 1024 * 1024;
 
 const on = gatewayOnFake(
