@@ -93,10 +93,10 @@ async function pairRounds(fakePort: number, key: string, index: number): Promise
   // Started in turns (pair by pair) so that neither is always the older process.
   const order = index % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const);
   const started: { proc: ChildProcess; port: number }[] = [];
-  for (const side of order) started[side] = await start(dirs[side], side === 0 ? first : 'off', databases[side].url);
-  const [on, off] = started;
-  if (profile.length) console.log(`pair ${index}: ledger on: pid ${on.proc.pid}, off: pid ${off.proc.pid}`);
   try {
+    for (const side of order) started[side] = await start(dirs[side], side === 0 ? first : 'off', databases[side].url);
+    const [on, off] = started;
+    if (profile.length) console.log(`pair ${index}: ledger on: pid ${on.proc.pid}, off: pid ${off.proc.pid}`);
     const body = JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'Count the words of this request please' }] });
     const target = (port: number): Target => ({
       port,
@@ -135,7 +135,8 @@ async function pairRounds(fakePort: number, key: string, index: number): Promise
     for (let i = 0; i < ROUNDS; i++) rounds.push(await round());
     return rounds;
   } finally {
-    await Promise.all([on, off].map((c) => stop(c.proc)));
+    // Also when the second gateway failed to start: the first one, the directories and the databases go.
+    await Promise.all(started.filter(Boolean).map((c) => stop(c.proc)));
     await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
     await Promise.all(databases.map((d) => d.drop()));
   }
