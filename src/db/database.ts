@@ -64,9 +64,11 @@ export interface Database {
 export function copyText(value: string | number | boolean | null): string {
   if (value === null) return '\\N';
   if (typeof value !== 'string') return String(value);
-  return value.replace(COPY_ESCAPES, (c) => COPY_ESCAPED[c]);
+  // Most values have nothing to escape: a test is cheaper than a replace that finds nothing.
+  return HAS_COPY_ESCAPE.test(value) ? value.replace(COPY_ESCAPES, (c) => COPY_ESCAPED[c]) : value;
 }
 
+const HAS_COPY_ESCAPE = /[\\\t\n\r]/;
 const COPY_ESCAPES = /[\\\t\n\r]/g;
 const COPY_ESCAPED: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 

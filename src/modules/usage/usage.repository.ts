@@ -158,8 +158,27 @@ function arrayLiteral(values: Value[], quoted: boolean): string {
   return `{${values.map(element).join(',')}}`;
 }
 
-/** Rows as COPY's text: a line each, tab-separated values. */
-const copyLines = (rows: readonly UsageRow[]) => rows.map((row) => `${COLUMNS.map(([, , pick]) => copyText(pick(row))).join('\t')}\n`).join('');
+/**
+ * Each column's value as COPY's text spells it. Only text columns can hold a character COPY escapes: the
+ * others (ISO times, UUIDs, numbers, booleans) are written as they are, without looking for one.
+ */
+const COPY_FIELDS = COLUMNS.map(([, type, pick]): ((row: UsageRow) => string) =>
+  type === 'text' ? (row) => copyText(pick(row)) : (row) => String(pick(row) ?? '\\N'),
+);
+
+/**
+ * Rows as COPY's text: a line each, tab-separated values. Built by concatenation, without an array per
+ * row: on PGlite the encoding is a third of what the ledger's insert costs the gateway's thread per row.
+ */
+function copyLines(rows: readonly UsageRow[]): string {
+  let text = '';
+  for (const row of rows) {
+    let line = COPY_FIELDS[0](row);
+    for (let i = 1; i < COPY_FIELDS.length; i++) line += `\t${COPY_FIELDS[i](row)}`;
+    text += `${line}\n`;
+  }
+  return text;
+}
 
 /** The usage ledger's rows: written in batches, read as sums per time bucket or as a log. */
 export class UsageRepository {
