@@ -18,7 +18,8 @@
  *      start within an hour, which reads the ledger's rows (no goal).
  *
  * Options (environment): BENCH_SECONDS (per chat round, default 3), BENCH_PAIRS (pairs of fresh gateway
- * processes, default 6), BENCH_ROUNDS (chat rounds counted per pair, default 4), BENCH_CONCURRENCY
+ * processes, default 6), BENCH_ROUNDS (chat rounds counted per pair, default 4), BENCH_WARM_ROUNDS (rounds
+ * not counted before them, default 2), BENCH_CONCURRENCY
  * (streams at once per gateway, default 20), BENCH_DATABASE_URL (a Postgres server: the chat gateways
  * run on scratch databases of it, parts 2 and 3 on that database),
  * BENCH_USAGE_AA (set: the ledger-on gateway runs with it off too, an A/A run showing the bench's own
@@ -45,7 +46,7 @@ const PROVIDER_KEY = 'sk-bench-0123456789abcdef';
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 6);
-const WARM_ROUNDS = 2;
+const WARM_ROUNDS = Number(process.env.BENCH_WARM_ROUNDS ?? 2);
 /** Longer than the ledger's flush interval (GATEWAY_USAGE_FLUSH_MS, 1 s by default). */
 const FLUSH_WAIT_MS = 1200;
 
