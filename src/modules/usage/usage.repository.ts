@@ -159,22 +159,15 @@ function arrayLiteral(values: Value[], quoted: boolean): string {
 }
 
 /**
- * Each column's value as COPY's text spells it. Only text columns can hold a character COPY escapes: the
- * others (ISO times, UUIDs, numbers, booleans) are written as they are, without looking for one.
- */
-const COPY_FIELDS = COLUMNS.map(([, type, pick]): ((row: UsageRow) => string) =>
-  type === 'text' ? (row) => copyText(pick(row)) : (row) => String(pick(row) ?? '\\N'),
-);
-
-/**
- * Rows as COPY's text: a line each, tab-separated values. Built by concatenation, without an array per
- * row: on PGlite the encoding is a third of what the ledger's insert costs the gateway's thread per row.
+ * Rows as COPY's text: a line each, tab-separated values. Built by concatenation rather than an array
+ * per row and per value: on PGlite, building the text was a third of the insert's CPU per row
+ * (docs/usage-ledger-cost.md).
  */
 function copyLines(rows: readonly UsageRow[]): string {
   let text = '';
   for (const row of rows) {
-    let line = COPY_FIELDS[0](row);
-    for (let i = 1; i < COPY_FIELDS.length; i++) line += `\t${COPY_FIELDS[i](row)}`;
+    let line = copyText(COLUMNS[0][2](row));
+    for (let i = 1; i < COLUMNS.length; i++) line += `\t${copyText(COLUMNS[i][2](row))}`;
     text += `${line}\n`;
   }
   return text;
