@@ -5,6 +5,9 @@
  * and a runner resuming a crashed one's batch (fine-tuned models of each provider: tuned-models.test.ts).
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BatchLines } from '../../src/modules/batches/batch-lines.repository';
+import type { ChatService } from '../../src/modules/chat/chat.service';
 import { eventually, useOpenAIGateway } from '../fine-tuning/harness';
 import { gql } from '../support/gateway';
 import { assertOpenAIShape } from '../support/openai-schemas';
@@ -216,6 +219,43 @@ describe('a runner taking over a crashed one', () => {
       ]);
       const output = await fileLines(rig.client, batch.output_file_id!);
       expect(output.find((l) => l.custom_id === `${tag}-1`)).toMatchObject({ id: 'batch_req_before' });
+    } finally {
+      await runner.stop();
+    }
+  });
+});
+
+describe('a runner whose statement fails mid-batch (the database away for a moment)', () => {
+  it('hands the batch back only once no request is in flight: only the request whose answer was lost fails', async () => {
+    const { services } = rig.gw.gateway;
+    await rig.gw.gateway.batchRunner.stop();
+    const tag = `halt-${randomBytes(4).toString('hex')}`;
+    // The first answer comes at once and its statement fails; the three sent beside it take 1.5 s, long
+    // past the step's hand-back (a fifth of a second later): a runner taking the batch back then would
+    // find them running and fail them.
+    let calls = 0;
+    const chat: Pick<ChatService, 'complete'> = {
+      complete: async (...args) => {
+        calls += 1;
+        if (calls > 1 && calls <= 4) await sleep(1500);
+        return services.chat.complete(...args);
+      },
+    };
+    let faults = 1;
+    const lines: BatchLines = Object.create(services.batchLines);
+    lines.finish = (...args) => (faults-- > 0 ? Promise.reject(new Error('Connection terminated unexpectedly')) : services.batchLines.finish(...args));
+    const runner = batchRunner(rig.gw.gateway, { chat, lines });
+    const created = await createBatch(rig.client, taggedFile(tag, 'gpt-4o-mini', 8), viaOpenAI);
+    runner.start();
+    try {
+      const batch = await finished(rig.client, created.id);
+      expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 8, completed: 7, failed: 1 } });
+      const errors = await fileLines(rig.client, batch.error_file_id!);
+      expect(errors).toEqual([expect.objectContaining({ response: null, error: expect.objectContaining({ code: 'request_interrupted' }) })]);
+      // Every request reached the provider once, the one whose answer was lost included.
+      const sent = answeredFor(tag).map((r) => JSON.stringify(r.body));
+      expect(sent).toHaveLength(8);
+      expect(new Set(sent).size).toBe(8);
     } finally {
       await runner.stop();
     }

@@ -190,10 +190,12 @@ export class BatchRunner {
   private async run(claimed: GatewayBatch): Promise<void> {
     const scope: Scope = { organisationId: claimed.organisationId, workspaceId: claimed.workspaceId };
     const { lines } = this.parts;
-    const heartbeat = setInterval(
-      () => void lines.renewLease(scope, claimed.id, this.owner, this.options.leaseMs).catch(() => undefined),
-      Math.max(10, Math.floor(this.options.leaseMs / 3)),
-    );
+    const renew = async () => {
+      // A lost lease stops this runner claiming requests (claimNext checks it); the new holder fails the ones in flight here.
+      if (!(await lines.renewLease(scope, claimed.id, this.owner, this.options.leaseMs)))
+        this.logger.warn({ batchId: claimed.id }, 'batch lease lost to another runner');
+    };
+    const heartbeat = setInterval(() => void renew().catch(() => undefined), Math.max(10, Math.floor(this.options.leaseMs / 3)));
     heartbeat.unref();
     let delayMs = this.options.pollMs;
     try {
@@ -242,17 +244,27 @@ export class BatchRunner {
     const key = `${batch.provider}\u0000${batch.integrationSlug}\u0000${batch.model}`;
     let slots = this.slots.get(key);
     if (!slots) this.slots.set(key, (slots = new Slots(this.options.concurrency)));
-    const workers = Array.from({ length: this.options.concurrency }, () => this.work(scope, batch, slots));
-    await Promise.all(workers);
+    // A worker that fails (the database away) halts the others, and the batch is handed back only once
+    // none has a request in flight: the next runner fails the requests found running, so a worker still
+    // sending after the hand-back would lose its answer.
+    const halt = new AbortController();
+    const workers = Array.from({ length: this.options.concurrency }, () =>
+      this.work(scope, batch, slots, halt.signal).catch((err: unknown) => {
+        halt.abort();
+        throw err;
+      }),
+    );
+    const failure = (await Promise.allSettled(workers)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failure) throw failure.reason;
     return this.parts.batches.findById(scope, batch.id);
   }
 
-  /** One worker: requests sent one after the other, each within a slot; until none is left or the batch stops. */
-  private async work(scope: Scope, batch: MeteredBatch, slots: Slots): Promise<void> {
-    for (let more = true; more && !this.stopping.signal.aborted;) {
+  /** One worker: requests sent one after the other, each within a slot; until none is left, the batch stops or `halt` is raised. */
+  private async work(scope: Scope, batch: MeteredBatch, slots: Slots, halt: AbortSignal): Promise<void> {
+    for (let more = true; more && !this.stopping.signal.aborted && !halt.aborted;) {
       await slots.acquire();
       try {
-        more = await this.sendWhileFree(scope, batch, slots);
+        more = await this.sendWhileFree(scope, batch, slots, halt);
       } finally {
         slots.release();
       }
@@ -265,7 +277,7 @@ export class BatchRunner {
    * slot in hand, so a crash fails (as interrupted) only requests that were in flight. False when no
    * request is left to claim (or the batch stopped).
    */
-  private async sendWhileFree(scope: Scope, batch: MeteredBatch, slots: Slots): Promise<boolean> {
+  private async sendWhileFree(scope: Scope, batch: MeteredBatch, slots: Slots, halt: AbortSignal): Promise<boolean> {
     const { lines } = this.parts;
     let line = await lines.claim(scope, batch.id, this.owner);
     while (line) {
@@ -274,7 +286,7 @@ export class BatchRunner {
         await lines.giveBack(scope, batch.id, line.line, this.owner);
         return true;
       }
-      const keep = !slots.contended && !this.stopping.signal.aborted;
+      const keep = !slots.contended && !this.stopping.signal.aborted && !halt.aborted;
       const next = await lines.finish(scope, batch.id, line.line, this.owner, outcome, keep);
       if (!keep) return true;
       line = next;
