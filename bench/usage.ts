@@ -24,7 +24,8 @@
  * run on scratch databases of it, parts 2 and 3 on that database),
  * BENCH_USAGE_AA (set: the ledger-on gateway runs with it off too, an A/A run showing the bench's own
  * bias and spread), BENCH_USAGE_CHAT_ONLY (set: part 1 only), BENCH_CPU_PROF (a directory: both gateways run with `--cpu-prof` and write their
- * profiles there, named by pid, the ledger-on gateway's pid printed).
+ * profiles there, named by pid, the ledger-on gateway's pid printed), BENCH_USAGE_V8_DEFAULTS (set: the
+ * gateways run without `npm start`'s V8 settings).
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -47,6 +48,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 6);
 const WARM_ROUNDS = Number(process.env.BENCH_WARM_ROUNDS ?? 2);
+/** The V8 settings `npm start` runs the gateway with (package.json; why: docs/production.md). */
+const PRODUCTION_V8_FLAGS = ['--max-semi-space-size=64'];
 /** Longer than the ledger's flush interval (GATEWAY_USAGE_FLUSH_MS, 1 s by default). */
 const FLUSH_WAIT_MS = 1200;
 
@@ -72,6 +75,8 @@ async function chatRatio(): Promise<Record<string, string | number>> {
 async function pairRounds(fakePort: number, key: string, index: number): Promise<Round[]> {
   const dirs = await Promise.all([mkdtemp(path.join(tmpdir(), 'gw-bench-usage-')), mkdtemp(path.join(tmpdir(), 'gw-bench-usage-'))]);
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.BENCH_CPU_PROF)] : [];
+  // The gateway as production runs it (`npm start`, docs/production.md); BENCH_USAGE_V8_DEFAULTS: as bare `node`.
+  const v8 = process.env.BENCH_USAGE_V8_DEFAULTS ? [] : PRODUCTION_V8_FLAGS;
   // On BENCH_DATABASE_URL's server (a scratch database each) the ledger's inserts run in Postgres's own
   // processes, as in production; on PGlite they run inside the gateway's process.
   const databases = await Promise.all([scratchDatabase('gw_bench_usage_on'), scratchDatabase('gw_bench_usage_off')]);
@@ -87,7 +92,7 @@ async function pairRounds(fakePort: number, key: string, index: number): Promise
         // Lets `stop` end the gateway normally, so that `--cpu-prof` writes its profile.
         BENCH_COUNT_STATEMENTS: '1',
       },
-      profile,
+      [...v8, ...profile],
     );
   // BENCH_USAGE_AA: both gateways with the ledger off, the "on" one included: the bench's own bias and spread.
   const first = process.env.BENCH_USAGE_AA ? 'off' : 'on';
