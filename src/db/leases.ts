@@ -51,6 +51,22 @@ export async function renewLease(prisma: PrismaClient, t: LeasedTable, scope: Sc
   return count > 0;
 }
 
+/**
+ * Keeps a lease while a long step runs: `renew` (renewLease for the row) every third of the lease. A
+ * renewal that fails (the database away) is tried again at the next beat; one that finds the lease gone
+ * (another process took the row over) is told to `onLost`. Returns the function that stops it.
+ */
+export function keepLease(renew: () => Promise<boolean>, leaseMs: number, onLost: () => void = () => {}): () => void {
+  const beat = () =>
+    void renew().then(
+      (held) => held || onLost(),
+      () => undefined,
+    );
+  const timer = setInterval(beat, Math.max(10, Math.floor(leaseMs / 3)));
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 /** Hands back every row `owner` still holds, due at once (a shutdown whose steps outlast the grace period). */
 export function handBackAll(prisma: PrismaClient, t: LeasedTable, owner: string): Promise<number> {
   return prisma.$executeRaw`

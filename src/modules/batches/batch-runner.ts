@@ -23,6 +23,7 @@ import os from 'node:os';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Scope } from '../../auth/scope';
+import { keepLease } from '../../db/leases';
 import { isDatabaseUnavailable } from '../../db/outage';
 import { errorBody, GatewayError, MASKED_INTERNAL } from '../../errors';
 import { restPath } from '../../http/case';
@@ -190,13 +191,12 @@ export class BatchRunner {
   private async run(claimed: GatewayBatch): Promise<void> {
     const scope: Scope = { organisationId: claimed.organisationId, workspaceId: claimed.workspaceId };
     const { lines } = this.parts;
-    const renew = async () => {
-      // A lost lease stops this runner claiming requests (claimNext checks it); the new holder fails the ones in flight here.
-      if (!(await lines.renewLease(scope, claimed.id, this.owner, this.options.leaseMs)))
-        this.logger.warn({ batchId: claimed.id }, 'batch lease lost to another runner');
-    };
-    const heartbeat = setInterval(() => void renew().catch(() => undefined), Math.max(10, Math.floor(this.options.leaseMs / 3)));
-    heartbeat.unref();
+    // A lost lease stops this runner claiming requests (claimNext checks it); the new holder fails the ones in flight here.
+    const stopRenewing = keepLease(
+      () => lines.renewLease(scope, claimed.id, this.owner, this.options.leaseMs),
+      this.options.leaseMs,
+      () => this.logger.warn({ batchId: claimed.id }, 'batch lease lost to another runner'),
+    );
     let delayMs = this.options.pollMs;
     try {
       await this.advance(scope, claimed);
@@ -205,7 +205,7 @@ export class BatchRunner {
       if (isDatabaseUnavailable(err)) this.logger.warn({ err, batchId: claimed.id }, 'database unavailable while running a batch; will resume');
       else this.logger.error({ err, batchId: claimed.id }, 'batch step failed; will retry');
     } finally {
-      clearInterval(heartbeat);
+      stopRenewing();
       await lines.release(scope, claimed.id, this.owner, this.stopped ? 0 : delayMs).catch((err: unknown) => {
         this.logger.error({ err, batchId: claimed.id }, 'could not hand back a batch; its lease will expire');
       });

@@ -34,6 +34,7 @@ import type { FineTuningService, TrainingFileSource } from './fine-tuning.servic
 import { failed } from './fine-tuning.state';
 import type { JobCancellation } from './job-cancellation';
 import { describeError, isTransient, jobError, retryError } from './job-errors';
+import { keepLease } from '../../db/leases';
 import type { JobLeases, Release } from './job-leases';
 import { JobPolling } from './job-polling';
 import { JobSubmission } from './job-submission';
@@ -177,11 +178,7 @@ export class JobMonitor {
     const scope: Scope = { organisationId: job.organisationId, workspaceId: job.workspaceId };
     const { leases } = this.parts;
     // Keeps the lease while a long step (a large upload) runs.
-    const heartbeat = setInterval(
-      () => void leases.renewLease(scope, job.id, this.owner, this.options.leaseMs).catch(() => undefined),
-      Math.max(10, Math.floor(this.options.leaseMs / 3)),
-    );
-    heartbeat.unref();
+    const stopRenewing = keepLease(() => leases.renewLease(scope, job.id, this.owner, this.options.leaseMs), this.options.leaseMs);
     let next: Release | undefined;
     try {
       // `step` settles every failure of the step itself: only the release can throw here.
@@ -196,7 +193,7 @@ export class JobMonitor {
         this.logger.error({ err, jobId: job.id }, 'job monitor could not release a job');
       }
     } finally {
-      clearInterval(heartbeat);
+      stopRenewing();
     }
   }
 
